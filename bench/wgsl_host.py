@@ -1,0 +1,363 @@
+"""Run the WGSL attention kernels of ``kernels_wgsl/`` natively through wgpu-py.
+
+The same ``.wgsl`` files and ``manifest.json`` the page's ``site/static/js/gpu.js``
+loads are used here, with the same override constants and the same instrument
+transform, so the native tests (tests/test_wgsl_native.py) and the native benchmark
+(bench/bench_wgsl.py) exercise exactly the kernels the browser runs.
+
+Layouts: Q, K, V, O are (H, N, d) float32, row-major; S and P are (H_batch, N, N)
+float32 in global memory (plain kernel only). Byte counts are 4 bytes an element.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNEL_DIR = ROOT / "kernels_wgsl"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+MANIFEST = json.loads((KERNEL_DIR / "manifest.json").read_text())
+
+# WebGPU default limits (WebGPU spec, section "Limits"): what a page gets without asking.
+BROWSER_DEFAULT_LIMITS = {
+    "max-compute-workgroup-storage-size": 16384,
+    "max-compute-invocations-per-workgroup": 256,
+    "max-storage-buffer-binding-size": 134217728,
+    "max-buffer-size": 268435456,
+}
+
+TENSORS = ("Q", "K", "V", "S", "P", "O")
+
+
+class KernelError(RuntimeError):
+    """A kernel cannot run at this size on this device; the message gives the numbers."""
+
+
+def instrument(source: str) -> str:
+    """Return the instrumented build of a WGSL source.
+
+    Every line whose text starts with the manifest's marker ("// @instrument: ") is
+    uncommented. The result declares a counters buffer and adds one atomicAdd per
+    element loaded or stored. gpu.js applies the same rule.
+    """
+    marker = re.escape(MANIFEST["instrument"]["marker"])
+    return re.sub(r"^(\s*)" + marker, r"\1", source, flags=re.M)
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """Query tile rows B_r, key tile rows B_c, for one kernel at head dimension d."""
+
+    block_rows: int
+    block_cols: int
+
+
+def kernel_tiling(kernel: str, d: int, workgroup_bytes: int = 16384) -> Tiling:
+    """Tiling of ``kernel`` at head dimension ``d``, from emulator.tiling.make_tiling.
+
+    Lesson tiling (manifest "lesson"): B_c = (M/2) / (2 * 4 d), B_r = 2 B_c, M the
+    workgroup memory in bytes. Kernels with their own tiling give "block_rows" and
+    "block_cols" per d in the manifest. The emulator's counts use the same function,
+    so the tiles the GPU runs are the tiles the lab counts.
+
+    Raises KernelError for a d the manifest does not list or a tile that does not fit.
+    """
+    from emulator.tiling import InputError, make_tiling
+
+    if d not in MANIFEST["head_dims"]:
+        raise KernelError(f"d={d} is not one of the head dimensions {MANIFEST['head_dims']}")
+    try:
+        t = make_tiling(kernel, 1, d, False, workgroup_bytes)
+    except InputError as e:
+        raise KernelError(e.message) from None
+    return Tiling(t.block_rows, t.block_cols)
+
+
+def causal_key_end(n: int, row0: int, br: int, bc: int, causal: bool) -> int:
+    """One past the last key a query tile starting at ``row0`` visits (see fused.wgsl)."""
+    if not causal:
+        return n
+    last = min(n, row0 + br) - 1
+    return min(n, (last // bc + 1) * bc)
+
+
+def gflops(n: int, d: int, heads: int, causal: bool) -> float:
+    """FLOP convention: 4 N^2 d per head (two matmuls); causal counts half, 2 N^2 d."""
+    f = 4.0 * n * n * d * heads
+    return f / 2 if causal else f
+
+
+class Runner:
+    """One wgpu device with the kernels compiled on demand.
+
+    ``limits="default"`` asks for nothing beyond WebGPU's defaults (what a page gets);
+    ``limits="max"`` asks for the adapter's maximum storage binding and buffer sizes.
+    Raises KernelError when no adapter exists.
+    """
+
+    def __init__(self, limits: str = "default", power_preference: str = "high-performance"):
+        os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+        import wgpu
+
+        self.wgpu = wgpu
+        adapter = wgpu.gpu.request_adapter_sync(power_preference=power_preference)
+        if adapter is None:
+            raise KernelError("no WebGPU adapter")
+        self.adapter = adapter
+        feats = []
+        if "timestamp-query" in adapter.features:
+            feats.append("timestamp-query")
+        if "subgroup" in adapter.features:
+            feats.append("subgroup")
+        req = None
+        if limits == "max":
+            req = {
+                "max-storage-buffer-binding-size": adapter.limits["max-storage-buffer-binding-size"],
+                "max-buffer-size": adapter.limits["max-buffer-size"],
+            }
+        self.device = adapter.request_device_sync(required_features=feats, required_limits=req)
+        self.limit_mode = limits
+        lim = self.device.limits
+        self.max_binding = lim["max-storage-buffer-binding-size"]
+        self.max_buffer = lim["max-buffer-size"]
+        if limits == "default":
+            self.max_binding = min(self.max_binding, BROWSER_DEFAULT_LIMITS["max-storage-buffer-binding-size"])
+            self.max_buffer = min(self.max_buffer, BROWSER_DEFAULT_LIMITS["max-buffer-size"])
+        self.max_wg_bytes = min(lim["max-compute-workgroup-storage-size"], 16384)
+        self.timestamps = "timestamp-query" in self.device.features
+        self._pipelines: dict = {}
+
+    @property
+    def info(self) -> dict:
+        i = self.adapter.info
+        return {"vendor": i.get("vendor", ""), "architecture": i.get("architecture", ""),
+                "device": i.get("device", ""), "backend": i.get("backend_type", "")}
+
+    # ----------------------------------------------------------------- pipelines
+    def pipeline(self, kernel: str, pass_index: int, d: int, tiling: Tiling, instrumented: bool):
+        key = (kernel, pass_index, d, tiling, instrumented)
+        if key in self._pipelines:
+            return self._pipelines[key]
+        spec = MANIFEST["kernels"][kernel]["wgsl"][pass_index]
+        src = (KERNEL_DIR / spec["file"]).read_text()
+        if instrumented:
+            src = instrument(src)
+        module = self.device.create_shader_module(code=src)
+        msgs = [m for m in module.get_compilation_info_sync() if m.type == "error"]
+        if msgs:
+            raise KernelError(f"{spec['file']}: {msgs}")
+        constants = override_constants(spec, d, tiling)
+        pipe = self.device.create_compute_pipeline(
+            layout="auto", compute={"module": module, "entry_point": spec.get("entry_point", "main"),
+                                    "constants": constants})
+        self._pipelines[key] = (pipe, spec)
+        return self._pipelines[key]
+
+    # ----------------------------------------------------------------- buffers
+    def _storage(self, size: int, data: np.ndarray | None = None):
+        wgpu = self.wgpu
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        size = max(16, (size + 3) // 4 * 4)
+        if data is not None:
+            return self.device.create_buffer_with_data(data=np.ascontiguousarray(data, np.float32), usage=usage)
+        return self.device.create_buffer(size=size, usage=usage)
+
+    def plan(self, kernel: str, n: int, d: int, heads: int, workgroup_bytes: int = 16384) -> dict:
+        """Check sizes against this device's limits; return tiling and head batch.
+
+        Raises KernelError with the numbers when a buffer would exceed a limit.
+        """
+        tiling = kernel_tiling(kernel, d, workgroup_bytes)
+        qkv = heads * n * d * 4
+        if qkv > self.max_binding:
+            raise KernelError(f"Q needs {qkv:,} B; the storage binding limit is {self.max_binding:,} B")
+        plan = {"tiling": tiling, "head_batch": heads}
+        if "scores" in MANIFEST["kernels"][kernel]["passes"]:
+            per_head = n * n * 4
+            cap = min(self.max_binding, self.max_buffer)
+            if per_head > cap:
+                raise KernelError(
+                    f"S and P need N*N*4 = {per_head:,} B each for one head at N={n:,}; "
+                    f"this device allows {cap:,} B per storage buffer")
+            max_row = MANIFEST["limits"]["softmax_max_row"]
+            if n > max_row:
+                raise KernelError(f"the softmax pass holds a row in registers: N={n:,} > {max_row:,}")
+            plan["head_batch"] = max(1, min(heads, cap // per_head))
+        return plan
+
+    # ----------------------------------------------------------------- encode
+    def _encode(self, cpass, kernel, n, d, heads, causal, plan, bufs, instrumented, chunks=None):
+        """Encode every dispatch of one attention run into compute pass ``cpass``."""
+        t = plan["tiling"]
+        hb = plan["head_batch"]
+        for h0 in range(0, heads, hb):
+            nh = min(hb, heads - h0)
+            for pi, spec in enumerate(MANIFEST["kernels"][kernel]["wgsl"]):
+                pipe, spec = self.pipeline(kernel, pi, d, t, instrumented)
+                count = math.ceil(n / t.block_rows) if spec["grid"] == "query_tiles" else n
+                params = bufs["params"][(h0, pi)]
+                entries = []
+                for name, binding in spec["bindings"].items():
+                    buf = params if name == "params" else bufs[name]
+                    entries.append({"binding": binding, "resource": {"buffer": buf, "offset": 0, "size": buf.size}})
+                if instrumented:
+                    c = bufs["counters"]
+                    entries.append({"binding": MANIFEST["instrument"]["binding"],
+                                    "resource": {"buffer": c, "offset": 0, "size": c.size}})
+                bg = self.device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=entries)
+                cpass.set_pipeline(pipe)
+                cpass.set_bind_group(0, bg)
+                cpass.dispatch_workgroups(count, nh, 1)
+
+    def _make_buffers(self, kernel, n, d, heads, causal, plan, Q=None, K=None, V=None, instrumented=False):
+        wgpu = self.wgpu
+        rng = np.random.default_rng(0)
+        shape = (heads, n, d)
+        bufs = {}
+        for name, arr in (("Q", Q), ("K", K), ("V", V)):
+            if arr is None:
+                arr = rng.standard_normal(shape, dtype=np.float32)
+            bufs[name] = self._storage(0, np.asarray(arr, np.float32).reshape(shape))
+        bufs["O"] = self._storage(heads * n * d * 4)
+        if "scores" in MANIFEST["kernels"][kernel]["passes"]:
+            nn = plan["head_batch"] * n * n * 4
+            bufs["S"] = self._storage(nn)
+            bufs["P"] = self._storage(nn)
+        if instrumented:
+            bufs["counters"] = self._storage(12 * 4)
+        bufs["params"] = {}
+        hb = plan["head_batch"]
+        for h0 in range(0, heads, hb):
+            for pi, _ in enumerate(MANIFEST["kernels"][kernel]["wgsl"]):
+                data = np.array([n, int(causal), h0, 0], np.uint32)
+                bufs["params"][(h0, pi)] = self.device.create_buffer_with_data(
+                    data=data, usage=wgpu.BufferUsage.UNIFORM)
+        return bufs
+
+    def _clear(self, enc, bufs):
+        for name in ("O", "S", "P", "counters"):
+            if name in bufs:
+                enc.clear_buffer(bufs[name])
+
+    # ----------------------------------------------------------------- public
+    def run(self, kernel: str, Q, K, V, causal: bool = False, instrumented: bool = False,
+            workgroup_bytes: int = 16384):
+        """Run ``kernel`` on Q, K, V ((N, d) or (H, N, d) float32 arrays).
+
+        Returns (O, counts): O has Q's shape, float32; counts is None, or with
+        ``instrumented`` a dict tensor -> {"read": bytes, "write": bytes}.
+        Raises KernelError when the size exceeds this device's limits.
+        """
+        Q = np.asarray(Q, np.float32)
+        squeeze = Q.ndim == 2
+        if squeeze:
+            Q, K, V = (np.asarray(x, np.float32)[None] for x in (Q, K, V))
+        heads, n, d = Q.shape
+        plan = self.plan(kernel, n, d, heads, workgroup_bytes)
+        bufs = self._make_buffers(kernel, n, d, heads, causal, plan, Q, K, V, instrumented)
+        enc = self.device.create_command_encoder()
+        self._clear(enc, bufs)
+        cpass = enc.begin_compute_pass()
+        self._encode(cpass, kernel, n, d, heads, causal, plan, bufs, instrumented)
+        cpass.end()
+        self.device.queue.submit([enc.finish()])
+        O = np.frombuffer(self.device.queue.read_buffer(bufs["O"]), np.float32).reshape(heads, n, d).copy()
+        counts = None
+        if instrumented:
+            raw = np.frombuffer(self.device.queue.read_buffer(bufs["counters"]), np.uint32)
+            slots = MANIFEST["instrument"]["slots"]
+            counts = {t: {"read": 0, "write": 0} for t in TENSORS}
+            for i, slot in enumerate(slots):
+                tensor, kind = slot.split(".")
+                counts[tensor][kind] = int(raw[i]) * MANIFEST["bytes_per_element"]
+        return (O[0] if squeeze else O), counts
+
+    def time(self, kernel: str, n: int, d: int, heads: int = 1, causal: bool = False,
+             min_sample_ms: float = 10.0, min_samples: int = 5, max_submit_ms: float = 1000.0,
+             max_samples: int = 5, workgroup_bytes: int = 16384) -> dict:
+        """Time ``kernel`` on random inputs; returns medianMs, samples (ms per run), method.
+
+        Method: one warm-up run, an estimate of one run's time, then samples of
+        ``reps`` runs each, reps chosen so a sample holds >= min_sample_ms of GPU work;
+        submissions are split so none holds more than about max_submit_ms. GPU time
+        comes from timestamp queries (64-bit unsigned nanoseconds, non-positive deltas
+        dropped) when the device has them, else wall time to on_submitted_work_done.
+        Raises KernelError when the size exceeds this device's limits.
+        """
+        plan = self.plan(kernel, n, d, heads, workgroup_bytes)
+        bufs = self._make_buffers(kernel, n, d, heads, causal, plan)
+        enc = self.device.create_command_encoder()
+        self._clear(enc, bufs)
+        self.device.queue.submit([enc.finish()])
+
+        def submit(reps: int) -> float:
+            """Submit ``reps`` runs in one command buffer; return GPU ms (or wall ms)."""
+            enc = self.device.create_command_encoder()
+            qs = None
+            tw = None
+            if self.timestamps:
+                qs = self.device.create_query_set(type="timestamp", count=2)
+                tw = {"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
+            cpass = enc.begin_compute_pass(timestamp_writes=tw)
+            for _ in range(reps):
+                self._encode(cpass, kernel, n, d, heads, causal, plan, bufs, False)
+            cpass.end()
+            if qs is not None:
+                rb = self.device.create_buffer(size=16, usage=self.wgpu.BufferUsage.QUERY_RESOLVE | self.wgpu.BufferUsage.COPY_SRC)
+                enc.resolve_query_set(qs, 0, 2, rb, 0)
+            t0 = time.perf_counter()
+            self.device.queue.submit([enc.finish()])
+            self.device.queue.on_submitted_work_done_sync()
+            wall = (time.perf_counter() - t0) * 1e3
+            if qs is None:
+                return wall
+            ts = np.frombuffer(self.device.queue.read_buffer(rb), np.uint64)
+            if ts[1] <= ts[0]:
+                return float("nan")
+            return float(ts[1] - ts[0]) / 1e6
+
+        submit(1)  # warm-up: pipelines compiled, buffers touched
+        one = submit(1)
+        if not one > 0:
+            one = 1e-3
+        reps_per_submit = max(1, min(int(max_submit_ms // one), 10_000))
+        reps = max(1, math.ceil(min_sample_ms / one))
+        samples = []
+        attempts = 0
+        while len(samples) < min_samples and attempts < min_samples * 3:
+            attempts += 1
+            total, done = 0.0, 0
+            while done < reps:
+                r = min(reps_per_submit, reps - done)
+                ms = submit(r)
+                if not ms > 0:
+                    total = float("nan")
+                    break
+                total += ms
+                done += r
+            if total > 0:
+                samples.append(total / reps)
+        samples.sort()
+        med = samples[len(samples) // 2] if samples else float("nan")
+        return {"medianMs": med, "samples": samples, "reps": reps,
+                "method": "timestamp" if self.timestamps else "wall",
+                "headBatch": plan["head_batch"], "tiling": [plan["tiling"].block_rows, plan["tiling"].block_cols]}
+
+
+def override_constants(spec: dict, d: int, tiling: Tiling) -> dict:
+    """Override constants for one pass: those it lists in "overrides", then its "constants"."""
+    values = {"D": d, "BR": tiling.block_rows, "BC": tiling.block_cols}
+    out = {name: values[name] for name in spec.get("overrides", [])}
+    for name, val in spec.get("constants", {}).items():
+        out[name] = int(val) if isinstance(val, bool) else val
+    return out

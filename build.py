@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""Build the Cannery lesson site from site/ into dist/ (or --out), from scratch.
+
+    python build.py                  # writes dist/
+    python build.py --out /tmp/site  # writes elsewhere
+    python build.py --check          # fails (exit 1) if dist/ or facts are stale
+    python build.py --serve          # builds, then serves on http://127.0.0.1:8000
+
+Every number the page shows is rendered from data: the emulator's counts
+(emulator/), facts/facts.json and site/content/*.toml. Output is
+deterministic: two builds give byte-identical files.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import filecmp
+import functools
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import jinja2
+
+ROOT = Path(__file__).resolve().parent
+SITE = ROOT / "site"
+NODE = ROOT / "node_modules"
+DEFAULT_OUT = ROOT / "dist"
+
+sys.path.insert(0, str(ROOT))
+from emulator import traffic  # noqa: E402
+from emulator.tiling import MANIFEST, HEAD_DIMS, COUNT_MAX_N, CHECK_MAX_N, M_MIN, M_MAX  # noqa: E402
+
+# Only the Pyodide files the page needs (core runtime, stdlib, lock file).
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
+                 "python_stdlib.zip", "pyodide-lock.json")
+GSAP_FILES = ("gsap.min.js",)
+
+# Content types the server sends, set explicitly: Python's mimetypes reads the
+# Windows registry, where .mjs can come out as text/plain.
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".wasm": "application/wasm",
+    ".zip": "application/zip",
+    ".vtt": "text/vtt; charset=utf-8",
+    ".wgsl": "text/plain; charset=utf-8",
+    ".py": "text/plain; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".txt": "text/plain; charset=utf-8",
+}
+
+CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'")
+
+
+def load_toml(path: Path) -> dict:
+    """Read a TOML content file."""
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def load_facts() -> dict:
+    """facts/facts.json, parsed (the committed facts about the real model)."""
+    path = ROOT / "facts" / "facts.json"
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def lesson_counts() -> dict:
+    """The emulator's figures the page quotes, keyed "n{N}_d{d}" (full attention, M default)."""
+    out = {}
+    for n in (1024, 4096):
+        for d in HEAD_DIMS:
+            plain = traffic.count("plain", n, d)
+            fused = traffic.count("fused", n, d)
+            out[f"n{n}_d{d}"] = {
+                "n": n, "d": d,
+                "plain": plain.as_dict(), "fused": fused.as_dict(),
+                "ratio": plain.total_bytes / fused.total_bytes,
+                "score_bytes": 4 * n * n,
+            }
+    return out
+
+
+def copy_tree(src: Path, dst: Path, suffixes: tuple | None = None) -> None:
+    """Copy files from src to dst in sorted order (optionally only some suffixes)."""
+    for path in sorted(src.rglob("*")):
+        if path.is_dir() or "__pycache__" in path.parts:
+            continue
+        if suffixes and path.suffix not in suffixes:
+            continue
+        target = dst / path.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+
+
+def sri(path: Path) -> str:
+    """Subresource Integrity value (sha384, base64) of a built file."""
+    digest = hashlib.sha384(path.read_bytes()).digest()
+    return "sha384-" + base64.b64encode(digest).decode()
+
+
+def python_bundle(out: Path) -> None:
+    """Write py/bundle.json: the emulator's own source files and the kernel
+    manifest, which the Pyodide worker writes into its file system."""
+    files = {}
+    for path in sorted((ROOT / "emulator").glob("*.py")):
+        files[f"emulator/{path.name}"] = path.read_text(encoding="utf-8")
+    files["kernels_wgsl/manifest.json"] = (ROOT / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8")
+    target = out / "py" / "bundle.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"files": files}, sort_keys=True), encoding="utf-8")
+
+
+def copy_vendor(out: Path) -> None:
+    """Copy only the front-end package files the page loads into vendor/."""
+    for name in PYODIDE_FILES:
+        dst = out / "vendor" / "pyodide" / name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(NODE / "pyodide" / name, dst)
+    for name in GSAP_FILES:
+        dst = out / "vendor" / "gsap" / name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(NODE / "gsap" / "dist" / name, dst)
+
+
+def make_env() -> jinja2.Environment:
+    """Jinja2 with StrictUndefined and autoescape; filters for numbers."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(SITE / "templates")),
+        undefined=jinja2.StrictUndefined,
+        autoescape=jinja2.select_autoescape(["html", "j2", "xml"], default=True),
+        keep_trailing_newline=True,
+    )
+    env.filters["thousands"] = lambda x: f"{int(x):,}"
+    env.filters["mib"] = lambda x, digits=1: f"{x / 2**20:,.{digits}f}"
+    env.filters["fixed"] = lambda x, digits=1: f"{x:,.{digits}f}"
+    env.filters["tojson_sorted"] = lambda x: json.dumps(x, sort_keys=True)
+    return env
+
+
+def build(out: Path = DEFAULT_OUT) -> Path:
+    """Build the whole site into ``out`` (wiped first). Returns ``out``.
+
+    Raises FileNotFoundError if node_modules is missing (run `npm ci`), and
+    whatever the film script's validation raises for a malformed cue.
+    """
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    copy_tree(SITE / "static", out / "static")
+    copy_vendor(out)
+    copy_tree(ROOT / "kernels_wgsl", out / "kernels", suffixes=(".wgsl", ".json"))
+    python_bundle(out)
+    probe = ROOT / "facts" / "probe_qkv.json"
+    if probe.exists():
+        (out / "py" / "facts").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(probe, out / "py" / "facts" / "probe_qkv.json")
+
+    facts = load_facts()
+    counts = lesson_counts()
+    lab = load_toml(SITE / "content" / "lab.toml")
+    context = {
+        "facts": facts,
+        "counts": counts,
+        "manifest": MANIFEST,
+        "lab": lab,
+        "limits": {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
+                   "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},
+        "csp": CSP,
+    }
+    import film  # the film script → captions, chapters, transcript, sources
+    context["film"] = film.build(context)
+    film.write_assets(context["film"], out)
+
+    env = make_env()
+    env.globals["sri"] = lambda rel: sri(out / rel)
+    html = env.get_template("index.html.j2").render(**context)
+    (out / "index.html").write_text(html, encoding="utf-8")
+    return out
+
+
+def compare_dirs(a: Path, b: Path) -> list:
+    """Relative paths that differ between two trees (missing, extra or changed)."""
+    diffs = []
+    files_a = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+    files_b = {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    for rel in sorted(files_a ^ files_b):
+        diffs.append(str(rel))
+    for rel in sorted(files_a & files_b):
+        if not filecmp.cmp(a / rel, b / rel, shallow=False):
+            diffs.append(str(rel))
+    return diffs
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    """Static files with explicit content types and the site's CSP header."""
+
+    extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map, **CONTENT_TYPES)
+
+    def end_headers(self):
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+    def log_message(self, fmt, *args):  # quiet by default
+        if os.environ.get("CANNERY_LOG"):
+            super().log_message(fmt, *args)
+
+
+def make_server(directory: Path, host: str = "127.0.0.1", port: int = 8000,
+                prefix: str = "") -> http.server.ThreadingHTTPServer:
+    """A threaded static server for ``directory`` (port 0 picks a free one).
+
+    With ``prefix`` (e.g. "/cannery"), the site is served under that subpath,
+    as a static host would.
+    """
+    root = str(directory)
+
+    class _H(Handler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=root, **kw)
+
+        def translate_path(self, path):
+            if prefix:
+                if not path.startswith(prefix + "/"):
+                    return os.path.join(root, "__not_found__")
+                path = path[len(prefix):]
+            return super().translate_path(path)
+
+    return http.server.ThreadingHTTPServer((host, port), _H)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default dist/)")
+    parser.add_argument("--check", action="store_true", help="fail if the output folder is stale")
+    parser.add_argument("--serve", action="store_true", help="serve the built site")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = []
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh = build(Path(tmp) / "site")
+            if not args.out.exists():
+                stale = ["(missing)"]
+            else:
+                stale = compare_dirs(fresh, args.out)
+        import facts as facts_pkg
+        facts_problem = facts_pkg.stale_reason() if hasattr(facts_pkg, "stale_reason") else None
+        if stale or facts_problem:
+            if stale:
+                print(f"{args.out} is stale: {len(stale)} files differ, e.g. {', '.join(stale[:5])}. "
+                      f"Run `python build.py`.", file=sys.stderr)
+            if facts_problem:
+                print(f"facts/facts.json is stale: {facts_problem}", file=sys.stderr)
+            return 1
+        print(f"{args.out} is up to date.")
+        return 0
+    out = build(args.out)
+    print(f"built {out}")
+    if args.serve:
+        server = make_server(out, port=args.port)
+        print(f"serving {out} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C to stop)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

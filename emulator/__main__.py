@@ -1,0 +1,69 @@
+"""Command line: ``python -m emulator count|check ...``.
+
+Bad arguments print one line to stderr and exit with status 2, never a
+traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import api
+from .tiling import KERNELS, M_DEFAULT
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        sys.stderr.write(f"emulator: {message}\n")
+        raise SystemExit(2)
+
+
+def main(argv=None) -> int:
+    parser = _Parser(prog="python -m emulator", description=__doc__)
+    sub = parser.add_subparsers(dest="op", required=True, parser_class=_Parser)
+    for op in ("count", "check"):
+        p = sub.add_parser(op)
+        p.add_argument("--kernel", choices=KERNELS, required=True)
+        p.add_argument("--n", required=True, help="sequence length N")
+        p.add_argument("--d", required=True, help="head dimension d")
+        p.add_argument("--causal", action="store_true")
+        p.add_argument("--workgroup-bytes", default=str(M_DEFAULT), help="workgroup memory M in bytes")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        if op == "check":
+            p.add_argument("--seed", default="0")
+    args = parser.parse_args(argv)
+    params = {"kernel": args.kernel, "n": args.n, "d": args.d, "causal": args.causal,
+              "workgroup_bytes": args.workgroup_bytes, "seed": getattr(args, "seed", "0")}
+    reply = api.handle({"op": args.op, "params": params})
+    if not reply["ok"]:
+        sys.stderr.write("emulator: " + " ".join(e["message"] for e in reply["errors"]) + "\n")
+        return 2
+    r = reply["result"]
+    if args.op == "count":
+        out = dict(r["selected"])
+        out["plain_to_fused_ratio"] = r["ratio"]
+        if args.json:
+            print(json.dumps(out, sort_keys=True))
+        else:
+            print(f"{out['kernel']}: N={out['n']:,} d={out['d']} causal={out['causal']} "
+                  f"B_r={out['block_rows']} B_c={out['block_cols']}")
+            for name in ("Q", "K", "V", "S", "P", "O"):
+                rd, wr = out["reads"][name], out["writes"][name]
+                if rd or wr:
+                    print(f"  {name}: read {rd:>15,} B  written {wr:>15,} B")
+            print(f"  total {out['total_bytes']:,} B ({out['total_mib']:.1f} MiB)")
+    else:
+        if args.json:
+            print(api.json.dumps(api._clean(r), sort_keys=True))
+        else:
+            verdict = "PASS" if r["passed"] else "FAIL"
+            print(f"{verdict}: {r['kernel']} N={r['n']:,} d={r['d']} causal={r['causal']}: "
+                  f"max abs error {r['max_abs_error']:.3g}, bound {r['bound']:.3g}, {r['rows_description']}")
+            if r["first_failing_row"] is not None:
+                print(f"  first failing row {r['first_failing_row']} (query tile {r['first_failing_tile']})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,200 @@
+"""JSON in, JSON out: the one entry point the page's Pyodide worker calls.
+
+``handle(request)`` takes {"op": ..., "params": {...}} with the raw strings of
+the lab's form and returns {"ok": True, "op": ..., "result": ...} or
+{"ok": False, "op": ..., "errors": [{"field": ..., "message": ...}]}.
+It never raises for bad input: every rule lives in emulator.tiling, and the
+page only shows the messages.
+
+ops
+  count     bytes per tensor for the chosen kernel, plus plain and fused for
+            comparison (and any timed kernel that tiles differently)
+  check     float32 mirror against float64 on seeded random inputs, or on the
+            model's own Q, K, V ("input": "model", "head": h)
+  gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...})
+  validate  the rules alone
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+
+from . import check as _check
+from . import traffic as _traffic
+from .tiling import (BYTES, CHECK_MAX_N, COUNT_MAX_N, InputError, LESSON_KERNELS,
+                     MANIFEST, make_tiling, parse_request)
+
+MODEL_QKV_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                              "facts", "probe_qkv.json")
+
+
+def _errors(exc: InputError) -> list:
+    return [{"field": e.field, "message": e.message} for e in getattr(exc, "all", [exc])]
+
+
+def _count(p: dict) -> dict:
+    n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
+    selected = _traffic.walk(p["tiling"])
+    plain = _traffic.count("plain", n, d, causal, m)
+    fused = _traffic.count("fused", n, d, causal, m)
+    timed = {}
+    for name, entry in MANIFEST["kernels"].items():
+        if name in LESSON_KERNELS or not entry.get("timed"):
+            continue
+        try:
+            timed[name] = _traffic.count(name, n, d, causal, m).as_dict()
+            timed[name]["label"] = entry.get("label", name)
+        except (KeyError, InputError):
+            continue
+    return {
+        "selected": selected.as_dict(),
+        "schedule": _traffic.one_tile_schedule(p["tiling"]),
+        "plain": plain.as_dict(),
+        "fused": fused.as_dict(),
+        "ratio": plain.total_bytes / fused.total_bytes,
+        "timed": timed,
+        "label": MANIFEST["kernels"][p["kernel"]].get("label", p["kernel"]),
+    }
+
+
+def _load_model_qkv(path: str | None = None) -> dict:
+    """The model's Q, K, V for the probe sentence (facts/probe_qkv.json).
+
+    The file holds base64 little-endian float32 arrays of shape (heads, n, d);
+    returns {"heads": [{"Q": rows, "K": rows, "V": rows}, ...], "tokens": [...],
+    "n": n, "d": d}. Raises FileNotFoundError if the file is absent.
+    """
+    import base64
+    import sys
+    from array import array
+    with open(path or MODEL_QKV_PATH, encoding="utf-8") as f:
+        data = json.load(f)
+    n, d, heads = int(data["n"]), int(data["d"]), int(data["heads"])
+    mats = {}
+    for name in ("Q", "K", "V"):
+        values = array("f")
+        values.frombytes(base64.b64decode(data[name]))
+        if sys.byteorder != data.get("byte_order", "little"):
+            values.byteswap()
+        flat = values.tolist()
+        mats[name] = [[flat[(h * n + i) * d:(h * n + i + 1) * d] for i in range(n)] for h in range(heads)]
+    return {"heads": [{"Q": mats["Q"][h], "K": mats["K"][h], "V": mats["V"][h]} for h in range(heads)],
+            "tokens": data.get("tokens"), "n": n, "d": d, "text": data.get("text")}
+
+
+def _check_op(p: dict, raw: dict) -> dict:
+    if p["kernel"] not in LESSON_KERNELS:
+        raise InputError("kernel", f"Check runs the lesson's kernels only ({', '.join(LESSON_KERNELS)}).")
+    start = time.perf_counter()
+    if raw.get("input", "random") == "model":
+        data = _load_model_qkv(raw.get("model_path"))
+        heads = data["heads"]
+        try:
+            h = int(raw.get("head", 0))
+        except (TypeError, ValueError):
+            raise InputError("input", "Choose a head by number.") from None
+        if not 0 <= h < len(heads):
+            raise InputError("input", f"The model has heads 0 to {len(heads) - 1}; head {h} does not exist.")
+        head = heads[h]
+        q, k, v = head["Q"], head["K"], head["V"]
+        if len(q[0]) != p["d"]:
+            raise InputError("d", f"The model's sentence has head dimension d = {len(q[0])}; choose d = {len(q[0])}.")
+        report = _check.check_arrays(p["kernel"], q, k, v, p["causal"], p["workgroup_bytes"])
+        report["input"] = "model"
+        report["head"] = h
+        report["tokens"] = len(data.get("tokens") or [])
+    else:
+        report = _check.check(p["kernel"], p["n"], p["d"], p["causal"], p["seed"], p["workgroup_bytes"])
+        report["input"] = "random"
+    report["seconds"] = time.perf_counter() - start
+    return report
+
+
+def gpu_plan(p: dict, limits: dict) -> dict:
+    """Whether the plain and fused kernels fit a GPU with these WebGPU limits.
+
+    limits: {"maxStorageBufferBindingSize": bytes, "maxBufferSize": bytes,
+    "maxComputeWorkgroupStorageSize": bytes} (the adapter's, WebGPU §3.6.2).
+    Returns {"fits": bool, "needs": {...}, "required_limits": {...}}; raises
+    InputError naming the field to change when a buffer or tile is too large.
+    """
+    n, d, m = p["n"], p["d"], p["workgroup_bytes"]
+    score_bytes = n * n * BYTES      # S and P, one head: N²·4 B each
+    row_bytes = n * d * BYTES        # Q, K, V, O: N·d·4 B each
+    biggest = max(score_bytes, row_bytes)
+    max_binding = int(limits.get("maxStorageBufferBindingSize", 134217728))
+    max_buffer = int(limits.get("maxBufferSize", 268435456))
+    max_wg = int(limits.get("maxComputeWorkgroupStorageSize", 16384))
+    allowed = min(max_binding, max_buffer)
+    if biggest > allowed:
+        largest_n = math.isqrt(allowed // BYTES)
+        raise InputError(
+            "n",
+            f"The plain kernel stores S and P in global memory: N²·4 = {score_bytes:,} B each at "
+            f"N = {n:,}, but this GPU allows {allowed:,} B per buffer. Try N ≤ {largest_n:,}.")
+    if m > max_wg:
+        raise InputError(
+            "workgroup_bytes",
+            f"M = {m:,} B of workgroup memory, but this GPU offers {max_wg:,} B per workgroup. "
+            f"Time the kernels with M ≤ {max_wg:,}.")
+    required = {}
+    if biggest > 134217728:
+        required["maxStorageBufferBindingSize"] = biggest
+    if biggest > 268435456:
+        required["maxBufferSize"] = biggest
+    if m > 16384:
+        required["maxComputeWorkgroupStorageSize"] = m
+    return {"fits": True, "needs": {"S_bytes": score_bytes, "row_bytes": row_bytes},
+            "required_limits": required}
+
+
+def handle(request: dict) -> dict:
+    """Answer one request from the page (see module docstring). Never raises."""
+    op = request.get("op") if isinstance(request, dict) else None
+    raw = (request.get("params") or {}) if isinstance(request, dict) else {}
+    try:
+        if op == "count":
+            result = _count(parse_request(raw, "count"))
+        elif op == "check":
+            result = _check_op(parse_request(raw, "check"), raw)
+        elif op == "gpu_plan":
+            result = gpu_plan(parse_request(raw, "count"), request.get("limits") or {})
+        elif op == "validate":
+            p = parse_request(raw, raw.get("purpose", "count"))
+            result = {k: v for k, v in p.items() if k != "tiling"}
+        elif op == "limits":
+            result = {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N}
+        else:
+            return {"ok": False, "op": op, "errors": [{"field": "op", "message": f"Unknown request {op!r}."}]}
+    except InputError as exc:
+        return {"ok": False, "op": op, "errors": _errors(exc)}
+    return {"ok": True, "op": op, "result": result}
+
+
+def _clean(x):
+    """Replace non-finite floats (inf, NaN) by strings so JSON.parse accepts them."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "inf" if x > 0 else ("-inf" if x < 0 else "nan")
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def handle_json(text: str) -> str:
+    """String form of :func:`handle` for the worker: JSON text in and out.
+
+    Non-finite floats come back as the strings "inf", "-inf" or "nan".
+    """
+    try:
+        request = json.loads(text)
+    except ValueError:
+        request = None
+    if not isinstance(request, dict):
+        reply = {"ok": False, "op": None, "errors": [{"field": "op", "message": "Request is not a JSON object."}]}
+    else:
+        reply = handle(request)
+    return json.dumps(_clean(reply), allow_nan=False, sort_keys=True)

@@ -1,0 +1,264 @@
+"""Tile sizes and input rules for every kernel, read from kernels_wgsl/manifest.json.
+
+This module is the single source of the lab's input rules: the page's worker
+calls :func:`parse_request`, and the page only displays the messages it returns.
+
+The lesson tiling (FlashAttention, arXiv:2205.14135, Algorithm 1 with the
+block sizes of §3.1 adapted to one workgroup):
+
+* the workgroup memory ("the bench", SRAM) holds ``M`` bytes, default 16,384
+  (the WebGPU default ``maxComputeWorkgroupStorageSize``, WebGPU §3.6.2 limits);
+* half of it holds the query tile, ``B_r`` float32 rows of ``d`` numbers:
+  ``B_r = (M/2) / (4·d)``;
+* the other half holds one key tile and one value tile of ``B_c`` rows each:
+  ``B_c = ⌊(M/2) / (2·4·d)⌋``, and ``B_r = 2·B_c``. This equals (M/2)/(4d)
+  whenever that divides evenly (every power-of-two M), and keeps each query
+  tile a whole number of key tiles, so causal skipping stays on tile edges.
+
+So at M = 16,384: d=16 gives B_r=128, B_c=64; d=64 gives B_r=32, B_c=16.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+MANIFEST_PATH = os.path.join(os.path.dirname(_HERE), "kernels_wgsl", "manifest.json")
+
+
+def load_manifest(path: str | None = None) -> dict:
+    """Read the kernel manifest (JSON) shared with the WebGPU loader.
+
+    Raises FileNotFoundError if the manifest is missing.
+    """
+    with open(path or MANIFEST_PATH, encoding="utf-8") as f:
+        return json.load(f)
+
+
+MANIFEST = load_manifest()
+LESSON = MANIFEST["lesson"]
+BYTES = int(MANIFEST["bytes_per_element"])  # float32: 4 bytes per element
+HEAD_DIMS = tuple(int(x) for x in MANIFEST["head_dims"])
+KERNELS = tuple(MANIFEST["kernels"].keys())
+LESSON_KERNELS = ("plain", "fused", "fused-no-rescale")
+M_DEFAULT = int(LESSON["workgroup_bytes_default"])
+M_MIN = int(LESSON["workgroup_bytes_min"])
+M_MAX = int(LESSON["workgroup_bytes_max"])
+MIN_KEY_TILE = int(LESSON["min_key_tile_rows"])
+COUNT_MAX_N = int(LESSON["count_max_n"])
+CHECK_MAX_N = int(LESSON["check_max_n"])
+CHECK_ALL_ROWS_MAX_N = int(LESSON["check_all_rows_max_n"])
+CHECK_SUBSET_ROWS = int(LESSON["check_subset_rows"])
+
+
+class InputError(ValueError):
+    """A lab input that breaks a rule; ``field`` names the form control.
+
+    ``field`` is one of "kernel", "n", "d", "workgroup_bytes", "causal", "seed",
+    "input"; ``message`` is a sentence a learner can act on.
+    """
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """How one kernel cuts an (N, d) problem into tiles.
+
+    block_rows: B_r, query rows per workgroup (rows of Q and O).
+    block_cols: B_c, key/value rows per streamed tile.
+    workgroup_bytes: M, bytes of workgroup memory the tiling assumes.
+    """
+
+    kernel: str
+    n: int
+    d: int
+    causal: bool
+    block_rows: int
+    block_cols: int
+    workgroup_bytes: int
+
+    @property
+    def query_tiles(self) -> int:
+        """T_r = ceil(N / B_r)."""
+        return -(-self.n // self.block_rows)
+
+    @property
+    def key_tiles(self) -> int:
+        """T_c = ceil(N / B_c)."""
+        return -(-self.n // self.block_cols)
+
+    def query_tile_rows(self, i: int) -> tuple[int, int]:
+        """Rows [start, stop) of query tile i (the last one may be ragged)."""
+        start = i * self.block_rows
+        return start, min(self.n, start + self.block_rows)
+
+    def keys_visited(self, stop_row: int) -> int:
+        """Keys a query tile ending at row ``stop_row`` (exclusive) streams past.
+
+        Full attention: all N keys. Causal: every key tile that starts at or
+        before the tile's last row, i.e. keys [0, min(N, ceil(stop/B_c)·B_c));
+        the tiles past the diagonal are skipped (FlashAttention-2 §3.1.1).
+        """
+        if not self.causal:
+            return self.n
+        tiles = -(-stop_row // self.block_cols)
+        return min(self.n, tiles * self.block_cols)
+
+
+def _fmt(x: int) -> str:
+    return f"{x:,}"
+
+
+def lesson_blocks(d: int, workgroup_bytes: int) -> tuple[int, int]:
+    """(B_r, B_c) of the lesson preset; raises InputError if a tile does not fit."""
+    half = workgroup_bytes // 2
+    row_bytes = BYTES * d
+    block_cols = half // (2 * row_bytes)
+    block_rows = 2 * block_cols
+    if block_cols < MIN_KEY_TILE:
+        need = 2 * 2 * row_bytes * MIN_KEY_TILE
+        raise InputError(
+            "workgroup_bytes",
+            f"M = {_fmt(workgroup_bytes)} B is too small for d = {d}: half of it "
+            f"({_fmt(half)} B) must hold a key tile and a value tile of at least "
+            f"{MIN_KEY_TILE} rows of {_fmt(row_bytes)} B each. Use M ≥ {_fmt(need)} B "
+            f"or a smaller d.",
+        )
+    return block_rows, block_cols
+
+
+def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
+                workgroup_bytes: int = M_DEFAULT) -> Tiling:
+    """Tiling of ``kernel`` for an (N, d) head, from the manifest.
+
+    Kernels whose manifest entry says ``"tiling": "lesson"`` use
+    :func:`lesson_blocks`; others give explicit ``block_rows``/``block_cols``
+    per head dimension (keys are d as strings), and ``workgroup_bytes`` is then
+    reported as the bytes those tiles occupy.
+
+    Raises InputError for an unknown kernel or a tile that does not fit.
+    """
+    entry = MANIFEST["kernels"].get(kernel)
+    if entry is None:
+        raise InputError("kernel", f"Unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}.")
+    rule = entry.get("tiling", "lesson")
+    if rule == "lesson":
+        br, bc = lesson_blocks(d, workgroup_bytes)
+        m = workgroup_bytes
+    else:
+        br = int(rule["block_rows"][str(d)])
+        bc = int(rule["block_cols"][str(d)])
+        m = BYTES * d * (br + 2 * bc)
+        if br % bc:
+            raise ValueError(f"manifest: {kernel} at d={d} has B_r={br} not a multiple of B_c={bc}")
+    return Tiling(kernel, n, d, bool(causal), br, bc, m)
+
+
+# ---------------------------------------------------------------------------
+# Parsing raw form values: the one place the lab's rules live.
+
+def parse_int(field: str, raw, label: str) -> int:
+    """Parse a form value as a whole number, or raise InputError naming ``field``."""
+    if isinstance(raw, bool):
+        raise InputError(field, f"{label} must be a whole number.")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float):
+        if raw != raw or raw in (math.inf, -math.inf) or raw != int(raw):
+            raise InputError(field, f"{label} must be a whole number, not {raw}.")
+        return int(raw)
+    text = "" if raw is None else str(raw).strip().replace(",", "").replace("_", "")
+    if text == "":
+        raise InputError(field, f"{label} is empty: type a whole number.")
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(field, f"{label} must be a whole number; “{str(raw)[:20]}” is not a number.") from None
+    if value != value or value in (math.inf, -math.inf) or value != int(value):
+        raise InputError(field, f"{label} must be a whole number, not {str(raw).strip()[:20]}.")
+    return int(value)
+
+
+def parse_request(params: dict, purpose: str = "count") -> dict:
+    """Validate raw lab inputs; return clean ones or raise InputError.
+
+    params: {"kernel": str, "n": str|int, "d": str|int, "causal": bool|str,
+    "workgroup_bytes": str|int, "seed": str|int (check only)}.
+    purpose: "count" (N ≤ 65,536) or "check" (N ≤ the check limit, 8,192).
+
+    Returns {"kernel", "n", "d", "causal", "workgroup_bytes", "seed", "tiling"}.
+    All errors are collected; the first is raised with the others attached as
+    ``.all`` (a list of InputError).
+    """
+    errors: list[InputError] = []
+    out: dict = {}
+
+    kernel = str(params.get("kernel", "fused"))
+    if kernel not in KERNELS:
+        errors.append(InputError("kernel", f"Unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}."))
+    out["kernel"] = kernel
+
+    limit = CHECK_MAX_N if purpose == "check" else COUNT_MAX_N
+    try:
+        n = parse_int("n", params.get("n"), "Sequence length N")
+        if n < 1:
+            raise InputError("n", f"Sequence length N must be at least 1; {n:,} has no rows to attend to.")
+        if n > limit:
+            if purpose == "check":
+                raise InputError(
+                    "n",
+                    f"Check runs every kernel step in Python, so it stops at N = {limit:,}; "
+                    f"N = {n:,} would take too long. Count works up to N = {COUNT_MAX_N:,}.")
+            raise InputError("n", f"Sequence length N must be at most {limit:,}; {n:,} is too large to count here.")
+        out["n"] = n
+    except InputError as e:
+        errors.append(e)
+
+    try:
+        d = parse_int("d", params.get("d"), "Head dimension d")
+        if d not in HEAD_DIMS:
+            raise InputError("d", f"Head dimension d must be one of {', '.join(map(str, HEAD_DIMS))}; {d} is not.")
+        out["d"] = d
+    except InputError as e:
+        errors.append(e)
+
+    try:
+        m = parse_int("workgroup_bytes", params.get("workgroup_bytes", M_DEFAULT), "Workgroup memory M")
+        if not (M_MIN <= m <= M_MAX):
+            raise InputError(
+                "workgroup_bytes",
+                f"Workgroup memory M must be from {M_MIN:,} to {M_MAX:,} bytes; {m:,} is outside.")
+        out["workgroup_bytes"] = m
+    except InputError as e:
+        errors.append(e)
+
+    causal = params.get("causal", False)
+    if isinstance(causal, str):
+        causal = causal.strip().lower() in ("1", "true", "yes", "on")
+    out["causal"] = bool(causal)
+
+    try:
+        out["seed"] = parse_int("seed", params.get("seed", 0), "Seed")
+    except InputError as e:
+        errors.append(e)
+
+    if not errors and "d" in out and "workgroup_bytes" in out:
+        try:
+            out["tiling"] = make_tiling(kernel, out["n"], out["d"], out["causal"], out["workgroup_bytes"])
+        except InputError as e:
+            errors.append(e)
+    if errors:
+        first = errors[0]
+        first.all = errors
+        raise first
+    return out

@@ -1,0 +1,107 @@
+"""The film: renders site/content/film.toml into WebVTT captions, a chapters
+track, the transcript and the chapter list, and site/content/sources.toml
+into the sources ledger.
+
+build.py calls :func:`build` with its template context and puts the result
+under ``film`` and ``sources``; then :func:`write_assets` writes
+``media/captions.vtt``, ``media/chapters.vtt`` and ``media/film.json``.
+Any malformed cue, typed number, missing figure or unknown source id raises
+:class:`FilmError`, which stops the build with a message naming the cue.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import numbers, script, vtt
+from .numbers import FilmError
+
+__all__ = ["FilmError", "build", "write_assets", "ROOT"]
+
+ROOT = Path(__file__).resolve().parent.parent
+FILM_TOML = ROOT / "site" / "content" / "film.toml"
+SOURCES_TOML = ROOT / "site" / "content" / "sources.toml"
+
+
+def load_sources(path: Path, values: Mapping[str, Any]) -> list[dict]:
+    """The sources ledger as a list of entries {'id','claim','source','url',
+    'used_for','not_proven'}; text fields are templates rendered with
+    ``values`` (StrictUndefined). Entries with ``requires`` (a dotted path)
+    are dropped when that value is missing. Raises FilmError on a bad entry."""
+    data = script.load(path)
+    out = []
+    ids = set()
+    for i, raw in enumerate(data.get("entry", [])):
+        eid = raw.get("id")
+        if not eid or eid in ids:
+            raise FilmError(f"{path.name}: entry #{i + 1} has a missing or duplicate id {eid!r}")
+        ids.add(eid)
+        for key in ("claim", "source", "used_for", "not_proven"):
+            if not str(raw.get(key, "")).strip():
+                raise FilmError(f"{path.name}: entry {eid!r} lacks {key!r}")
+        entry = {"id": eid, "url": raw.get("url", ""), "pending": bool(raw.get("pending", False))}
+        for key in ("claim", "source", "used_for", "not_proven"):
+            entry[key] = script.render_text(raw[key], values, f"source {eid!r} {key}")
+        out.append(entry)
+    return out
+
+
+def build(context: Mapping[str, Any], film_toml: Path = FILM_TOML, sources_toml: Path = SOURCES_TOML) -> dict:
+    """Render the film for the page.
+
+    context: build.py's template context; uses ``facts`` (facts.json, dict) and
+    ``counts`` (emulator figures keyed 'n4096_d16' etc.; missing keys are
+    counted with emulator.traffic.count).
+    Returns {'film': {...}, 'sources': [...]}: build.py puts both in the
+    template context. ``film`` has title, cues, chapters, question,
+    runtime_s, runtime (m:ss), figures, captions_vtt, chapters_vtt.
+    Raises FilmError on any invalid cue, figure or source.
+    """
+    raw = script.load(film_toml)
+    values = numbers.figures(context.get("counts"), context.get("facts"), raw.get("example", {}))
+    film = script.render_script(raw, values)
+    sources = load_sources(sources_toml, values)
+    source_ids = {s["id"] for s in sources}
+    for cue in film["cues"]:
+        for sid in cue["sources"]:
+            if sid not in source_ids:
+                raise FilmError(f"cue {cue['id']!r} cites unknown source {sid!r} (not in {sources_toml.name})")
+        cue["clock"] = script.clock(cue["start_s"])
+    for s in sources:
+        s["cues"] = [c["id"] for c in film["cues"] if s["id"] in c["sources"]]
+    for ch in film["chapters"]:
+        ch["clock"] = script.clock(ch["start_s"])
+    film["runtime"] = script.clock(film["runtime_s"])
+    film["runtime_words"] = f"{int(film['runtime_s']) // 60} minutes {int(film['runtime_s']) % 60} seconds"
+    film["figures"] = values
+    film["captions_vtt"] = vtt.captions(film["cues"])
+    film["chapters_vtt"] = vtt.chapters(film["chapters"])
+    vtt.check_roundtrip(film["captions_vtt"], film["cues"])
+    return {"film": film, "sources": sources}
+
+
+def player_data(film: Mapping[str, Any]) -> dict:
+    """What the player fetches on first Play (media/film.json): cues, chapters,
+    the question (with its answer) and the figures the scenes draw from."""
+    return {
+        "title": film["title"],
+        "runtime_s": film["runtime_s"],
+        "cues": [{k: c[k] for k in ("id", "chapter", "start_s", "end_s", "text")} for c in film["cues"]],
+        "chapters": [{k: c[k] for k in ("id", "title", "start_s", "end_s", "first_cue_s")} for c in film["chapters"]],
+        "question": film["question"],
+        "figures": film["figures"],
+    }
+
+
+def write_assets(film_ctx: Mapping[str, Any], out_dir: Path) -> list[Path]:
+    """Write media/captions.vtt, media/chapters.vtt and media/film.json under
+    out_dir (UTF-8). Accepts build()'s result or its 'film' part. Returns the paths."""
+    film = film_ctx.get("film", film_ctx)
+    media = Path(out_dir) / "media"
+    media.mkdir(parents=True, exist_ok=True)
+    paths = [media / "captions.vtt", media / "chapters.vtt", media / "film.json"]
+    paths[0].write_text(film["captions_vtt"], encoding="utf-8")
+    paths[1].write_text(film["chapters_vtt"], encoding="utf-8")
+    paths[2].write_text(json.dumps(player_data(film), ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    return paths

@@ -1,0 +1,256 @@
+"""Every number the film says or draws, computed here and nowhere else.
+
+The captions in ``site/content/film.toml`` are templates; they may only name
+values from the dict :func:`figures` returns. Traffic figures come from the
+emulator (``emulator.traffic.count``), model figures from ``facts/facts.json``,
+and the rest (the hand-worked online softmax, the fp16 limits) are computed
+below from their definitions, so no caption carries a hand-typed figure.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any, Mapping
+
+BYTES_PER_FLOAT32 = 4
+MIB = 1 << 20
+
+
+class FilmError(ValueError):
+    """Raised when the film's script or figures are invalid; the message says
+    which cue or figure, and what is wrong, so the build can stop on it."""
+
+
+def group(n: int) -> str:
+    """Format an integer with thousands separators: 4096 -> '4,096'."""
+    return f"{int(n):,}"
+
+
+_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+
+
+def word(n: int) -> str:
+    """Small counts as words for captions (4 -> 'four'); 11 and up stay digits."""
+    return _WORDS[n] if 0 <= n < len(_WORDS) else group(n)
+
+
+def fixed(x: float, places: int) -> str:
+    """Format a float with a fixed number of decimals: (1.5529, 3) -> '1.553'."""
+    return f"{x:.{places}f}"
+
+
+def mib(nbytes: int) -> str:
+    """Bytes as mebibytes (2**20 B), one decimal unless whole: 285736960 -> '272.5'."""
+    value = nbytes / MIB
+    return group(round(value)) if abs(value - round(value)) < 0.05 else f"{value:,.1f}"
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789.", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹·")
+
+
+def sup(x: float) -> str:
+    """A small integer or decimal written as superscript, for e^x in captions: -3 -> '⁻³'."""
+    text = f"{x:g}"
+    return text.translate(_SUPERSCRIPT)
+
+
+def _traffic(counts: Mapping[str, Any] | None, key: str, n: int, d: int, workgroup_bytes: int) -> dict:
+    """Plain and fused traffic for one head (bytes), from build.py's ``counts``
+    when it has ``key``, else from ``emulator.traffic.count`` directly.
+
+    Returns {'plain': int bytes, 'fused': int bytes, 'plain_reads': {tensor: bytes}, ...}.
+    Raises FilmError if neither source is available.
+    """
+    out: dict[str, Any] = {}
+    entry = (counts or {}).get(key) if counts else None
+    for kernel in ("plain", "fused"):
+        if entry and kernel in entry:
+            k = entry[kernel]
+            total = k["total_bytes"] if isinstance(k, Mapping) else k.total_bytes
+            reads = dict(k["reads"] if isinstance(k, Mapping) else k.reads)
+            writes = dict(k["writes"] if isinstance(k, Mapping) else k.writes)
+        else:
+            try:
+                from emulator import traffic  # the one byte counter (emulator/traffic.py)
+            except ImportError as exc:  # pragma: no cover - depends on tree state
+                raise FilmError(f"film needs emulator.traffic for {key}: {exc}") from exc
+            t = traffic.count(kernel, n, d, causal=False, workgroup_bytes=workgroup_bytes)
+            total, reads, writes = t.total_bytes, dict(t.reads), dict(t.writes)
+        out[kernel] = int(total)
+        out[f"{kernel}_reads"] = {k2: int(v) for k2, v in reads.items()}
+        out[f"{kernel}_writes"] = {k2: int(v) for k2, v in writes.items()}
+    return out
+
+
+def _tiling(d: int, workgroup_bytes: int) -> tuple[int, int]:
+    """(B_r, B_c) for the lesson tiling: the query tile gets half of workgroup
+    memory, K and V share the other half (kernels_wgsl/manifest.json "lesson")."""
+    try:
+        from emulator.tiling import lesson_tiling  # type: ignore
+        t = lesson_tiling(d=d, workgroup_bytes=workgroup_bytes)
+        return int(t.B_r), int(t.B_c)
+    except Exception:  # emulator.tiling not importable yet, or another signature
+        b_r = (workgroup_bytes // 2) // (BYTES_PER_FLOAT32 * d)
+        return b_r, b_r // 2
+
+
+def online_softmax_example(scores: list[float], tile: int) -> dict:
+    """Work the online softmax by hand on one row of scores, in tiles of ``tile``.
+
+    Returns m (running max) and l (running sum of e^(s - m)) after each tile,
+    the value l shrank to when a larger score arrived, the full-row denominator
+    sum(e^s) and the same row computed without the rescale (the forgotten step).
+    Source: Milakov & Gimelshein 2018 (arXiv:1805.02867), Algorithm 3.
+    """
+    m = -math.inf
+    l = 0.0
+    steps = []
+    for start in range(0, len(scores), tile):
+        chunk = scores[start:start + tile]
+        m_new = max([m] + chunk)
+        shrink = math.exp(m - m_new) if m != -math.inf else 0.0
+        l_shrunk = l * shrink
+        terms = [math.exp(s - m_new) for s in chunk]
+        acc = l_shrunk
+        for t in terms:  # explicit loop in the kernel's order, never sum() on floats
+            acc += t
+        steps.append({"chunk": chunk, "m_before": m, "m": m_new, "l_shrunk": l_shrunk, "l": acc,
+                      "exponents": [s - m_new for s in chunk]})
+        m, l = m_new, acc
+    full = math.fsum(math.exp(s) for s in scores)
+    # The broken kernel never shrinks l: each new tile's terms use the new m,
+    # the old terms keep the old m.
+    broken = 0.0
+    m_run = -math.inf
+    for start in range(0, len(scores), tile):
+        chunk = scores[start:start + tile]
+        m_run = max([m_run] + chunk)
+        for s in chunk:
+            broken += math.exp(s - m_run)
+    return {"steps": steps, "m": m, "l": l, "full": full, "l_from_full": full * math.exp(-m),
+            "broken_l": broken}
+
+
+def fp16_limits() -> dict:
+    """fp16 (IEEE 754 binary16) limits, computed from the bit pattern.
+
+    max_finite: 0x7BFF = 65,504. Round-to-nearest sends any value at or above
+    max_finite + half an ulp (ulp = 32 at that exponent), i.e. 65,520, to +inf,
+    so e^x overflows once x >= ln(65,520).
+    """
+    max_finite = struct.unpack("<e", struct.pack("<H", 0x7BFF))[0]
+    below = struct.unpack("<e", struct.pack("<H", 0x7BFE))[0]
+    edge = max_finite + (max_finite - below) / 2
+    return {"max": max_finite, "edge": edge, "ln_edge": math.log(edge)}
+
+
+def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, example: Mapping[str, Any],
+            n: int = 4096, d_small: int = 16, d_large: int = 64, workgroup_bytes: int = 16384) -> dict:
+    """All values the captions and the drawings may use.
+
+    Raw numbers (ints/floats) sit next to their display strings, so the scenes
+    draw from the same values the captions say. Keys: N, M, table, cross,
+    d16, d64 (each: d, plain/fused bytes and MiB, ratio, B_r, B_c, q_tiles),
+    ex (online softmax by hand), fp16, model (from facts.json, may be empty).
+    """
+    table_bytes = n * n * BYTES_PER_FLOAT32  # one head's S, float32
+    out: dict[str, Any] = {
+        "N": group(n), "N_raw": n,
+        "M": group(workgroup_bytes), "M_raw": workgroup_bytes,
+        "table": {"bytes": group(table_bytes), "mib": mib(table_bytes), "raw": table_bytes},
+        # S written, S read, P written, P read (the plain kernel's three passes)
+        "cross": {"times": word(4), "times_raw": 4, "mib": mib(4 * table_bytes), "raw": 4 * table_bytes},
+    }
+    for d in (d_small, d_large):
+        key = f"n{n}_d{d}"
+        t = _traffic(counts, key, n, d, workgroup_bytes)
+        b_r, b_c = _tiling(d, workgroup_bytes)
+        ratio = t["plain"] / t["fused"]
+        out[f"d{d}"] = {
+            "d": d, "plain_raw": t["plain"], "fused_raw": t["fused"],
+            "plain_bytes": group(t["plain"]), "fused_bytes": group(t["fused"]),
+            "plain_mib": mib(t["plain"]), "fused_mib": mib(t["fused"]),
+            "ratio_raw": ratio, "ratio": fixed(ratio, 1), "ratio2": fixed(ratio, 2),
+            "B_r": b_r, "B_c": b_c, "q_tiles": -(-n // b_r),
+            "kv_bytes_fused": group(t["fused_reads"].get("K", 0) + t["fused_reads"].get("V", 0)),
+            "kv_mib_fused": mib(t["fused_reads"].get("K", 0) + t["fused_reads"].get("V", 0)),
+            "reads": {"plain": t["plain_reads"], "fused": t["fused_reads"]},
+            "writes": {"plain": t["plain_writes"], "fused": t["fused_writes"]},
+        }
+    scores = [float(s) for s in example["scores"]]
+    tile = int(example["tile"])
+    ex = online_softmax_example(scores, tile)
+    first, second = ex["steps"][0], ex["steps"][1]
+    sorted_scores = sorted(scores, reverse=True)
+    ex_sorted = online_softmax_example(sorted_scores, tile)
+    out["ex"] = {
+        "scores": ", ".join(f"{s:g}" for s in scores), "scores_raw": scores, "tile": word(tile), "tile_raw": tile,
+        "tiles": word(len(ex["steps"])),
+        "tile1": ", ".join(f"{s:g}" for s in first["chunk"]),
+        "tile2": ", ".join(f"{s:g}" for s in second["chunk"]),
+        "m1": f"{first['m']:g}", "l1": fixed(first["l"], 3),
+        "l1_terms": " + ".join(f"e{sup(x)}" for x in first["exponents"]),
+        "m": f"{ex['m']:g}", "l": fixed(ex["l"], 3), "l_raw": ex["l"],
+        "shrink": f"e{sup(first['m'] - second['m'])}", "l_shrunk": fixed(second["l_shrunk"], 3),
+        "l2_terms": " + ".join(f"e{sup(x)}" for x in second["exponents"]),
+        "full": fixed(ex["full"], 2), "e_minus_m": f"e{sup(-ex['m'])}",
+        "l_from_full": fixed(ex["l_from_full"], 3),
+        "broken_l": fixed(ex["broken_l"], 3), "broken_l_raw": ex["broken_l"],
+        "sorted": ", ".join(f"{s:g}" for s in sorted_scores),
+        "sorted_broken_l": fixed(ex_sorted["broken_l"], 3),
+        "steps": [{"chunk": s["chunk"], "m": s["m"], "l": s["l"], "l_shrunk": s["l_shrunk"]} for s in ex["steps"]],
+    }
+    if fixed(ex["l"], 3) != fixed(ex["l_from_full"], 3):
+        raise FilmError(f"online softmax example disagrees: l={ex['l']} but full*e^-m={ex['l_from_full']}")
+    if fixed(ex_sorted["broken_l"], 6) != fixed(ex_sorted["l"], 6):
+        raise FilmError("broken rescale should match when the largest score comes first")
+    lim = fp16_limits()
+    out["fp16"] = {"max": group(int(lim["max"])), "edge": group(int(lim["edge"])),
+                   "ln_edge": fixed(lim["ln_edge"], 2), "max_raw": lim["max"], "ln_edge_raw": lim["ln_edge"]}
+    out["model"] = model_facts(facts or {})
+    return out
+
+
+def _dig(obj: Any, *paths: str) -> Any:
+    """First value found at any dotted path in obj, else None."""
+    for path in paths:
+        cur = obj
+        for part in path.split("."):
+            if isinstance(cur, Mapping) and part in cur:
+                cur = cur[part]
+            else:
+                cur = None
+                break
+        if cur is not None:
+            return cur
+    return None
+
+
+def model_facts(facts: Mapping[str, Any]) -> dict:
+    """The model's own numbers from facts/facts.json, as display strings.
+
+    Only keys present in facts.json appear; the film's captions test for them
+    with ``is defined`` and say less when they are missing. Never typed here.
+    """
+    out: dict[str, Any] = {}
+    name = _dig(facts, "model.name", "model.id", "provenance.model", "model_name")
+    if isinstance(name, str):
+        out["name"] = name
+    heads = _dig(facts, "probe.heads", "model.heads", "model.num_heads", "heads")
+    if isinstance(heads, int):
+        out["heads"] = heads
+    top = _dig(facts, "overflow.probe_row_max_score", "probe.last_row_max_score", "overflow.probe_max_score")
+    if isinstance(top, (int, float)):
+        out["row_max"] = fixed(top, 2)
+        out["row_max_raw"] = float(top)
+        out["exp_row_max"] = group(round(math.exp(top)))
+    held = _dig(facts, "overflow.heldout_max_score", "overflow.held_out_max_score", "heldout.max_score")
+    if isinstance(held, (int, float)):
+        out["heldout_max"] = fixed(held, 2)
+        out["heldout_max_raw"] = float(held)
+    over = _dig(facts, "overflow.heldout_overflow_count", "overflow.fp16_overflow_count")
+    total = _dig(facts, "overflow.heldout_score_count", "overflow.score_count")
+    if isinstance(over, int) and isinstance(total, int):
+        out["overflow_count"] = group(over)
+        out["score_count"] = group(total)
+    return out

@@ -1,0 +1,132 @@
+"""The WGSL kernels of kernels_wgsl/, run natively through wgpu-py (lavapipe on CI).
+
+What is held here (issue 3 parts 2-3, issue 7 items 1-3, 5):
+* O read back from plain and fused passes emulator.check.check_output (float64
+  reference, first-order float32 bound, FlashAttention's 2x rule); fused-no-rescale,
+  the same shader with the override RESCALE = false, fails it.
+* No NaN or inf anywhere in O, checked on the CPU after readback.
+* The instrumented build's byte counts (one atomicAdd per element loaded or stored)
+  equal emulator.traffic.count for every tensor, ragged N and causal included.
+
+Skipped, with the reason, where wgpu-py finds no adapter.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from emulator.check import check_output  # noqa: E402
+from emulator.inputs import random_qkv  # noqa: E402
+from emulator.traffic import count  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def runner():
+    """One wgpu-py device at WebGPU's default limits, or a skip saying why not."""
+    try:
+        from bench.wgsl_host import KernelError, Runner
+    except ImportError as e:  # wgpu not installed
+        pytest.skip(f"wgpu-py is not importable: {e}")
+    try:
+        return Runner(limits="default")
+    except (KernelError, RuntimeError) as e:
+        pytest.skip(f"no WebGPU adapter for wgpu-py: {e}")
+
+
+def _run(runner, kernel, n, d, causal, seed=0, instrumented=False):
+    q, k, v = random_qkv(n, d, seed)
+    O, counts = runner.run(kernel, np.array(q, np.float32), np.array(k, np.float32),
+                           np.array(v, np.float32), causal, instrumented=instrumented)
+    return (q, k, v), O, counts
+
+
+PASSING = [
+    (1, 16, False), (1, 64, True),
+    (65, 64, True),    # last key tile holds 1 valid key, 15 idle lanes
+    (100, 16, False), (100, 16, True),
+    (100, 32, False),  # B_r = 64: rows 64-99 are the ragged second query tile
+    (65, 128, False), (77, 32, True),
+]
+
+
+def _cases(kernels, configs):
+    """pytest params with ids that read as sentences: fused-n=65-d=64-causal=True."""
+    return [pytest.param(kern, n, d, c, id=f"{kern}-{n=}-{d=}-causal={c}")
+            for kern in kernels for (n, d, c) in configs]
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["plain", "fused"], PASSING))
+def test_output_read_back_passes_the_float64_check(runner, kernel, n, d, causal):
+    (q, k, v), O, _ = _run(runner, kernel, n, d, causal)
+    assert O.shape == (n, d)
+    assert np.isfinite(O).all(), f"NaN or inf in O at rows {np.unique(np.argwhere(~np.isfinite(O))[:, 0])}"
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel=kernel)
+    assert report["passed"], report
+    assert report["rows_checked"] == n
+
+
+def test_ragged_second_query_tile_rows_64_to_99_are_right(runner):
+    """N = 100 with a 64-row query tile (d = 32): the last 36 rows, checked alone."""
+    (q, k, v), O, _ = _run(runner, "fused", 100, 32, False, seed=3)
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, False, kernel="fused",
+                          rows=list(range(64, 100)))
+    assert report["passed"], report
+    assert report["rows_checked"] == 36
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(
+    ["fused-no-rescale"], [(100, 16, False), (65, 64, True), (65, 128, False)]))
+def test_fused_without_rescale_fails_the_check(runner, kernel, n, d, causal):
+    (q, k, v), O, _ = _run(runner, "fused-no-rescale", n, d, causal)
+    assert np.isfinite(O).all()
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel="fused-no-rescale")
+    assert not report["passed"]
+    # The first query tile's rows see several key tiles, so the error starts there.
+    assert report["max_abs_error"] > 100 * report["bound"], report
+
+
+COUNTED = [(1, 16, True), (100, 16, False), (100, 16, True), (65, 64, True),
+           (77, 64, False), (300, 32, True), (65, 128, True)]
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["plain", "fused", "fused-no-rescale"], COUNTED))
+def test_instrumented_bytes_equal_the_emulator_count(runner, kernel, n, d, causal):
+    _, O, counts = _run(runner, kernel, n, d, causal, instrumented=True)
+    expected = count(kernel, n, d, causal)
+    got_reads = {t: c["read"] for t, c in counts.items()}
+    got_writes = {t: c["write"] for t, c in counts.items()}
+    assert got_reads == expected.reads
+    assert got_writes == expected.writes
+    assert np.isfinite(O).all()
+
+
+def test_instrumented_build_differs_only_in_uncommented_lines():
+    from bench.wgsl_host import KERNEL_DIR, MANIFEST, instrument
+
+    marker = MANIFEST["instrument"]["marker"]
+    for path in sorted(KERNEL_DIR.glob("*.wgsl")):
+        src = path.read_text()
+        out = instrument(src)
+        changed = [(a, b) for a, b in zip(src.splitlines(), out.splitlines()) if a != b]
+        assert len(src.splitlines()) == len(out.splitlines())
+        assert changed, f"{path.name} has no instrument lines"
+        for a, b in changed:
+            assert a.strip() == marker + b.strip()
+        assert "atomicAdd(&counters" in out
+        assert all("atomic" not in line or line.strip().startswith(marker) for line in src.splitlines())
+
+
+def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
+    from bench.wgsl_host import KernelError
+
+    with pytest.raises(KernelError, match=r"268,435,456 B"):
+        runner.plan("plain", 8192, 64, 1)
