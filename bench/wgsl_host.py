@@ -137,6 +137,17 @@ class Runner:
         self.timestamps = "timestamp-query" in self.device.features
         self._pipelines: dict = {}
 
+    def _wait(self) -> None:
+        """Block until all submitted work is done.
+
+        wgpu-py 0.32's on_submitted_work_done_sync breaks on a callback signature
+        mismatch, so a 16-byte buffer is read back instead: mapping it waits for every
+        earlier submission, like onSubmittedWorkDone does in the browser.
+        """
+        if not hasattr(self, "_sync_buf"):
+            self._sync_buf = self._storage(16)
+        self.device.queue.read_buffer(self._sync_buf)
+
     @property
     def info(self) -> dict:
         i = self.adapter.info
@@ -181,7 +192,7 @@ class Runner:
         qkv = heads * n * d * 4
         if qkv > self.max_binding:
             raise KernelError(f"Q needs {qkv:,} B; the storage binding limit is {self.max_binding:,} B")
-        plan = {"tiling": tiling, "head_batch": heads}
+        plan = {"tiling": tiling, "head_batch": heads, "heads": heads}
         if "scores" in MANIFEST["kernels"][kernel]["passes"]:
             per_head = n * n * 4
             cap = min(self.max_binding, self.max_buffer)
@@ -196,16 +207,21 @@ class Runner:
         return plan
 
     # ----------------------------------------------------------------- encode
-    def _encode(self, cpass, kernel, n, d, heads, causal, plan, bufs, instrumented, chunks=None):
-        """Encode every dispatch of one attention run into compute pass ``cpass``."""
+    def _encode(self, cpass, kernel, n, d, causal, plan, bufs, instrumented, h_lo=0, h_hi=None):
+        """Encode the dispatches of one attention run over heads [h_lo, h_hi) into ``cpass``.
+
+        Heads go in batches of plan["head_batch"] (S and P hold one batch); h_lo must
+        be a multiple of the batch.
+        """
         t = plan["tiling"]
         hb = plan["head_batch"]
-        for h0 in range(0, heads, hb):
-            nh = min(hb, heads - h0)
+        h_hi = plan["heads"] if h_hi is None else h_hi
+        for h0 in range(h_lo, h_hi, hb):
+            nh = min(hb, h_hi - h0)
             for pi, spec in enumerate(MANIFEST["kernels"][kernel]["wgsl"]):
                 pipe, spec = self.pipeline(kernel, pi, d, t, instrumented)
                 count = math.ceil(n / t.block_rows) if spec["grid"] == "query_tiles" else n
-                params = bufs["params"][(h0, pi)]
+                params = bufs["params"][h0]
                 entries = []
                 for name, binding in spec["bindings"].items():
                     buf = params if name == "params" else bufs[name]
@@ -218,6 +234,14 @@ class Runner:
                 cpass.set_pipeline(pipe)
                 cpass.set_bind_group(0, bg)
                 cpass.dispatch_workgroups(count, nh, 1)
+
+    def _params(self, n, causal, plan):
+        """One uniform buffer per head batch: (n, causal, head_base, x_base) as u32."""
+        out = {}
+        for h0 in range(0, plan["heads"], plan["head_batch"]):
+            data = np.array([n, int(causal), h0, 0], np.uint32)
+            out[h0] = self.device.create_buffer_with_data(data=data, usage=self.wgpu.BufferUsage.UNIFORM)
+        return out
 
     def _make_buffers(self, kernel, n, d, heads, causal, plan, Q=None, K=None, V=None, instrumented=False):
         wgpu = self.wgpu
@@ -235,13 +259,7 @@ class Runner:
             bufs["P"] = self._storage(nn)
         if instrumented:
             bufs["counters"] = self._storage(12 * 4)
-        bufs["params"] = {}
-        hb = plan["head_batch"]
-        for h0 in range(0, heads, hb):
-            for pi, _ in enumerate(MANIFEST["kernels"][kernel]["wgsl"]):
-                data = np.array([n, int(causal), h0, 0], np.uint32)
-                bufs["params"][(h0, pi)] = self.device.create_buffer_with_data(
-                    data=data, usage=wgpu.BufferUsage.UNIFORM)
+        bufs["params"] = self._params(n, causal, plan)
         return bufs
 
     def _clear(self, enc, bufs):
@@ -268,7 +286,7 @@ class Runner:
         enc = self.device.create_command_encoder()
         self._clear(enc, bufs)
         cpass = enc.begin_compute_pass()
-        self._encode(cpass, kernel, n, d, heads, causal, plan, bufs, instrumented)
+        self._encode(cpass, kernel, n, d, causal, plan, bufs, instrumented)
         cpass.end()
         self.device.queue.submit([enc.finish()])
         O = np.frombuffer(self.device.queue.read_buffer(bufs["O"]), np.float32).reshape(heads, n, d).copy()
@@ -284,40 +302,45 @@ class Runner:
 
     def time(self, kernel: str, n: int, d: int, heads: int = 1, causal: bool = False,
              min_sample_ms: float = 10.0, min_samples: int = 5, max_submit_ms: float = 1000.0,
-             max_samples: int = 5, workgroup_bytes: int = 16384) -> dict:
-        """Time ``kernel`` on random inputs; returns medianMs, samples (ms per run), method.
+             workgroup_bytes: int = 16384) -> dict:
+        """Time ``kernel`` on random (heads, N, d) float32 inputs.
 
-        Method: one warm-up run, an estimate of one run's time, then samples of
-        ``reps`` runs each, reps chosen so a sample holds >= min_sample_ms of GPU work;
-        submissions are split so none holds more than about max_submit_ms. GPU time
-        comes from timestamp queries (64-bit unsigned nanoseconds, non-positive deltas
-        dropped) when the device has them, else wall time to on_submitted_work_done.
+        Returns {"medianMs": ms per run, "samples": [ms per run], "reps": runs per
+        sample, "method": "timestamp"|"wall", "belowResolution": bool, ...}.
+        Method: a warm-up, one head timed alone to size the work, then samples of
+        ``reps`` runs each, reps chosen so a sample holds >= min_sample_ms of GPU work,
+        and at least ``min_samples`` samples; the median is reported. No submission
+        holds more than about max_submit_ms: long runs are split by heads. GPU time
+        comes from timestamp queries (read as 64-bit unsigned nanoseconds,
+        non-positive deltas dropped) when the device has them, else wall time until the work is done
+        (see _wait).
         Raises KernelError when the size exceeds this device's limits.
         """
         plan = self.plan(kernel, n, d, heads, workgroup_bytes)
+        cap = plan["head_batch"]
         bufs = self._make_buffers(kernel, n, d, heads, causal, plan)
         enc = self.device.create_command_encoder()
         self._clear(enc, bufs)
         self.device.queue.submit([enc.finish()])
 
-        def submit(reps: int) -> float:
-            """Submit ``reps`` runs in one command buffer; return GPU ms (or wall ms)."""
+        def submit(reps: int, h_lo: int, h_hi: int) -> float:
+            """Submit ``reps`` runs over heads [h_lo, h_hi) in one command buffer; GPU ms."""
             enc = self.device.create_command_encoder()
-            qs = None
-            tw = None
+            qs = tw = None
             if self.timestamps:
                 qs = self.device.create_query_set(type="timestamp", count=2)
                 tw = {"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
             cpass = enc.begin_compute_pass(timestamp_writes=tw)
             for _ in range(reps):
-                self._encode(cpass, kernel, n, d, heads, causal, plan, bufs, False)
+                self._encode(cpass, kernel, n, d, causal, plan, bufs, False, h_lo, h_hi)
             cpass.end()
             if qs is not None:
-                rb = self.device.create_buffer(size=16, usage=self.wgpu.BufferUsage.QUERY_RESOLVE | self.wgpu.BufferUsage.COPY_SRC)
+                rb = self.device.create_buffer(
+                    size=16, usage=self.wgpu.BufferUsage.QUERY_RESOLVE | self.wgpu.BufferUsage.COPY_SRC)
                 enc.resolve_query_set(qs, 0, 2, rb, 0)
             t0 = time.perf_counter()
             self.device.queue.submit([enc.finish()])
-            self.device.queue.on_submitted_work_done_sync()
+            self._wait()
             wall = (time.perf_counter() - t0) * 1e3
             if qs is None:
                 return wall
@@ -326,32 +349,49 @@ class Runner:
                 return float("nan")
             return float(ts[1] - ts[0]) / 1e6
 
-        submit(1)  # warm-up: pipelines compiled, buffers touched
-        one = submit(1)
-        if not one > 0:
-            one = 1e-3
-        reps_per_submit = max(1, min(int(max_submit_ms // one), 10_000))
-        reps = max(1, math.ceil(min_sample_ms / one))
+        # Warm-up and size estimate on the first head batch's first head.
+        plan["head_batch"] = 1
+        bufs["params"] = self._params(n, causal, plan)
+        submit(1, 0, 1)
+        one_head = submit(1, 0, 1)
+        if not one_head > 0:
+            one_head = 1e-3
+        run_ms = one_head * heads
+        # Heads per submission: all of them unless one run would pass max_submit_ms.
+        per_submit = max(1, min(heads, int(max_submit_ms // one_head)))
+        plan["head_batch"] = max(1, min(cap, per_submit))
+        bufs["params"] = self._params(n, causal, plan)
+        split = per_submit < heads
+        reps = max(1, math.ceil(min_sample_ms / run_ms))
+        reps_per_submit = 1 if split else max(1, min(reps, int(max_submit_ms // run_ms)))
+        if split:
+            submit(1, 0, plan["head_batch"])
+        else:
+            submit(1, 0, heads)
         samples = []
         attempts = 0
-        while len(samples) < min_samples and attempts < min_samples * 3:
+        while len(samples) < min_samples and attempts < 3 * min_samples:
             attempts += 1
             total, done = 0.0, 0
-            while done < reps:
+            while done < reps and total == total:
                 r = min(reps_per_submit, reps - done)
-                ms = submit(r)
-                if not ms > 0:
-                    total = float("nan")
-                    break
-                total += ms
+                if split:
+                    step = plan["head_batch"]
+                    for h0 in range(0, heads, step):
+                        total += submit(r, h0, min(heads, h0 + step))
+                else:
+                    total += submit(r, 0, heads)
                 done += r
             if total > 0:
                 samples.append(total / reps)
         samples.sort()
         med = samples[len(samples) // 2] if samples else float("nan")
+        # Timestamp resolution: Chrome rounds to 100 us; native Vulkan ticks in ns.
         return {"medianMs": med, "samples": samples, "reps": reps,
                 "method": "timestamp" if self.timestamps else "wall",
-                "headBatch": plan["head_batch"], "tiling": [plan["tiling"].block_rows, plan["tiling"].block_cols]}
+                "belowResolution": bool(med * reps < 0.1),
+                "headBatch": plan["head_batch"], "split": split,
+                "tiling": [plan["tiling"].block_rows, plan["tiling"].block_cols]}
 
 
 def override_constants(spec: dict, d: int, tiling: Tiling) -> dict:

@@ -40,7 +40,7 @@ def load_sources(path: Path, values: Mapping[str, Any]) -> list[dict]:
         for key in ("claim", "source", "used_for", "not_proven"):
             if not str(raw.get(key, "")).strip():
                 raise FilmError(f"{path.name}: entry {eid!r} lacks {key!r}")
-        entry = {"id": eid, "url": raw.get("url", ""), "pending": bool(raw.get("pending", False))}
+        entry = {"id": eid, "url": raw.get("url", ""), "label": raw.get("label", eid)}
         for key in ("claim", "source", "used_for", "not_proven"):
             entry[key] = script.render_text(raw[key], values, f"source {eid!r} {key}")
         out.append(entry)
@@ -53,9 +53,9 @@ def build(context: Mapping[str, Any], film_toml: Path = FILM_TOML, sources_toml:
     context: build.py's template context; uses ``facts`` (facts.json, dict) and
     ``counts`` (emulator figures keyed 'n4096_d16' etc.; missing keys are
     counted with emulator.traffic.count).
-    Returns {'film': {...}, 'sources': [...]}: build.py puts both in the
-    template context. ``film`` has title, cues, chapters, question,
-    runtime_s, runtime (m:ss), figures, captions_vtt, chapters_vtt.
+    Returns the film dict, which build.py puts in the template context as
+    ``film``: title, cues, chapters, question, runtime_s, runtime (m:ss),
+    figures, captions_vtt, chapters_vtt, and sources (the ledger entries).
     Raises FilmError on any invalid cue, figure or source.
     """
     raw = script.load(film_toml)
@@ -72,13 +72,17 @@ def build(context: Mapping[str, Any], film_toml: Path = FILM_TOML, sources_toml:
         s["cues"] = [c["id"] for c in film["cues"] if s["id"] in c["sources"]]
     for ch in film["chapters"]:
         ch["clock"] = script.clock(ch["start_s"])
+    film["question"]["rewatch_clock"] = script.clock(film["question"]["rewatch_s"])
     film["runtime"] = script.clock(film["runtime_s"])
     film["runtime_words"] = f"{int(film['runtime_s']) // 60} minutes {int(film['runtime_s']) % 60} seconds"
     film["figures"] = values
     film["captions_vtt"] = vtt.captions(film["cues"])
     film["chapters_vtt"] = vtt.chapters(film["chapters"])
     vtt.check_roundtrip(film["captions_vtt"], film["cues"])
-    return {"film": film, "sources": sources}
+    film["sources"] = sources
+    film["source_labels"] = {s["id"]: s["label"] for s in sources}
+    film["cue_clock"] = {c["id"]: c["clock"] for c in film["cues"]}
+    return film
 
 
 def player_data(film: Mapping[str, Any]) -> dict:
@@ -96,8 +100,8 @@ def player_data(film: Mapping[str, Any]) -> dict:
 
 def write_assets(film_ctx: Mapping[str, Any], out_dir: Path) -> list[Path]:
     """Write media/captions.vtt, media/chapters.vtt and media/film.json under
-    out_dir (UTF-8). Accepts build()'s result or its 'film' part. Returns the paths."""
-    film = film_ctx.get("film", film_ctx)
+    out_dir (UTF-8). ``film_ctx`` is build()'s result. Returns the paths."""
+    film = film_ctx
     media = Path(out_dir) / "media"
     media.mkdir(parents=True, exist_ok=True)
     paths = [media / "captions.vtt", media / "chapters.vtt", media / "film.json"]

@@ -83,15 +83,14 @@ def _traffic(counts: Mapping[str, Any] | None, key: str, n: int, d: int, workgro
 
 
 def _tiling(d: int, workgroup_bytes: int) -> tuple[int, int]:
-    """(B_r, B_c) for the lesson tiling: the query tile gets half of workgroup
-    memory, K and V share the other half (kernels_wgsl/manifest.json "lesson")."""
+    """(B_r, B_c) of the lesson tiling (emulator/tiling.py lesson_blocks: the
+    query tile gets half of workgroup memory, K and V share the other half)."""
     try:
-        from emulator.tiling import lesson_tiling  # type: ignore
-        t = lesson_tiling(d=d, workgroup_bytes=workgroup_bytes)
-        return int(t.B_r), int(t.B_c)
-    except Exception:  # emulator.tiling not importable yet, or another signature
-        b_r = (workgroup_bytes // 2) // (BYTES_PER_FLOAT32 * d)
-        return b_r, b_r // 2
+        from emulator.tiling import lesson_blocks
+    except ImportError as exc:  # pragma: no cover - depends on tree state
+        raise FilmError(f"film needs emulator.tiling: {exc}") from exc
+    b_r, b_c = lesson_blocks(d, workgroup_bytes)
+    return int(b_r), int(b_c)
 
 
 def online_softmax_example(scores: list[float], tile: int) -> dict:
@@ -229,28 +228,41 @@ def _dig(obj: Any, *paths: str) -> Any:
 def model_facts(facts: Mapping[str, Any]) -> dict:
     """The model's own numbers from facts/facts.json, as display strings.
 
-    Only keys present in facts.json appear; the film's captions test for them
-    with ``is defined`` and say less when they are missing. Never typed here.
+    Only keys present in facts.json appear; captions test for them with
+    ``is defined`` and say less when they are missing. Never typed here.
+    Keys: name, license, heads, layers; row_max (largest score in the probe
+    sentence's last row), row_max_overflows (bool); heldout_max,
+    overflow_count, score_count; broken_failed, checked_heads,
+    broken_passed (heads where the largest score always came first),
+    fused_passed.
     """
     out: dict[str, Any] = {}
-    name = _dig(facts, "model.name", "model.id", "provenance.model", "model_name")
-    if isinstance(name, str):
-        out["name"] = name
-    heads = _dig(facts, "probe.heads", "model.heads", "model.num_heads", "heads")
-    if isinstance(heads, int):
-        out["heads"] = heads
-    top = _dig(facts, "overflow.probe_row_max_score", "probe.last_row_max_score", "overflow.probe_max_score")
-    if isinstance(top, (int, float)):
-        out["row_max"] = fixed(top, 2)
-        out["row_max_raw"] = float(top)
-        out["exp_row_max"] = group(round(math.exp(top)))
-    held = _dig(facts, "overflow.heldout_max_score", "overflow.held_out_max_score", "heldout.max_score")
-    if isinstance(held, (int, float)):
-        out["heldout_max"] = fixed(held, 2)
-        out["heldout_max_raw"] = float(held)
-    over = _dig(facts, "overflow.heldout_overflow_count", "overflow.fp16_overflow_count")
-    total = _dig(facts, "overflow.heldout_score_count", "overflow.score_count")
-    if isinstance(over, int) and isinstance(total, int):
-        out["overflow_count"] = group(over)
-        out["score_count"] = group(total)
+    for key, path in (("name", "model.model"), ("license", "model.model_license"),
+                      ("architecture", "model.architecture")):
+        v = _dig(facts, path)
+        if isinstance(v, str):
+            out[key] = v
+    for key, path in (("heads", "model.heads"), ("layers", "model.layers")):
+        v = _dig(facts, path)
+        if isinstance(v, int):
+            out[key] = v
+    row = _dig(facts, "overflow.probe_last_row")
+    if isinstance(row, Mapping) and isinstance(row.get("largest_score"), (int, float)):
+        out["row_max"] = fixed(row["largest_score"], 2)
+        out["row_max_raw"] = float(row["largest_score"])
+        out["row_max_overflows"] = bool(row.get("overflows_fp16", False))
+    held = _dig(facts, "overflow.held_out.all_layers")
+    if isinstance(held, Mapping) and all(isinstance(held.get(k), (int, float)) for k in ("largest_score", "overflowing", "scores")):
+        out["heldout_max"] = fixed(held["largest_score"], 2)
+        out["heldout_max_raw"] = float(held["largest_score"])
+        out["overflow_count"] = group(held["overflowing"])
+        out["score_count"] = group(held["scores"])
+    tot = _dig(facts, "check.totals")
+    if isinstance(tot, Mapping) and all(isinstance(tot.get(k), int) for k in ("broken_failed", "heads", "fused_passed")):
+        out["broken_failed"] = tot["broken_failed"]
+        out["checked_heads"] = tot["heads"]
+        out["broken_passed"] = tot["heads"] - tot["broken_failed"]
+        out["fused_passed"] = tot["fused_passed"]
+        if isinstance(tot.get("broken_should_fail"), int):
+            out["broken_should_fail"] = tot["broken_should_fail"]
     return out

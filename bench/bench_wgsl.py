@@ -1,0 +1,217 @@
+"""Native benchmark of the WGSL attention kernels (wgpu-py), with PyTorch SDPA as reference.
+
+Usage (the figures in docs/BENCHMARKS.md came from the command written there):
+
+    python bench/bench_wgsl.py [--n 1024 4096 16384] [--d 16 64 128] [--heads 1 32]
+        [--kernels plain fused fused-fast] [--limits default max] [--budget-s 480]
+        [--json out.json] [--md out.md]
+
+Order (llm.c's dev/cuda): the float64 reference, the kernels, a check of every kernel
+and head dimension against the reference on this very device, and only then timing.
+
+FLOP convention: 4 N^2 d per head for full attention (QK^T and PV, 2 FLOP a
+multiply-add); causal counts half of that, 2 N^2 d. GFLOP/s = that / median time.
+GB/s uses the emulator's byte count for the lesson kernels (one head times heads).
+
+Timing: see bench.wgsl_host.Runner.time (warm-up, samples of >= 10 ms of GPU work,
+>= 5 samples where the budget allows, median; timestamp queries when available).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.wgsl_host import MANIFEST, KernelError, Runner, gflops  # noqa: E402
+
+
+def reference(Q, K, V, causal):
+    """float64 attention on the CPU: (H, N, d) -> (H, N, d)."""
+    Q, K, V = (np.asarray(x, np.float64) for x in (Q, K, V))
+    n, d = Q.shape[-2:]
+    S = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d)
+    if causal:
+        S = np.where(np.tril(np.ones((n, n), bool)), S, -np.inf)
+    S -= S.max(-1, keepdims=True)
+    P = np.exp(S)
+    P /= P.sum(-1, keepdims=True)
+    return P @ V
+
+
+def check_all(runner: Runner, kernels, ds) -> list:
+    """Every kernel and d at N = 300 (ragged), full and causal, 2 heads: max |O - ref|."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for d in ds:
+        Q, K, V = (rng.standard_normal((2, 300, d)).astype(np.float32) for _ in range(3))
+        for causal in (False, True):
+            ref = reference(Q, K, V, causal)
+            for kern in kernels:
+                O, _ = runner.run(kern, Q, K, V, causal)
+                err = float(np.abs(O - ref).max())
+                ok = bool(np.isfinite(O).all() and err < 1e-4)
+                rows.append({"kernel": kern, "d": d, "causal": causal, "max_abs_error": err, "ok": ok})
+                if not ok:
+                    raise SystemExit(f"check failed: {kern} d={d} causal={causal}: max error {err}")
+    return rows
+
+
+def traffic_bytes(kernel, n, d, causal, heads):
+    """Emulator's global-memory bytes for one run (lesson kernels and manifest tilings)."""
+    try:
+        from emulator.traffic import count
+        return count(kernel, n, d, causal).total_bytes * heads
+    except Exception:  # kernel the emulator does not count
+        return None
+
+
+def time_torch(n, d, heads, causal, min_sample_ms=10.0, samples=5):
+    """PyTorch scaled_dot_product_attention, float32, CUDA events; None without CUDA."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (torch.randn(1, heads, n, d, device="cuda", dtype=torch.float32, generator=g) for _ in range(3))
+    f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+    f()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); f(); e.record(); torch.cuda.synchronize()
+    one = max(s.elapsed_time(e), 1e-3)
+    reps = max(1, math.ceil(min_sample_ms / one))
+    out = []
+    for _ in range(samples):
+        s.record()
+        for _ in range(reps):
+            f()
+        e.record()
+        torch.cuda.synchronize()
+        out.append(s.elapsed_time(e) / reps)
+    out.sort()
+    return {"medianMs": out[len(out) // 2], "samples": out, "method": "cuda-events",
+            "backend": torch.__version__, "device": torch.cuda.get_device_name()}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1024, 4096, 16384])
+    ap.add_argument("--d", type=int, nargs="+", default=[16, 64, 128])
+    ap.add_argument("--heads", type=int, nargs="+", default=[1, 32])
+    ap.add_argument("--kernels", nargs="+", default=[k for k in MANIFEST["kernels"] if k != "fused-no-rescale"])
+    ap.add_argument("--limits", nargs="+", default=["default", "max"])
+    ap.add_argument("--causal", nargs="+", default=["full", "causal"])
+    ap.add_argument("--budget-s", type=float, default=480.0, help="stop starting new timings after this")
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--md", type=Path)
+    a = ap.parse_args(argv)
+    t_start = time.perf_counter()
+    results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv,
+               "rows": [], "checks": {}, "torch": []}
+    default_refused = set()
+    for mode in a.limits:
+        runner = Runner(limits=mode)
+        results.setdefault("adapter", runner.info)
+        results.setdefault("limits", {})[mode] = {"max-storage-buffer-binding-size": runner.max_binding,
+                                                   "max-buffer-size": runner.max_buffer,
+                                                   "timestamps": runner.timestamps}
+        print(f"# limits={mode}: binding {runner.max_binding:,} B, buffer {runner.max_buffer:,} B, "
+              f"timestamps {runner.timestamps}, adapter {runner.info}", flush=True)
+        if mode == a.limits[0]:
+            results["checks"] = check_all(runner, a.kernels, a.d)
+            print(f"# checks passed: {len(results['checks'])} (N=300, 2 heads, every kernel, d, causal)", flush=True)
+        for heads in a.heads:
+            for n in a.n:
+                for d in a.d:
+                    for cm in a.causal:
+                        causal = cm == "causal"
+                        for kern in a.kernels:
+                            key = (kern, n, d, heads, causal)
+                            # At the adapter's maximums, rerun only what default limits refused
+                            # or what batches heads differently (plain's S and P).
+                            if mode != a.limits[0] and key not in default_refused and kern != "plain":
+                                continue
+                            row = {"limits": mode, "kernel": kern, "n": n, "d": d, "heads": heads, "causal": causal}
+                            if time.perf_counter() - t_start > a.budget_s:
+                                row["skipped"] = "time budget of the run spent"
+                            else:
+                                try:
+                                    r = runner.time(kern, n, d, heads, causal)
+                                    row.update(r)
+                                    row["gflops"] = gflops(n, d, heads, causal) / (r["medianMs"] * 1e6)
+                                    tb = traffic_bytes(kern, n, d, causal, heads)
+                                    if tb:
+                                        row["bytes"] = tb
+                                        row["gbps"] = tb / (r["medianMs"] * 1e6)
+                                except KernelError as e:
+                                    row["refused"] = str(e)
+                                    default_refused.add(key)
+                            results["rows"].append(row)
+                            print(json.dumps({k: v for k, v in row.items() if k != "samples"}), flush=True)
+        del runner
+    if not a.no_torch:
+        for heads in a.heads:
+            for n in a.n:
+                for d in a.d:
+                    for cm in a.causal:
+                        try:
+                            t = time_torch(n, d, heads, cm == "causal")
+                        except Exception as e:  # OOM or a backend refusing fp32
+                            t = {"error": repr(e)}
+                        if t is None:
+                            break
+                        t.update({"n": n, "d": d, "heads": heads, "causal": cm == "causal"})
+                        if "medianMs" in t:
+                            t["gflops"] = gflops(n, d, heads, t["causal"]) / (t["medianMs"] * 1e6)
+                        results["torch"].append(t)
+                        print(json.dumps({k: v for k, v in t.items() if k != "samples"}), flush=True)
+    results["elapsed_s"] = time.perf_counter() - t_start
+    if a.json:
+        a.json.write_text(json.dumps(results, indent=1))
+    table = markdown(results)
+    if a.md:
+        a.md.write_text(table)
+    print(table)
+
+
+def markdown(results) -> str:
+    """One table: rows (N, d, heads, causal), columns per kernel and limits mode, GFLOP/s."""
+    lines = ["| limits | heads | N | d | mask | kernel | median ms | GFLOP/s | GB/s (emulator bytes) | samples | method |",
+             "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
+    for r in results["rows"]:
+        mask = "causal" if r["causal"] else "full"
+        head = f"| {r['limits']} | {r['heads']} | {r['n']:,} | {r['d']} | {mask} | {r['kernel']} |"
+        if "refused" in r:
+            lines.append(head + f" refused: {r['refused']} | | | | |")
+        elif "skipped" in r:
+            lines.append(head + f" skipped: {r['skipped']} | | | | |")
+        else:
+            gb = f"{r['gbps']:.0f}" if "gbps" in r else ""
+            lines.append(head + f" {r['medianMs']:.3f} | {r['gflops']:.0f} | {gb} | {len(r['samples'])}×{r['reps']} | {r['method']} |")
+    if results.get("torch"):
+        lines += ["", "| PyTorch SDPA fp32 | heads | N | d | mask | median ms | GFLOP/s |", "|---|---:|---:|---:|---|---:|---:|"]
+        for t in results["torch"]:
+            mask = "causal" if t["causal"] else "full"
+            if "medianMs" in t:
+                lines.append(f"| {t.get('backend', '')} | {t['heads']} | {t['n']:,} | {t['d']} | {mask} | {t['medianMs']:.3f} | {t['gflops']:.0f} |")
+            else:
+                lines.append(f"| error | {t['heads']} | {t['n']:,} | {t['d']} | {mask} | {t.get('error', '')} | |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

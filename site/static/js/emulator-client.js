@@ -1,0 +1,66 @@
+// A small promise wrapper around the emulator's worker. Cancel terminates the
+// worker (the only way to stop Python mid-loop) and the next request starts a
+// fresh one.
+export class EmulatorClient {
+  constructor({ onProgress } = {}) {
+    this.onProgress = onProgress || (() => {});
+    this.worker = null;
+    this.pending = new Map();
+    this.nextId = 1;
+    this.ready = false;
+  }
+
+  start() {
+    if (this.worker) return;
+    this.worker = new Worker(new URL("./emulator-worker.js", import.meta.url), { type: "module" });
+    this.worker.onmessage = (event) => {
+      const data = event.data;
+      if (data.type === "progress") {
+        if (data.percent >= 100) this.ready = true;
+        this.onProgress(data);
+        return;
+      }
+      const entry = this.pending.get(data.id);
+      if (!entry) return;
+      this.pending.delete(data.id);
+      entry.resolve(data.reply);
+    };
+    this.worker.onerror = (event) => {
+      event.preventDefault();
+      this.failAll(`The emulator's worker failed: ${event.message || "unknown error"}`);
+      this.worker.terminate();
+      this.worker = null;
+      this.ready = false;
+    };
+  }
+
+  failAll(message) {
+    for (const [, entry] of this.pending) {
+      entry.resolve({ ok: false, errors: [{ field: "op", message }] });
+    }
+    this.pending.clear();
+  }
+
+  request(op, params, extra = {}) {
+    this.start();
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, { resolve });
+      this.worker.postMessage({ id, request: { op, params, ...extra } });
+    });
+  }
+
+  get busy() {
+    return this.pending.size > 0;
+  }
+
+  cancel() {
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+    this.ready = false;
+    for (const [, entry] of this.pending) {
+      entry.resolve({ ok: false, cancelled: true, errors: [{ field: "op", message: "Cancelled." }] });
+    }
+    this.pending.clear();
+  }
+}

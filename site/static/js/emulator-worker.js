@@ -1,0 +1,63 @@
+// The emulator's home in the page: Pyodide (Python 3.14 compiled to WebAssembly)
+// in a module Web Worker, so the page never freezes while Python works.
+// It runs the very same emulator/*.py files the tests run in CPython, shipped by
+// build.py in py/bundle.json. Messages in:  {id, request: {op, params, ...}}
+// Messages out: {type: "progress", stage, percent} while booting,
+//               {id, reply: {ok, op, result | errors}} for each request.
+import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
+
+const base = new URL("../../", import.meta.url);
+let handleJson = null;
+let booting = null;
+let modelLoaded = false;
+
+function progress(stage, percent) {
+  postMessage({ type: "progress", stage, percent });
+}
+
+function writeFile(py, path, text) {
+  const parts = path.split("/");
+  let dir = "/cannery";
+  for (const part of parts.slice(0, -1)) {
+    dir += "/" + part;
+    try { py.FS.mkdirTree(dir); } catch (_) { /* exists */ }
+  }
+  py.FS.writeFile("/cannery/" + path, text);
+}
+
+async function boot() {
+  progress("Starting Python (Pyodide) in this page…", 10);
+  const py = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
+  progress("Loading the emulator…", 80);
+  const response = await fetch(new URL("py/bundle.json", base));
+  if (!response.ok) throw new Error(`could not load the emulator (${response.status})`);
+  const bundle = await response.json();
+  py.FS.mkdirTree("/cannery");
+  for (const [path, text] of Object.entries(bundle.files)) writeFile(py, path, text);
+  py.runPython("import sys\nsys.path.insert(0, '/cannery')\nfrom emulator import api");
+  handleJson = py.globals.get("api").handle_json;
+  progress("Python is ready.", 100);
+  return py;
+}
+
+async function ensureModel(py) {
+  if (modelLoaded) return;
+  const response = await fetch(new URL("py/facts/probe_qkv.json", base));
+  if (!response.ok) throw new Error(`could not load the model's sentence (${response.status})`);
+  writeFile(py, "facts/probe_qkv.json", await response.text());
+  modelLoaded = true;
+}
+
+self.onmessage = async (event) => {
+  const { id, request } = event.data;
+  try {
+    booting = booting || boot();
+    const py = await booting;
+    if (request.params && request.params.input === "model" && request.op === "check") await ensureModel(py);
+    const reply = JSON.parse(handleJson(JSON.stringify(request)));
+    postMessage({ id, reply });
+  } catch (err) {
+    const message = String(err && err.message ? err.message : err).split("\n").slice(-3).join(" ");
+    postMessage({ id, reply: { ok: false, op: request && request.op, errors: [{ field: "op", message: `The emulator stopped: ${message}` }] } });
+  }
+};

@@ -1,0 +1,1 @@
+// placeholder until the film player lands

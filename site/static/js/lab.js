@@ -1,0 +1,326 @@
+// The lab: Count, Check and Time. Every rule about inputs lives in the Python
+// emulator (emulator/tiling.py); this file only sends the raw form values and
+// shows what comes back. Results already shown stay until a new one replaces them.
+import { EmulatorClient } from "./emulator-client.js";
+import { barChart, mib } from "./bars.js";
+
+const $ = (id) => document.getElementById(id);
+const FIELDS = ["kernel", "n", "d", "workgroup_bytes", "seed", "input"];
+const TENSORS = ["Q", "K", "V", "S", "P", "O"];
+const fmt = (x) => Number(x).toLocaleString("en-US");
+const sci = (x) => (typeof x === "number" ? x.toExponential(2) : String(x));
+
+const form = $("lab-form");
+const status = $("lab-status");
+const alertBox = $("lab-alert");
+const boot = $("boot");
+const bootBar = $("boot-progress");
+const bootLabel = $("boot-label");
+const buttons = { count: $("count-button"), check: $("check-button"), time: $("time-button"), cancel: $("cancel-button") };
+
+const client = new EmulatorClient({
+  onProgress: ({ stage, percent }) => {
+    bootLabel.textContent = stage;
+    bootBar.value = percent;
+    boot.hidden = percent >= 100;
+  },
+});
+
+// ---- form state <-> URL fragment (a teacher can share a link) -------------
+function readForm() {
+  return {
+    kernel: $("kernel").value,
+    n: $("n").value,
+    d: $("d").value,
+    causal: $("causal").checked,
+    workgroup_bytes: $("workgroup_bytes").value,
+    seed: $("seed").value,
+    input: form.querySelector("input[name=input]:checked").value,
+    head: $("head").value,
+  };
+}
+
+function writeHash(p) {
+  const q = new URLSearchParams({ kernel: p.kernel, n: p.n, d: p.d, causal: p.causal ? "1" : "0", M: p.workgroup_bytes });
+  history.replaceState(null, "", "#" + q.toString());
+}
+
+function readHash() {
+  const raw = location.hash.replace(/^#/, "");
+  if (!raw.includes("=")) return;
+  const q = new URLSearchParams(raw);
+  if (q.has("kernel")) {
+    const k = q.get("kernel");
+    if ([...$("kernel").options].some((o) => o.value === k)) $("kernel").value = k;
+  }
+  if (q.has("n")) $("n").value = q.get("n");
+  if (q.has("d")) $("d").value = q.get("d");
+  if (q.has("M")) $("workgroup_bytes").value = q.get("M");
+  if (q.has("causal")) $("causal").checked = q.get("causal") === "1";
+}
+
+// ---- messages ---------------------------------------------------------------
+function clearErrors() {
+  for (const f of FIELDS) {
+    const box = $(`${f}-error`);
+    if (box) box.textContent = "";
+    const input = $(f === "input" ? "input-model" : f);
+    if (input) input.removeAttribute("aria-invalid");
+  }
+  alertBox.textContent = "";
+}
+
+function showErrors(errors) {
+  const spoken = [];
+  for (const e of errors) {
+    const box = $(`${e.field}-error`);
+    if (box) {
+      box.textContent = e.message;
+      const input = $(e.field === "input" ? "input-model" : e.field);
+      if (input) input.setAttribute("aria-invalid", "true");
+    } else {
+      alertBox.textContent = e.message;
+    }
+    spoken.push(e.message);
+  }
+  status.textContent = spoken.join(" ");
+  const first = errors.find((e) => $(e.field));
+  if (first && document.activeElement && document.activeElement.tagName === "INPUT") {
+    // keep focus where the learner is typing; the message sits next to the field
+  }
+}
+
+function setBusy(busy, what) {
+  for (const key of ["count", "check", "time"]) buttons[key].disabled = busy;
+  buttons.cancel.hidden = !busy || what !== "check";
+}
+
+// ---- Count -------------------------------------------------------------------
+function trafficTable(t, caption) {
+  const rows = TENSORS.filter((name) => t.reads[name] || t.writes[name]).map((name) =>
+    `<tr><td><span class="tensor t-${name}">${name}</span></td><td>${fmt(t.reads[name])}</td><td>${fmt(t.writes[name])}</td></tr>`
+  ).join("");
+  return `<table class="numbers"><caption>${caption}</caption>
+    <thead><tr><th scope="col">Tensor</th><th scope="col">Read (bytes)</th><th scope="col">Written (bytes)</th></tr></thead>
+    <tbody>${rows}</tbody>
+    <tfoot><tr><th scope="row">Total</th><td colspan="2">${fmt(t.total_bytes)} bytes (${mib(t.total_bytes)} MiB)</td></tr></tfoot></table>`;
+}
+
+function renderCount(r) {
+  const s = r.selected;
+  const body = $("count-body");
+  const causal = s.causal ? ", causal" : "";
+  body.innerHTML = `
+    <p>${r.label}, N = ${fmt(s.n)}, d = ${s.d}${causal}, M = ${fmt(s.workgroup_bytes)} B:
+       tiles of B_r = ${s.block_rows} query rows and B_c = ${s.block_cols} key rows (${fmt(s.query_tiles)} query tiles).</p>
+    <p class="big-number" id="count-total">${fmt(s.total_bytes)} bytes</p>
+    <p>${mib(s.total_bytes)} MiB to and from global memory, one head, float32.</p>
+    ${trafficTable(s, "Bytes per tensor, " + r.label)}
+    <p>Plain moves <strong id="count-plain">${fmt(r.plain.total_bytes)}</strong> bytes, fused
+       <strong id="count-fused">${fmt(r.fused.total_bytes)}</strong>: the plain kernel moves
+       <strong id="count-ratio">${r.ratio.toFixed(1)}</strong> times as much.</p>
+    <div id="count-chart"></div>
+    <ul class="legend-inline" aria-hidden="true">${TENSORS.map((t) => `<li><span class="swatch sw-${t}"></span>${t}</li>`).join("")}</ul>`;
+  const rows = [{ label: "Plain", traffic: r.plain }, { label: "Fused", traffic: r.fused }];
+  for (const [name, t] of Object.entries(r.timed || {})) {
+    rows.push({ label: t.label.length > 16 ? name : t.label, traffic: t });
+  }
+  $("count-chart").appendChild(barChart(rows, {
+    title: `Bytes moved at N = ${fmt(s.n)}, d = ${s.d}: plain ${mib(r.plain.total_bytes)} MiB, fused ${mib(r.fused.total_bytes)} MiB`,
+  }));
+  if (Object.keys(r.timed || {}).length) {
+    const notes = Object.entries(r.timed).map(([name, t]) =>
+      `<li>${t.label} (the kernel Time runs): B_r = ${t.block_rows}, B_c = ${t.block_cols}, ${fmt(t.total_bytes)} bytes.</li>`).join("");
+    body.insertAdjacentHTML("beforeend", `<p class="note">The fast kernel that Time runs tiles differently from the lesson's kernel, so it has its own count:</p><ul class="note">${notes}</ul>`);
+  }
+  $("count-result").hidden = false;
+  $("count-result").classList.remove("stale");
+}
+
+let lastCount = null;
+
+async function doCount() {
+  clearErrors();
+  const p = readForm();
+  setBusy(true, "count");
+  status.textContent = client.ready ? "Counting…" : "Starting Python, then counting…";
+  const reply = await client.request("count", p);
+  setBusy(false);
+  if (!reply.ok) {
+    if (!reply.cancelled) showErrors(reply.errors);
+    return null;
+  }
+  writeHash(p);
+  lastCount = reply.result;
+  renderCount(reply.result);
+  status.textContent = `Counted: ${reply.result.label}, ${fmt(reply.result.selected.total_bytes)} bytes.`;
+  return reply.result;
+}
+
+// ---- Check -------------------------------------------------------------------
+function renderCheck(r) {
+  const verdict = r.passed ? `<span class="verdict-pass">Passed</span>` : `<span class="verdict-fail">Failed</span>`;
+  const input = r.input === "model" ? `the model's sentence, head ${r.head} (${r.tokens} tokens)` : `random inputs, seed ${r.seed}`;
+  let fail = "";
+  if (r.first_failing_row !== null && r.first_failing_row !== undefined) {
+    fail = `<p>First failing row: <strong id="check-first-row">${fmt(r.first_failing_row)}</strong>, in query tile ${fmt(r.first_failing_tile)}
+      (error ${sci(r.first_failing_error)} against a bound of ${sci(r.first_failing_bound)}).</p>`;
+  }
+  const fa = r.fa_rule_limit === null || r.fa_rule_limit === undefined ? "" :
+    `<tr><th scope="row">Twice the plain kernel's error (FlashAttention's rule)</th><td>${sci(r.fa_rule_limit)}</td><td>${r.fa_rule_passed ? "within" : "exceeded"}</td></tr>`;
+  $("check-body").innerHTML = `
+    <p class="big-number" id="check-verdict">${verdict}</p>
+    <p>${r.kernel}, N = ${fmt(r.n)}, d = ${r.d}${r.causal ? ", causal" : ""}, on ${input}: float32 kernel against exact float64.</p>
+    <table class="numbers"><caption>Errors</caption>
+      <thead><tr><th scope="col">Measure</th><th scope="col">Value</th><th scope="col"></th></tr></thead>
+      <tbody>
+      <tr><th scope="row">Largest error, any output entry</th><td id="check-error">${sci(r.max_abs_error)}</td><td></td></tr>
+      <tr><th scope="row">First-order float32 bound for that row</th><td id="check-bound">${sci(r.bound)}</td><td>${r.bound_passed ? "within" : "exceeded"}</td></tr>
+      ${fa}
+      </tbody></table>
+    ${fail}
+    <p>Rows checked: <span id="check-rows">${r.rows_description}</span>. Took ${r.seconds.toFixed(2)} s in Python.</p>`;
+  $("check-result").hidden = false;
+}
+
+async function doCheck() {
+  clearErrors();
+  const p = readForm();
+  setBusy(true, "check");
+  status.textContent = client.ready ? "Checking…" : "Starting Python, then checking…";
+  const reply = await client.request("check", p);
+  setBusy(false);
+  if (!reply.ok) {
+    if (reply.cancelled) status.textContent = "Check cancelled. Earlier results are kept.";
+    else showErrors(reply.errors);
+    return null;
+  }
+  writeHash(p);
+  renderCheck(reply.result);
+  status.textContent = `Check ${reply.result.passed ? "passed" : "failed"}: largest error ${sci(reply.result.max_abs_error)}, bound ${sci(reply.result.bound)}.`;
+  return reply.result;
+}
+
+function doCancel() {
+  client.cancel();
+  setBusy(false);
+  status.textContent = "Check cancelled. Earlier results are kept.";
+  $("check-button").focus();
+}
+
+// ---- Time (WebGPU) ------------------------------------------------------------
+let gpuModule = null;
+async function gpu() {
+  gpuModule = gpuModule || (await import("./gpu.js"));
+  return gpuModule;
+}
+
+function renderGpuCard(probe) {
+  const info = probe.adapterInfo || {};
+  const lim = probe.limits || {};
+  const feat = probe.features || {};
+  const yes = (b) => (b ? "yes" : "no");
+  $("gpu-card").innerHTML = `<div class="gpu-card"><h4>Your GPU</h4><dl>
+    <dt>Vendor</dt><dd>${info.vendor || "not reported"}</dd>
+    <dt>Architecture</dt><dd>${info.architecture || "not reported"}</dd>
+    <dt>Workgroup memory</dt><dd>${fmt(lim.maxComputeWorkgroupStorageSize || 0)} B</dd>
+    <dt>Largest storage buffer</dt><dd>${fmt(lim.maxStorageBufferBindingSize || 0)} B</dd>
+    <dt>Invocations per workgroup</dt><dd>${fmt(lim.maxComputeInvocationsPerWorkgroup || 0)}</dd>
+    <dt>Timestamp queries</dt><dd>${yes(feat.timestamp)}</dd>
+    <dt>Subgroups</dt><dd>${yes(feat.subgroups)}</dd>
+    <dt>16-bit floats (f16)</dt><dd>${yes(feat.f16)}</dd></dl></div>`;
+}
+
+function showGpuFailure(err) {
+  const message = (err && err.message) || String(err);
+  $("time-body").innerHTML = `<p class="verdict-fail" id="time-error">${message}</p>
+    <p>Count and Check still work: they run in Python, not on the GPU.</p>
+    <button type="button" id="time-retry">Retry</button>`;
+  $("time-result").hidden = false;
+  status.textContent = message;
+  $("time-retry").addEventListener("click", async () => {
+    try { (await gpu()).resetDevice?.(); } catch (_) { /* ignore */ }
+    doTime();
+  });
+}
+
+async function doTime() {
+  clearErrors();
+  const p = readForm();
+  setBusy(true, "time");
+  try {
+    const g = await gpu();
+    status.textContent = "Looking for a WebGPU adapter…";
+    const probe = await g.probeGpu();
+    if (!probe.ok) {
+      showGpuFailure({ message: probe.reason || "This browser has no WebGPU." });
+      return;
+    }
+    renderGpuCard(probe);
+    const plan = await client.request("gpu_plan", p, { limits: probe.limits });
+    if (!plan.ok) {
+      if (!plan.cancelled) showErrors(plan.errors);
+      return;
+    }
+    const counts = await client.request("count", p);
+    if (!counts.ok) {
+      showErrors(counts.errors);
+      return;
+    }
+    renderCount(counts.result);
+    status.textContent = "Timing plain and fused kernels on your GPU…";
+    const n = Number(counts.result.selected.n), d = Number(counts.result.selected.d);
+    const result = await g.timeKernels({
+      n, d, causal: p.causal, heads: 1,
+      workgroupBytes: Number(counts.result.selected.workgroup_bytes),
+      requiredLimits: plan.result.required_limits,
+    });
+    renderTime(result, counts.result, n, d, p.causal);
+  } catch (err) {
+    showGpuFailure(err);
+  } finally {
+    setBusy(false);
+  }
+}
+
+function renderTime(result, counts, n, d, causal) {
+  const flop = 4 * n * n * d * (causal ? 0.5 : 1);
+  const kernels = result.kernels || result;
+  const rows = [];
+  for (const name of ["plain", "fused"]) {
+    const k = kernels[name];
+    if (!k) continue;
+    const bytes = counts[name].total_bytes;
+    const ms = k.medianMs;
+    const low = k.belowResolution ? " (below the timer's resolution)" : "";
+    rows.push(`<tr><td>${name}</td><td id="time-${name}-ms">${ms.toFixed(3)}${low}</td>
+      <td>${(flop / (ms / 1000) / 1e9).toFixed(1)}</td><td>${(bytes / (ms / 1000) / 1e9).toFixed(1)}</td>
+      <td>${k.samples}</td><td>${k.method === "timestamp" ? "GPU timestamps" : "wall clock"}</td></tr>`);
+  }
+  const speedup = kernels.plain && kernels.fused ? kernels.plain.medianMs / kernels.fused.medianMs : null;
+  $("time-body").innerHTML = `
+    <p>N = ${fmt(n)}, d = ${d}${causal ? ", causal" : ""}, one head, float32, median of the samples.</p>
+    <table class="numbers"><caption>Times on your GPU</caption>
+      <thead><tr><th scope="col">Kernel</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">GB/s (counted bytes)</th><th scope="col">Samples</th><th scope="col">Timer</th></tr></thead>
+      <tbody>${rows.join("")}</tbody></table>
+    ${speedup ? `<p>Fused speed-up: <strong id="time-speedup">${speedup.toFixed(2)}×</strong>.</p>` : ""}
+    <p class="note">GFLOP/s counts 4·N²·d floating-point operations per head (two matrix products), half that for causal.
+      GB/s divides the emulator's byte count by the time; caches can make it exceed what memory alone delivers.
+      Each sample batches dispatches until it holds at least 10 ms of GPU work. Chrome rounds GPU timestamps to 100 µs.</p>`;
+  $("time-result").hidden = false;
+  status.textContent = speedup ? `Timed: fused is ${speedup.toFixed(2)} times as fast as plain.` : "Timed.";
+}
+
+// ---- wiring ----------------------------------------------------------------------
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  doCount();
+});
+buttons.check.addEventListener("click", doCheck);
+buttons.time.addEventListener("click", doTime);
+buttons.cancel.addEventListener("click", doCancel);
+readHash();
+window.addEventListener("hashchange", readHash);
+
+// For tests and for the curious: the lab's actions, callable from the console.
+window.cannery = Object.assign(window.cannery || {}, { lab: { doCount, doCheck, doTime, client } });

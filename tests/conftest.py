@@ -1,0 +1,97 @@
+"""Shared fixtures: a built site, a local server, and Debian's Chromium.
+
+Browser tests drive /usr/bin/chromium through Playwright for Python with
+SwiftShader WebGPU (Vulkan on the CPU), so WebGPU paths run without a GPU.
+Set CANNERY_CHROMIUM to use another Chromium binary.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import build  # noqa: E402
+
+CHROMIUM = os.environ.get("CANNERY_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox",
+    "--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader",
+    "--use-webgpu-adapter=swiftshader", "--disable-vulkan-surface",
+    "--disable-background-networking", "--disable-component-update",
+]
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The site built from scratch into a temporary folder."""
+    return build.build(tmp_path_factory.mktemp("site") / "dist")
+
+
+def _serve(directory: Path, prefix: str = ""):
+    server = build.make_server(directory, port=0, prefix=prefix)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def server_url(built_site) -> str:
+    """Base URL (ending in '/') of the built site served on 127.0.0.1."""
+    server = _serve(built_site)
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def subpath_url(built_site) -> str:
+    """The same site served under /cannery/, as a static host might."""
+    server = _serve(built_site, prefix="/cannery")
+    yield f"http://127.0.0.1:{server.server_address[1]}/cannery/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session; skips if Chromium is missing."""
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def context(browser):
+    """A fresh browser context (own cache and storage) per test."""
+    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context):
+    """A new page; console errors and page exceptions are collected on
+    ``page.console_errors`` (a list of strings)."""
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    pg.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    pg.console_errors = errors
+    yield pg
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """Folder for screenshots that people look at (git-ignored)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
