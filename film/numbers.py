@@ -155,7 +155,7 @@ def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, e
     table_bytes = n * n * BYTES_PER_FLOAT32  # one head's S, float32
     out: dict[str, Any] = {
         "N": group(n), "N_raw": n,
-        "M": group(workgroup_bytes), "M_raw": workgroup_bytes,
+        "M": group(workgroup_bytes), "M_raw": workgroup_bytes, "float_bytes": BYTES_PER_FLOAT32,
         "table": {"bytes": group(table_bytes), "mib": mib(table_bytes), "raw": table_bytes},
         # S written, S read, P written, P read (the plain kernel's three passes)
         "cross": {"times": word(4), "times_raw": 4, "mib": mib(4 * table_bytes), "raw": 4 * table_bytes},
@@ -265,4 +265,15 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
         out["fused_passed"] = tot["fused_passed"]
         if isinstance(tot.get("broken_should_fail"), int):
             out["broken_should_fail"] = tot["broken_should_fail"]
+    layers = _dig(facts, "check.layers")
+    if isinstance(layers, Mapping) and layers:
+        grid = []
+        for key in sorted(layers, key=lambda k: int(k)):
+            row = []
+            for h in layers[key].get("heads", []):
+                broken = h.get("fused-no-rescale", {})
+                row.append({"broken_passed": bool(broken.get("passed")),
+                            "max_late": h.get("first_row_with_max_after_first_tile") is not None})
+            grid.append(row)
+        out["grid"] = grid
     return out

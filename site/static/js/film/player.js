@@ -1,1 +1,363 @@
-// placeholder until the film player lands
+// The film's player shell. Before Play it loads nothing: the poster and the
+// controls are in the HTML. On the first Play (or seek) it fetches
+// media/film.json, GSAP (vendor/gsap/gsap.min.js) and ./scenes.js, and attaches
+// the captions and chapters tracks.
+//
+// The film is a pure function of time: every frame is scenes.render(t), a
+// seek of a paused GSAP timeline, so seeking to t shows the frame that
+// playing to t shows. The clock here only advances t.
+
+const root = document.getElementById('film-player');
+if (root) setup(root);
+
+function clock(s) {
+  const whole = Math.max(0, Math.floor(s + 1e-6));
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
+}
+
+function parseAnswer(text) {
+  // "16.5", "16,5", "16.5x", "×16.5", " 16.5 times" -> 16.5; anything else -> NaN
+  const cleaned = text.trim().replace(/^[x×]\s*/i, '').replace(/\s*(x|×|times)$/i, '');
+  const normal = /^\d+,\d+$/.test(cleaned) ? cleaned.replace(',', '.') : cleaned.replace(/,/g, '');
+  return /^\d+(\.\d+)?$|^\.\d+$/.test(normal) ? Number(normal) : NaN;
+}
+
+function setup(root) {
+  const $ = (sel) => root.querySelector(sel);
+  const ui = {
+    poster: $('.film-poster'), host: $('.film-canvas-host'), video: $('.film-tracks'),
+    caption: $('.film-caption'), sr: $('.film-sr-caption'), play: $('.film-play'),
+    seek: $('.film-seek'), now: $('.film-now'), cc: $('.film-cc'), speed: $('.film-speed'),
+    chapter: $('.film-chapter'), read: $('.film-read'), status: $('.film-status'),
+    panel: $('.film-question'), form: $('.film-q-form'), input: $('.film-q-input'),
+    show: $('.film-q-show'), feedback: $('.film-q-feedback'), rewatch: $('.film-q-rewatch'),
+  };
+  const runtime = Number(root.dataset.runtime);
+  const stop = Number(root.dataset.questionStop);
+  const reduced = window.matchMedia('(prefers-reduced-motion: reduce)');
+  const speech = 'speechSynthesis' in window && typeof window.SpeechSynthesisUtterance === 'function';
+  const st = {
+    t: 0, playing: false, rate: 1, captions: true, read: false,
+    film: null, scenes: null, loading: null, answered: false, open: false,
+    pending: null, cue: null, announced: null, spoken: null, last: 0, raf: 0,
+  };
+
+  if (!speech) {
+    ui.read.disabled = true;
+    ui.read.textContent = 'Read aloud (not available in this browser)';
+  }
+
+  // ---------- loading (first Play only) ----------
+  function loadScript(url) {
+    return new Promise((resolve, reject) => {
+      if (window.gsap) { resolve(); return; }
+      const s = document.createElement('script');
+      s.src = url;
+      s.onload = () => resolve();
+      s.onerror = () => reject(new Error(`could not load ${url}`));
+      document.head.append(s);
+    });
+  }
+
+  function attachTracks() {
+    const add = (kind, src, label) => {
+      const tr = document.createElement('track');
+      tr.kind = kind; tr.src = new URL(src, document.baseURI).href; tr.srclang = 'en'; tr.label = label;
+      ui.video.append(tr);
+      tr.track.mode = 'hidden'; // load the cues; the player draws captions itself
+      return tr;
+    };
+    add('captions', root.dataset.captions, 'English captions');
+    add('chapters', root.dataset.chapters, 'Chapters');
+  }
+
+  function load() {
+    if (!st.loading) {
+      st.loading = (async () => {
+        const base = document.baseURI;
+        const [film, mod] = await Promise.all([
+          fetch(new URL(root.dataset.film, base)).then((r) => {
+            if (!r.ok) throw new Error(`media/film.json: HTTP ${r.status}`);
+            return r.json();
+          }),
+          import('./scenes.js'),
+          loadScript(new URL('vendor/gsap/gsap.min.js', base).href),
+        ]);
+        st.film = film;
+        attachTracks();
+        st.scenes = mod.createFilm(ui.host, film, window.gsap);
+        ui.poster.hidden = true;
+        ui.host.hidden = false;
+        root.classList.add('is-loaded');
+        draw();
+      })().catch((err) => {
+        st.loading = null;
+        say(`The film could not load: ${err.message}. Reload the page to try again; the transcript below has every line.`);
+        throw err;
+      });
+    }
+    return st.loading;
+  }
+
+  // ---------- time and drawing ----------
+  function cueAt(t) {
+    if (!st.film) return null;
+    const cues = st.film.cues;
+    for (let i = 0; i < cues.length; i += 1) {
+      if (cues[i].start_s <= t && t < cues[i].end_s) return cues[i];
+    }
+    return null;
+  }
+
+  function stillTime(t) {
+    // reduced motion: one settled frame per caption, the frame just before the next caption starts
+    const cues = st.film.cues;
+    let i = cues.findIndex((c) => c.start_s > t);
+    if (i === -1) return runtime;
+    if (i === 0) i = 1;
+    return Math.max(0, cues[i].start_s - 0.05);
+  }
+
+  function say(text) { ui.status.textContent = text; }
+
+  function showCaption(cue) {
+    if (cue === st.cue) return;
+    st.cue = cue;
+    ui.caption.replaceChildren();
+    if (cue) {
+      const span = document.createElement('span');
+      span.textContent = cue.text;
+      span.dataset.cue = cue.id;
+      ui.caption.append(span);
+      // Screen readers hear each caption once, through one polite region. The
+      // question's caption is not sent there: the question panel takes focus
+      // and its label says it.
+      if (st.captions && !st.read && cue.id !== st.film.question.cue && st.announced !== cue.id) {
+        st.announced = cue.id;
+        ui.sr.textContent = cue.text;
+      }
+      if (st.read && st.playing) speak(cue);
+    }
+    for (const li of document.querySelectorAll('.transcript-line.is-current')) li.classList.remove('is-current');
+    if (cue) document.getElementById(`line-${cue.id}`)?.classList.add('is-current');
+  }
+
+  function speak(cue) {
+    if (!speech || st.spoken === cue.id) return;
+    st.spoken = cue.id;
+    window.speechSynthesis.cancel();
+    const u = new SpeechSynthesisUtterance(cue.text);
+    u.rate = st.rate;
+    u.lang = 'en';
+    window.speechSynthesis.speak(u);
+  }
+
+  function draw() {
+    const t = st.t;
+    ui.seek.value = String(t);
+    ui.seek.setAttribute('aria-valuetext', `${clock(t)} of ${clock(runtime)}`);
+    ui.now.textContent = clock(t);
+    if (!st.film) return;
+    st.scenes.render(reduced.matches ? stillTime(t) : t);
+    showCaption(cueAt(t));
+    const chapters = st.film.chapters;
+    let ch = 0;
+    for (let i = 0; i < chapters.length; i += 1) if (chapters[i].start_s <= t + 1e-6) ch = i;
+    if (ui.chapter.selectedIndex !== ch && document.activeElement !== ui.chapter) ui.chapter.selectedIndex = ch;
+  }
+
+  function setTime(t) {
+    st.t = Math.min(runtime, Math.max(0, t));
+    draw();
+  }
+
+  function frame(now) {
+    if (!st.playing) return;
+    const dt = Math.min(0.25, Math.max(0, (now - st.last) / 1000));
+    st.last = now;
+    let t = st.t + dt * st.rate;
+    if (!st.answered && st.t <= stop && t >= stop) {
+      // never play past the question unanswered, at any speed
+      setTime(stop);
+      pause();
+      openQuestion();
+      return;
+    }
+    if (t >= runtime) {
+      t = runtime;
+      setTime(t);
+      pause();
+      say('The film has ended. Press Play to watch it again.');
+      return;
+    }
+    setTime(t);
+    st.raf = requestAnimationFrame(frame);
+  }
+
+  async function play() {
+    await load();
+    if (!st.answered && st.open) {
+      say('The film is waiting for your answer. Type a number, or choose Show me.');
+      ui.input.focus();
+      return;
+    }
+    if (st.t >= runtime) setTime(0);
+    if (!st.answered && Math.abs(st.t - stop) < 1e-6) { openQuestion(); return; }
+    st.playing = true;
+    ui.play.textContent = 'Pause';
+    root.classList.add('is-playing');
+    st.last = performance.now();
+    cancelAnimationFrame(st.raf);
+    st.raf = requestAnimationFrame(frame);
+  }
+
+  function pause() {
+    st.playing = false;
+    cancelAnimationFrame(st.raf);
+    ui.play.textContent = 'Play';
+    root.classList.remove('is-playing');
+    if (speech) window.speechSynthesis.cancel();
+    st.spoken = null;
+  }
+
+  function toggle() { if (st.playing) pause(); else play(); }
+
+  async function seek(target) {
+    await load();
+    let t = Math.min(runtime, Math.max(0, target));
+    if (!st.answered && t >= stop) {
+      // seeking over the question stops at it; the target is remembered
+      st.pending = t > stop + 0.05 ? t : null;
+      setTime(stop);
+      pause();
+      openQuestion();
+      if (st.pending !== null) say(`The film stopped at its question. Answer it, or choose Show me, to go on to ${clock(st.pending)}.`);
+      return;
+    }
+    if (st.open) closeQuestion();
+    setTime(t);
+  }
+
+  // ---------- the question ----------
+  function openQuestion() {
+    if (st.open) { ui.input.focus(); return; }
+    st.open = true;
+    ui.panel.hidden = false;
+    ui.feedback.textContent = '';
+    ui.feedback.className = 'film-q-feedback';
+    ui.rewatch.hidden = true;
+    ui.input.value = '';
+    ui.input.focus(); // its label is the question: announced once, by focus
+  }
+
+  function closeQuestion() {
+    st.open = false;
+    ui.panel.hidden = true;
+  }
+
+  function finish(message) {
+    st.answered = true;
+    closeQuestion();
+    say(message);
+    const target = st.pending;
+    st.pending = null;
+    if (target !== null) setTime(target);
+    ui.play.focus();
+    play();
+  }
+
+  function check() {
+    const q = st.film.question;
+    const value = parseAnswer(ui.input.value);
+    if (Number.isNaN(value)) {
+      ui.feedback.className = 'film-q-feedback is-wrong';
+      ui.feedback.textContent = 'Type a number, such as 3 or 2.5, or choose Show me.';
+      ui.input.focus();
+      return;
+    }
+    if (Math.abs(value - q.answer) <= q.tolerance * q.answer) {
+      finish(q.right);
+      return;
+    }
+    ui.feedback.className = 'film-q-feedback is-wrong';
+    ui.feedback.textContent = q.hint;
+    ui.rewatch.hidden = false;
+    ui.input.select();
+  }
+
+  function showMe() { finish(st.film.question.reveal); }
+
+  ui.form.addEventListener('submit', (e) => { e.preventDefault(); check(); });
+  ui.show.addEventListener('click', showMe);
+  ui.rewatch.addEventListener('click', () => {
+    closeQuestion();
+    setTime(st.film.question.rewatch_s);
+    ui.play.focus();
+    play();
+  });
+
+  // ---------- controls ----------
+  ui.play.addEventListener('click', toggle);
+  ui.seek.addEventListener('input', () => seek(Number(ui.seek.value)));
+  ui.chapter.addEventListener('change', () => seek(Number(ui.chapter.value)));
+  ui.speed.addEventListener('change', () => { st.rate = Number(ui.speed.value); });
+  function toggleCaptions() {
+    st.captions = !st.captions;
+    ui.cc.setAttribute('aria-pressed', String(st.captions));
+    ui.caption.classList.toggle('is-off', !st.captions);
+  }
+  ui.cc.addEventListener('click', toggleCaptions);
+  ui.read.addEventListener('click', () => {
+    if (!speech) return;
+    st.read = !st.read;
+    ui.read.setAttribute('aria-pressed', String(st.read));
+    if (!st.read) { window.speechSynthesis.cancel(); st.spoken = null; }
+    say(st.read ? 'Read aloud is on: a synthetic voice from your browser reads each caption.' : 'Read aloud is off.');
+  });
+
+  root.addEventListener('keydown', (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (st.open && e.key === 'Escape') { e.preventDefault(); showMe(); return; }
+    const tgt = e.target;
+    if (ui.panel.contains(tgt) || tgt.tagName === 'SELECT' || (tgt.tagName === 'INPUT' && tgt.type !== 'range')) return;
+    switch (e.key) {
+      case ' ':
+        if (tgt.tagName === 'BUTTON') return; // the button's own action
+        e.preventDefault(); toggle(); break;
+      case 'k': case 'K':
+        e.preventDefault(); toggle(); break;
+      case 'ArrowLeft':
+        e.preventDefault(); seek(st.t - 5); break;
+      case 'ArrowRight':
+        e.preventDefault(); seek(st.t + 5); break;
+      case 'c': case 'C':
+        e.preventDefault(); toggleCaptions(); break;
+      default:
+    }
+  });
+
+  // transcript lines seek the film (and bring it into view, ready to play)
+  document.addEventListener('click', (e) => {
+    const btn = e.target.closest?.('.transcript-seek');
+    if (!btn) return;
+    seek(Number(btn.dataset.start) + 0.001).then(() => {
+      root.scrollIntoView({ block: 'nearest' });
+      ui.play.focus({ preventScroll: true });
+    });
+  });
+
+  reduced.addEventListener?.('change', () => draw());
+
+  // A small hook for tests and for the curious (read-only state, and the same
+  // seek the controls use).
+  window.canneryFilm = {
+    get time() { return st.t; },
+    get playing() { return st.playing; },
+    get loaded() { return Boolean(st.film); },
+    get questionOpen() { return st.open; },
+    get answered() { return st.answered; },
+    get cue() { return st.cue ? st.cue.id : null; },
+    load, seek, play, pause,
+    frame: () => (st.scenes ? st.scenes.svg.outerHTML : ''),
+  };
+}

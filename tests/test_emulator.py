@@ -1,0 +1,249 @@
+"""Emulator unit tests (CPython). The shared cases in emulator_cases.json also
+run in the page's Pyodide worker (tests/test_browser_lab.py)."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from emulator import api, attention as att
+from emulator.check import check, check_arrays, rows_to_check
+from emulator.inputs import random_qkv
+from emulator.tiling import HEAD_DIMS, InputError, M_MAX, M_MIN, make_tiling, parse_request
+from emulator.traffic import closed_form, count, walk
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = json.loads((ROOT / "tests" / "emulator_cases.json").read_text())["cases"]
+
+
+def dig(obj, path):
+    for part in path.split("."):
+        obj = obj[int(part)] if isinstance(obj, list) else obj[part]
+    return obj
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_shared_case_in_cpython(case):
+    reply = api.handle(case["request"])
+    for path, expected in case["expect"].items():
+        assert dig(reply, path) == expected, (path, reply)
+
+
+# ---- counts ------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel,d,expected", [
+    ("plain", 16, 285_736_960), ("fused", 16, 17_301_504),
+    ("plain", 64, 538_968_064), ("fused", 64, 270_532_608),
+])
+def test_reference_figures(kernel, d, expected):
+    t = count(kernel, 4096, d)
+    assert t.total_bytes == expected
+    assert t.tiling.block_rows == {16: 128, 64: 32}[d]
+
+
+def test_plain_moves_the_score_table_four_times():
+    t = count("plain", 4096, 16)
+    table = 4096 * 4096 * 4
+    assert (t.writes["S"], t.reads["S"], t.writes["P"], t.reads["P"]) == (table,) * 4
+    f = count("fused", 4096, 16)
+    assert f.reads["S"] == f.writes["S"] == f.reads["P"] == f.writes["P"] == 0
+
+
+def test_k_and_v_fetched_once_per_query_tile():
+    t = count("fused", 4096, 64)  # B_r = 32 → 128 query tiles
+    assert t.reads["K"] == t.reads["V"] == 128 * 4096 * 64 * 4
+    assert t.reads["Q"] == t.writes["O"] == 4096 * 64 * 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kernel=st.sampled_from(["plain", "fused", "fused-no-rescale"]),
+    n=st.integers(1, 70_000),
+    d=st.sampled_from(HEAD_DIMS),
+    m=st.integers(M_MIN, M_MAX),
+    causal=st.booleans(),
+)
+def test_walk_equals_closed_form(kernel, n, d, m, causal):
+    try:
+        tiling = make_tiling(kernel, n, d, causal, m)
+    except InputError:
+        return
+    assert walk(tiling).total_bytes == closed_form(tiling)
+
+
+@pytest.mark.parametrize("n", [1, 65, 77, 100, 300, 1000])
+def test_causal_moves_less_than_full_once_there_are_several_tiles(n):
+    full = count("plain", n, 16).total_bytes
+    causal = count("plain", n, 16, causal=True).total_bytes
+    tiles = make_tiling("plain", n, 16).key_tiles
+    assert causal < full if tiles > 2 else causal <= full
+
+
+def test_causal_skips_key_tiles_past_the_diagonal():
+    t = make_tiling("fused", 300, 64, causal=True)  # B_r = 32, B_c = 16
+    assert t.keys_visited(32) == 32
+    assert t.keys_visited(300) == 300
+    assert make_tiling("fused", 65, 64, causal=True).keys_visited(65) == 65
+
+
+# ---- tiling rules -------------------------------------------------------------
+
+@pytest.mark.parametrize("d,br,bc", [(16, 128, 64), (32, 64, 32), (64, 32, 16), (128, 16, 8)])
+def test_lesson_tiles(d, br, bc):
+    t = make_tiling("fused", 4096, d)
+    assert (t.block_rows, t.block_cols) == (br, bc)
+
+
+@pytest.mark.parametrize("field,params", [
+    ("n", {"n": "0"}), ("n", {"n": "-5"}), ("n", {"n": "1000000000"}), ("n", {"n": "1.5"}),
+    ("n", {"n": ""}), ("n", {"n": "text"}), ("d", {"d": "17"}), ("d", {"d": "sixteen"}),
+    ("workgroup_bytes", {"d": "128", "workgroup_bytes": "8192"}),
+    ("workgroup_bytes", {"workgroup_bytes": "1000"}), ("kernel", {"kernel": "turbo"}),
+])
+def test_bad_input_names_its_field(field, params):
+    raw = {"kernel": "fused", "n": "64", "d": "16", **params}
+    with pytest.raises(InputError) as err:
+        parse_request(raw)
+    assert err.value.field == field
+    assert len(err.value.message) > 20
+
+
+def test_m_too_small_message_says_why():
+    with pytest.raises(InputError) as err:
+        make_tiling("fused", 64, 128, workgroup_bytes=8192)
+    assert "8,192" in err.value.message and "d = 128" in err.value.message
+
+
+def test_check_limit_applies_only_to_check():
+    parse_request({"kernel": "fused", "n": "9000", "d": "16"}, "count")
+    with pytest.raises(InputError, match="Check"):
+        parse_request({"kernel": "fused", "n": "9000", "d": "16"}, "check")
+
+
+def test_gpu_plan_refuses_buffers_beyond_the_limit():
+    reply = api.handle({"op": "gpu_plan", "params": {"kernel": "plain", "n": "8192", "d": "16"},
+                        "limits": {"maxStorageBufferBindingSize": 134217728, "maxBufferSize": 268435456}})
+    assert not reply["ok"]
+    assert "268,435,456" in reply["errors"][0]["message"]  # N²·4 at 8,192
+    ok = api.handle({"op": "gpu_plan", "params": {"kernel": "plain", "n": "8192", "d": "16"},
+                     "limits": {"maxStorageBufferBindingSize": 2**30, "maxBufferSize": 2**30}})
+    assert ok["ok"] and ok["result"]["required_limits"]["maxStorageBufferBindingSize"] == 268435456
+
+
+# ---- arithmetic and check ------------------------------------------------------
+
+@pytest.mark.parametrize("kernel", ["plain", "fused"])
+@pytest.mark.parametrize("n,d,causal", [(1, 16, False), (65, 64, True), (77, 32, False), (100, 16, False),
+                                        (65, 128, True), (300, 16, True)])
+def test_kernels_pass_the_check(kernel, n, d, causal):
+    r = check(kernel, n, d, causal, seed=3)
+    assert r["passed"], r
+    assert r["nan_rows"] == []
+    assert 0 < r["max_abs_error"] < r["bound"] or n == 1
+
+
+def test_broken_control_fails_on_random_inputs():
+    r = check("fused-no-rescale", 256, 64, seed=1)
+    assert not r["passed"]
+    assert r["max_abs_error"] > 100 * r["bound"]
+    assert r["first_failing_row"] is not None
+    assert r["first_failing_tile"] == r["first_failing_row"] // 32
+
+
+def test_broken_control_passes_when_each_rows_largest_score_is_in_its_first_tile():
+    n, d = 100, 16  # B_c = 64: keys 0–63 in the first tile
+    q, k, v = random_qkv(n, d, seed=5)
+    q = [[abs(x) for x in row] for row in q]          # all queries point into the positive orthant
+    k[0] = [4.0] * d                                  # key 0 scores highest for every query
+    r = check_arrays("fused-no-rescale", q, k, v)
+    assert r["passed"], r
+    # …and moving that key into the second tile breaks it.
+    k[0], k[80] = k[80], k[0]
+    assert not check_arrays("fused-no-rescale", q, k, v)["passed"]
+
+
+def test_row_with_no_keys_gives_zero_and_minus_infinity():
+    vt = [[] for _ in range(16)]
+    o, lse = att.fused([], vt, 16, 8)
+    assert o == [0.0] * 16 and lse == -math.inf
+    o, lse = att.plain([], vt, 16)
+    assert o == [0.0] * 16 and lse == -math.inf
+    o, lse, p = att.reference([], vt, 16)
+    assert o == [0.0] * 16 and lse == -math.inf
+
+
+def test_fully_masked_tiles_leave_m_and_l_alone():
+    # Causal N=65, d=64: row 0 sees one key; its other key tiles are masked.
+    q, k, v = random_qkv(65, 64, seed=0)
+    r = check_arrays("fused", q, k, v, causal=True)
+    assert r["passed"] and r["nan_rows"] == []
+
+
+def test_scale_uses_the_real_d():
+    dots = [2.0, 4.0]
+    assert att.scores64(dots, 16) == [0.5, 1.0]
+    assert att.scores64(dots, 64) == [0.25, 0.5]
+
+
+def test_rows_checked_above_1024_include_first_and_last_tiles():
+    t = make_tiling("fused", 4096, 16)
+    rows = rows_to_check(t)
+    assert rows[:128] == list(range(128))
+    assert rows[-128:] == list(range(4096 - 128, 4096))
+    assert len(rows) == 128 + 128 + 64
+
+
+def test_emulator_never_sums_floats_with_builtin_sum():
+    # Python 3.12 made sum() of floats compensated; 3.11 is not: the two
+    # runtimes would print different digits.
+    import ast
+    for path in (ROOT / "emulator").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        calls = [node.lineno for node in ast.walk(tree)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sum"]
+        assert calls == [], f"{path.name} calls sum() at lines {calls}"
+
+
+def test_fsum_is_what_makes_both_runtimes_agree():
+    from fractions import Fraction
+    values = [2.5392, 0.4608, -3.0]  # sum() gives 0.0 on 3.11 and 1.11e-16 on 3.12+
+    exact = float(sum(Fraction(x) for x in values))
+    assert math.fsum(values) == exact != 0.0  # fsum is correctly rounded in every Python
+
+
+# ---- CLI -------------------------------------------------------------------------
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "emulator", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_cli_count_json():
+    out = run_cli("count", "--kernel", "plain", "--n", "4096", "--d", "16", "--json")
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["total_bytes"] == 285_736_960
+
+
+def test_cli_check_json():
+    out = run_cli("check", "--kernel", "fused-no-rescale", "--n", "256", "--d", "64", "--json")
+    data = json.loads(out.stdout)
+    assert data["passed"] is False and data["bound"] > 0 and data["max_abs_error"] > data["bound"]
+
+
+@pytest.mark.parametrize("args", [
+    ("count", "--kernel", "fused", "--n", "abc", "--d", "16"),
+    ("count", "--kernel", "fused", "--n", "64", "--d", "17"),
+    ("count", "--kernel", "nope", "--n", "64", "--d", "16"),
+    ("check", "--kernel", "fused", "--n", "100000", "--d", "16"),
+    ("count",),
+])
+def test_cli_bad_arguments_exit_2_with_one_line(args):
+    out = run_cli(*args)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
