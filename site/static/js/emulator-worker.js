@@ -52,7 +52,13 @@ self.onmessage = async (event) => {
   const { id, request } = event.data;
   try {
     booting = booting || boot();
-    const py = await booting;
+    let py;
+    try {
+      py = await booting;
+    } catch (err) {
+      booting = null;  // let the next request try again (a dropped connection, say)
+      throw err;
+    }
     if (request.params && request.params.input === "model" && request.op === "check") await ensureModel(py);
     const reply = JSON.parse(handleJson(JSON.stringify(request)));
     postMessage({ id, reply });

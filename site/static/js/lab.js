@@ -84,15 +84,34 @@ function showErrors(errors) {
     spoken.push(e.message);
   }
   status.textContent = spoken.join(" ");
-  const first = errors.find((e) => $(e.field));
-  if (first && document.activeElement && document.activeElement.tagName === "INPUT") {
-    // keep focus where the learner is typing; the message sits next to the field
-  }
+  // Focus stays where the learner is; the message sits next to its field
+  // (linked by aria-describedby) and the summary above is read out.
 }
 
-function setBusy(busy, what) {
-  for (const key of ["count", "check", "time"]) buttons[key].disabled = busy;
-  buttons.cancel.hidden = !busy || what !== "check";
+// While Python or the GPU works, the action buttons say so with aria-disabled
+// rather than the disabled attribute: a disabled button drops keyboard focus to
+// <body>, and a keyboard user would lose their place.
+let busy = false;
+function setBusy(on, what) {
+  busy = on;
+  for (const key of ["count", "check", "time"]) {
+    if (on) buttons[key].setAttribute("aria-disabled", "true");
+    else buttons[key].removeAttribute("aria-disabled");
+  }
+  form.setAttribute("aria-busy", on ? "true" : "false");
+  const cancelHadFocus = document.activeElement === buttons.cancel;
+  buttons.cancel.hidden = !on || what !== "check";
+  if (!on && !client.ready) boot.hidden = true;  // a failed start leaves no stuck progress bar
+  if (cancelHadFocus && buttons.cancel.hidden) buttons.check.focus();
+}
+
+// Run one action unless another is running (Enter held down, double clicks).
+function guarded(action) {
+  return (event) => {
+    if (event) event.preventDefault();
+    if (busy) return;
+    action();
+  };
 }
 
 // ---- Count -------------------------------------------------------------------
@@ -191,8 +210,7 @@ async function doCheck() {
   const reply = await client.request("check", p);
   setBusy(false);
   if (!reply.ok) {
-    if (reply.cancelled) status.textContent = "Check cancelled. Earlier results are kept.";
-    else showErrors(reply.errors);
+    if (!reply.cancelled) showErrors(reply.errors);  // doCancel has already said so
     return null;
   }
   writeHash(p);
@@ -312,12 +330,9 @@ function renderTime(result, counts, n, d, causal) {
 }
 
 // ---- wiring ----------------------------------------------------------------------
-form.addEventListener("submit", (event) => {
-  event.preventDefault();
-  doCount();
-});
-buttons.check.addEventListener("click", doCheck);
-buttons.time.addEventListener("click", doTime);
+form.addEventListener("submit", guarded(doCount));
+buttons.check.addEventListener("click", guarded(doCheck));
+buttons.time.addEventListener("click", guarded(doTime));
 buttons.cancel.addEventListener("click", doCancel);
 readHash();
 window.addEventListener("hashchange", readHash);

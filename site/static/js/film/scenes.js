@@ -1,0 +1,593 @@
+// The film's scenes, drawn in SVG from media/film.json (figures computed at
+// build time by film/numbers.py from the emulator and facts.json).
+//
+// createFilm() builds every scene once and one paused GSAP timeline. render(t)
+// seeks that timeline to t and refreshes the number labels from their tweened
+// values, so a frame depends only on t: seeking and playing agree.
+// Each motion shows a cause: a tile moves because bytes cross the door; l
+// shrinks because a bigger score arrived.
+
+const NS = 'http://www.w3.org/2000/svg';
+const W = 960;
+const MIB = 1048576;
+
+function el(parent, tag, attrs = {}, text) {
+  const node = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  parent.append(node);
+  return node;
+}
+
+const group = (n) => Math.round(n).toLocaleString('en-US');
+const mib = (bytes) => {
+  const v = bytes / MIB;
+  return Math.abs(v - Math.round(v)) < 0.05 ? group(v) : v.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+};
+const SUP = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹', '.': '·' };
+const sup = (x) => String(x).split('').map((c) => SUP[c] ?? c).join('');
+
+export function createFilm(host, data, gsap) {
+  const F = data.figures;
+  const cues = Object.fromEntries(data.cues.map((c) => [c.id, c]));
+  const chapters = Object.fromEntries(data.chapters.map((c) => [c.id, c]));
+  const T = (id) => cues[id].start_s;
+  const E = (id) => cues[id].end_s;
+
+  const svg = el(host, 'svg', { viewBox: '0 0 960 540', role: 'img', 'aria-label': 'The film: animated drawing; the captions and the transcript say what it shows', class: 'film-svg' });
+  const defs = el(svg, 'defs');
+  const marker = el(defs, 'marker', { id: 'film-arrowhead', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 8, markerHeight: 8, orient: 'auto-start-reverse' });
+  el(marker, 'path', { d: 'M0,0 L10,5 L0,10 z', class: 'film-arrowhead' });
+  el(svg, 'rect', { x: 0, y: 0, width: 960, height: 540, class: 'film-bg' });
+
+  const tl = gsap.timeline({ paused: true });
+  const labels = []; // [() => void] refreshed after every seek
+  const hide = (nodes) => gsap.set(nodes, { autoAlpha: 0 });
+  const fadeIn = (nodes, at, dur = 0.5) => tl.to(nodes, { autoAlpha: 1, duration: dur, ease: 'power1.out' }, at);
+  const fadeOut = (nodes, at, dur = 0.4) => tl.to(nodes, { autoAlpha: 0, duration: dur, ease: 'power1.in' }, at);
+  const counter = (node, from, to, at, dur, fmt) => {
+    const p = { v: from };
+    tl.to(p, { v: to, duration: dur, ease: 'none' }, at);
+    labels.push(() => { node.textContent = fmt(p.v); });
+    return p;
+  };
+
+  function scene(id) {
+    const g = el(svg, 'g', { class: `film-scene scene-${id}`, 'data-scene': id });
+    const ch = chapters[id];
+    if (ch.start_s > 0) { hide(g); tl.set(g, { autoAlpha: 1 }, ch.start_s); }
+    if (ch.end_s < data.runtime_s) tl.set(g, { autoAlpha: 0 }, ch.end_s);
+    return g;
+  }
+
+  function memory(g, benchY = 70, benchH = 170) {
+    // the bench (workgroup memory) above, the warehouse (global memory) below, a door between
+    el(g, 'rect', { x: 250, y: benchY, width: 460, height: benchH, rx: 10, class: 'film-box film-bench' });
+    el(g, 'text', { x: 260, y: benchY - 10, class: 'film-label' }, 'the bench: workgroup memory, on the chip');
+    el(g, 'rect', { x: 120, y: 370, width: 720, height: 130, rx: 10, class: 'film-box film-warehouse' });
+    el(g, 'text', { x: 130, y: 525, class: 'film-label' }, 'the warehouse: global memory (HBM), off the chip');
+    el(g, 'rect', { x: 430, y: benchY + benchH, width: 100, height: 370 - benchY - benchH, class: 'film-door' });
+    el(g, 'text', { x: 540, y: 320, class: 'film-label' }, 'the door');
+  }
+
+  // ================= 1. The table of scores =================
+  {
+    const g = scene('table');
+    const title = el(g, 'text', { x: W / 2, y: 230, 'text-anchor': 'middle', class: 'film-title' }, data.title);
+    const sub = el(g, 'text', { x: W / 2, y: 275, 'text-anchor': 'middle', class: 'film-text' }, 'how many trips attention makes to memory');
+    fadeOut([title, sub], T('score') - 0.4);
+
+    const words = ['keep', 'one', 'tile', 'on', 'the', 'bench'];
+    const n = words.length;
+    const gx = 250; const gy = 120; const cell = 40;
+    const qs = []; const ks = [];
+    words.forEach((w, i) => {
+      const q = el(g, 'g', {});
+      el(q, 'rect', { x: gx - 110, y: gy + i * cell + 3, width: 100, height: cell - 6, rx: 4, class: 'fill-q' });
+      el(q, 'text', { x: gx - 60, y: gy + i * cell + 26, 'text-anchor': 'middle', class: 'film-on' }, w);
+      qs.push(q);
+      const k = el(g, 'g', {});
+      el(k, 'rect', { x: gx + i * cell + 2, y: gy - 58, width: cell - 4, height: 52, rx: 4, class: 'fill-k' });
+      el(k, 'text', { x: gx + i * cell + cell / 2, y: gy - 26, 'text-anchor': 'middle', class: 'film-on', 'font-size': 12 }, w);
+      ks.push(k);
+    });
+    const qLabel = el(g, 'text', { x: gx - 110, y: gy + n * cell + 24, class: 'film-label' }, 'queries, Q');
+    const kLabel = el(g, 'text', { x: gx, y: gy - 66, class: 'film-label' }, 'keys, K');
+    hide([...qs, ...ks, qLabel, kLabel]);
+    fadeIn([...qs, qLabel], T('score'));
+    fadeIn([...ks, kLabel], T('score') + 0.6);
+
+    const sCells = []; const pCells = [];
+    for (let i = 0; i < n; i += 1) {
+      for (let j = 0; j < n; j += 1) {
+        sCells.push(el(g, 'rect', { x: gx + j * cell, y: gy + i * cell, width: cell, height: cell, class: 'fill-s film-cell' }));
+      }
+    }
+    for (let i = 0; i < n; i += 1) {
+      for (let j = 0; j < n; j += 1) {
+        pCells.push(el(g, 'rect', { x: gx + j * cell, y: gy + i * cell, width: cell, height: cell, class: 'fill-p film-cell' }));
+      }
+    }
+    hide([...sCells, ...pCells]);
+    const sLabel = el(g, 'text', { x: gx + n * cell + 20, y: gy + 30, class: 'film-text text-s' }, 'S: one score for each query and key');
+    const pLabel = el(g, 'text', { x: gx + n * cell + 20, y: gy + 62, class: 'film-text text-p' }, 'P = softmax of each row: shares');
+    const rowSums = [];
+    for (let i = 0; i < n; i += 1) rowSums.push(el(g, 'text', { x: gx + n * cell + 8, y: gy + i * cell + 26, class: 'film-label' }, ''));
+    hide([sLabel, pLabel]);
+    tl.to(sCells, { autoAlpha: 1, duration: 0.25, stagger: 0.05 }, T('s-table'));
+    fadeIn(sLabel, T('s-table') + 0.5);
+    tl.to(pCells, { autoAlpha: 1, duration: 0.3, stagger: { each: 0.12, grid: [n, n], from: 'start', axis: 'y' } }, T('p-table') + 0.3);
+    fadeIn(pLabel, T('p-table') + 0.3);
+
+    const vs = []; const os = [];
+    for (let i = 0; i < n; i += 1) {
+      vs.push(el(g, 'rect', { x: gx + n * cell + 40, y: gy + 100 + i * 28, width: 90, height: 24, rx: 3, class: 'fill-v' }));
+      os.push(el(g, 'rect', { x: gx + n * cell + 220, y: gy + 100 + i * 28, width: 90, height: 24, rx: 3, class: 'fill-o' }));
+    }
+    const vText = el(g, 'text', { x: gx + n * cell + 40, y: gy + 92, class: 'film-label' }, 'values, V');
+    const oText = el(g, 'text', { x: gx + n * cell + 220, y: gy + 92, class: 'film-label' }, 'outputs, O = P·V');
+    const mixArrow = el(g, 'path', { d: `M${gx + n * cell + 140},${gy + 185} L${gx + n * cell + 210},${gy + 185}`, class: 'film-arrow' });
+    hide([...vs, ...os, vText, oText, mixArrow]);
+    fadeIn([...vs, vText], T('mix'));
+    fadeIn(mixArrow, T('mix') + 0.8);
+    tl.to([...os, oText], { autoAlpha: 1, duration: 0.3, stagger: 0.15 }, T('mix') + 1.2);
+
+    const first = [...qs, ...ks, qLabel, kLabel, ...sCells, ...pCells, sLabel, pLabel, ...vs, ...os, vText, oText, mixArrow];
+    fadeOut(first, T('square') - 0.3);
+
+    // the table grows with N squared: four sizes, side proportional to N
+    const sizes = [8, 4, 2, 1].map((div) => F.N_raw / div);
+    const side = (nn) => (360 * nn) / F.N_raw;
+    const x0 = 130; const y0 = 490;
+    const squares = sizes.map((nn, k) => {
+      const s = side(nn);
+      const sq = el(g, 'rect', { x: x0, y: y0 - s, width: s, height: s, class: 'fill-s', 'fill-opacity': 0.25 + 0.15 * (3 - k), stroke: 'currentColor' });
+      const lab = el(g, 'text', { x: x0 + s + 8, y: y0 - s + 18, class: 'film-label' },
+        `N = ${group(nn)}: ${mib(nn * nn * F.float_bytes)} MiB`);
+      hide([sq, lab]);
+      fadeIn([sq, lab], T('square') + 0.3 + k * 1.1);
+      return [sq, lab];
+    });
+    // smaller squares in front of the larger ones
+    for (const [sq] of [...squares].reverse()) g.append(sq);
+    for (const [, lab] of squares) g.append(lab);
+    const big = el(g, 'text', { x: 560, y: 250, class: 'film-big' }, `${F.N} × ${F.N} × ${F.float_bytes} B`);
+    const big2 = el(g, 'text', { x: 560, y: 295, class: 'film-big text-s' }, `= ${F.table.mib} MiB`);
+    const big3 = el(g, 'text', { x: 560, y: 330, class: 'film-label' }, 'one head, float32');
+    hide([big, big2, big3]);
+    fadeIn(big, T('size'));
+    fadeIn([big2, big3], T('size') + 1.2);
+  }
+
+  // ================= 2. The plain way =================
+  {
+    const g = scene('plain');
+    memory(g);
+    const passes = [
+      el(g, 'text', { x: 20, y: 110, class: 'film-text' }, 'pass 1: scores'),
+      el(g, 'text', { x: 20, y: 145, class: 'film-text' }, 'pass 2: softmax'),
+      el(g, 'text', { x: 20, y: 180, class: 'film-text' }, 'pass 3: mix V'),
+    ];
+    hide(passes);
+    const meterLabel = el(g, 'text', { x: 730, y: 60, class: 'film-label' }, 'through the door so far');
+    const meter = el(g, 'text', { x: 730, y: 95, class: 'film-big' }, '0 MiB');
+    const s = el(g, 'g', {});
+    el(s, 'rect', { x: 440, y: 110, width: 80, height: 80, rx: 4, class: 'fill-s' });
+    el(s, 'text', { x: 480, y: 158, 'text-anchor': 'middle', class: 'film-on' }, 'S');
+    const p = el(g, 'g', {});
+    el(p, 'rect', { x: 440, y: 110, width: 80, height: 80, rx: 4, class: 'fill-p' });
+    el(p, 'text', { x: 480, y: 158, 'text-anchor': 'middle', class: 'film-on' }, 'P');
+    hide([s, p]);
+    const down = 290; // bench -> warehouse offset
+    const moves = [
+      // [node, at, direction], each move is one crossing of the whole table
+      [s, T('pass1') + 1.0, 'out', 'S out'],
+      [s, T('pass2') + 0.3, 'in', 'S in'],
+      [p, T('pass2') + 2.0, 'out', 'P out'],
+      [p, T('pass3') + 0.5, 'in', 'P in'],
+    ];
+    fadeIn(passes[0], T('pass1'));
+    fadeIn(s, T('pass1') + 0.3);
+    fadeIn(passes[1], T('pass2'));
+    fadeIn(passes[2], T('pass3'));
+    const log = [];
+    moves.forEach(([node, at, dir, name], k) => {
+      if (dir === 'out') tl.to(node, { y: down, duration: 1.2, ease: 'power1.inOut' }, at);
+      else tl.to(node, { y: 0, duration: 1.2, ease: 'power1.inOut' }, at);
+      const line = el(g, 'text', { x: 730, y: 150 + k * 32, class: 'film-text' }, `${name}: ${F.table.mib} MiB`);
+      hide(line);
+      fadeIn(line, at + 1.0, 0.3);
+      log.push(line);
+    });
+    // S turns into P on the bench during pass 2
+    fadeOut(s, T('pass2') + 1.6, 0.3);
+    fadeIn(p, T('pass2') + 1.6, 0.3);
+    const cross = { v: 0 };
+    moves.forEach(([, at], k) => tl.to(cross, { v: (k + 1) * F.table.raw, duration: 1.2, ease: 'none' }, at));
+    labels.push(() => { meter.textContent = `${mib(cross.v)} MiB`; });
+    const total = el(g, 'text', { x: 545, y: 295, class: 'film-text text-s' }, `the table crossed ${F.cross.times} times: ${F.cross.mib} MiB`);
+    const note = el(g, 'text', { x: 545, y: 325, class: 'film-label' }, 'and not one byte of Q, K, V or O yet');
+    hide([total, note]);
+    fadeIn(total, T('door') + 0.5);
+    fadeIn(note, T('cross'));
+    void meterLabel; void log;
+  }
+
+  // ================= 3. Shares without the whole row =================
+  {
+    const g = scene('online');
+    const ex = F.ex;
+    // a generic row: a share needs the total of the whole row
+    const row = [];
+    for (let j = 0; j < 10; j += 1) row.push(el(g, 'rect', { x: 180 + j * 60, y: 120, width: 54, height: 54, rx: 4, class: 'fill-s' }));
+    const brace = el(g, 'path', { d: 'M180,190 L180,200 L774,200 L774,190', class: 'film-axis' });
+    const braceText = el(g, 'text', { x: 477, y: 228, 'text-anchor': 'middle', class: 'film-text' }, 'share = e^score ÷ (total over the whole row)');
+    fadeOut([...row, brace, braceText], T('byhand') - 0.3);
+
+    const mBox = el(g, 'text', { x: 600, y: 330, class: 'film-big text-m' }, 'm = –');
+    const mNote = el(g, 'text', { x: 600, y: 355, class: 'film-label' }, 'largest score so far');
+    const lName = el(g, 'text', { x: 120, y: 330, class: 'film-big text-l' }, 'l = 0');
+    const lNote = el(g, 'text', { x: 120, y: 355, class: 'film-label' }, 'running total of e^(score − m)');
+    const lBar = el(g, 'rect', { x: 120, y: 370, width: 0, height: 34, class: 'fill-l' });
+    const scale = 220; // px per unit of l
+    const formula = el(g, 'text', { x: 120, y: 460, class: 'film-text' }, 'bigger score arrives:  l ← l · e^(old m − new m)');
+    hide([mBox, mNote, lName, lNote, formula]);
+    fadeIn([mBox, mNote, lName, lNote], T('running'));
+    fadeIn(formula, T('rescale'));
+
+    // the worked row, in tiles
+    const cells = [];
+    ex.scores_raw.forEach((v, j) => {
+      const tileIdx = Math.floor(j / ex.tile_raw);
+      const x = 200 + j * 90 + tileIdx * 50;
+      const c = el(g, 'g', {});
+      el(c, 'rect', { x, y: 110, width: 80, height: 80, rx: 4, class: 'fill-s' });
+      el(c, 'text', { x: x + 40, y: 162, 'text-anchor': 'middle', class: 'film-on', 'font-size': 28 }, String(v));
+      cells.push(c);
+    });
+    const tiles = ex.steps.map((s, k) => {
+      const x = 200 + k * ex.tile_raw * 90 + k * 50;
+      const r = el(g, 'rect', { x: x - 8, y: 100, width: ex.tile_raw * 90 + 6, height: 100, rx: 8, fill: 'none', stroke: 'currentColor', 'stroke-width': 3 });
+      const t = el(g, 'text', { x: x, y: 222, class: 'film-label' }, `tile ${k + 1}`);
+      return [r, t];
+    });
+    hide([...cells, ...tiles.flat()]);
+    fadeIn(cells, T('byhand'));
+    fadeIn(tiles.flat(), T('byhand') + 0.8);
+    const mP = { v: Number.NaN };
+    const lP = { v: 0 };
+    labels.push(() => {
+      mBox.textContent = Number.isNaN(mP.v) ? 'm = –' : `m = ${+mP.v.toFixed(3)}`;
+      lName.textContent = `l = ${lP.v.toFixed(3)}`;
+      lBar.setAttribute('width', String(Math.max(0, lP.v * scale)));
+    });
+    const [s1, s2] = ex.steps;
+    const t1 = T('tile1');
+    tl.to(tiles[0][0], { attr: { 'stroke-width': 6 }, duration: 0.3 }, t1);
+    tl.set(mP, { v: s1.m }, t1 + 0.6);
+    tl.to(lP, { v: s1.l, duration: 1.2, ease: 'power1.out' }, t1 + 1.2);
+    const t2 = T('tile2');
+    tl.to(tiles[0][0], { attr: { 'stroke-width': 3 }, duration: 0.3 }, t2);
+    tl.to(tiles[1][0], { attr: { 'stroke-width': 6 }, duration: 0.3 }, t2);
+    tl.set(mP, { v: s2.m }, t2 + 1.0);
+    // the total shrinks because a bigger score arrived
+    tl.to(lP, { v: s2.l_shrunk, duration: 1.2, ease: 'power2.inOut' }, t2 + 1.6);
+    const shrinkNote = el(g, 'text', { x: 120, y: 430, class: 'film-label' }, `× ${ex.shrink}: shrunk to match the new m`);
+    hide(shrinkNote);
+    fadeIn(shrinkNote, t2 + 1.6);
+    tl.to(lP, { v: s2.l, duration: 1.2, ease: 'power1.out' }, t2 + 4.2);
+    fadeOut(formula, t2 + 1.2, 0.2);
+    const check = el(g, 'text', { x: 120, y: 470, class: 'film-text' },
+      `whole row: ${ex.scores_raw.map((v) => `e${sup(v)}`).join(' + ')} = ${ex.full};  ${ex.full} × ${ex.e_minus_m} = ${ex.l_from_full}`);
+    const ok = el(g, 'text', { x: 120, y: 505, class: 'film-good-text' }, `✓ the same l, without holding the whole row`);
+    hide([check, ok]);
+    fadeOut(shrinkNote, T('check'), 0.2);
+    fadeIn(check, T('check') + 0.3);
+    fadeIn(ok, T('check') + 2.5);
+    const credit = el(g, 'text', { x: 600, y: 60, class: 'film-text' }, 'online softmax: Milakov & Gimelshein, 2018');
+    hide(credit);
+    fadeIn(credit, T('credit'));
+  }
+
+  // ================= 4. One trip =================
+  {
+    const g = scene('trip');
+    memory(g, 70, 200);
+    const d = F.d16;
+    // tensors in the warehouse
+    const store = [['Q', 'fill-q', 150], ['K', 'fill-k', 330], ['V', 'fill-v', 510], ['O', 'fill-o', 690]];
+    for (const [name, cls, x] of store) {
+      el(g, 'rect', { x, y: 390, width: 120, height: 90, rx: 4, class: cls, 'fill-opacity': 0.3 });
+      el(g, 'text', { x: x + 60, y: 445, 'text-anchor': 'middle', class: 'film-text' }, name);
+    }
+    const q = el(g, 'g', {});
+    el(q, 'rect', { x: 150, y: 390, width: 120, height: 90, rx: 4, class: 'fill-q' });
+    el(q, 'text', { x: 210, y: 430, 'text-anchor': 'middle', class: 'film-on' }, 'Q tile');
+    el(q, 'text', { x: 210, y: 455, 'text-anchor': 'middle', class: 'film-on', 'font-size': 14 }, `${d.B_r} rows`);
+    hide(q);
+    fadeIn(q, T('bench') + 0.2, 0.2);
+    tl.to(q, { x: 120, y: -290, duration: 1.6, ease: 'power1.inOut' }, T('bench') + 0.6);
+
+    const keyTiles = Math.ceil(F.N_raw / d.B_c);
+    const walkers = [];
+    const cycles = 6;
+    const span = (E('update') - T('walk') - 0.5) / cycles;
+    for (let k = 0; k < cycles; k += 1) {
+      const kv = el(g, 'g', {});
+      el(kv, 'rect', { x: 330, y: 390, width: 56, height: 90, rx: 4, class: 'fill-k' });
+      el(kv, 'text', { x: 358, y: 440, 'text-anchor': 'middle', class: 'film-on' }, 'K');
+      el(kv, 'rect', { x: 392, y: 390, width: 56, height: 90, rx: 4, class: 'fill-v' });
+      el(kv, 'text', { x: 420, y: 440, 'text-anchor': 'middle', class: 'film-on' }, 'V');
+      hide(kv);
+      const at = T('walk') + k * span;
+      tl.set(kv, { autoAlpha: 1 }, at);
+      tl.to(kv, { x: 60, y: -290, duration: span * 0.35, ease: 'power1.inOut' }, at);
+      tl.to(kv, { x: 200, autoAlpha: 0, duration: span * 0.3, ease: 'power1.in' }, at + span * 0.7);
+      walkers.push(kv);
+    }
+    const kvNote = el(g, 'text', { x: 470, y: 100, class: 'film-label' }, `K, V tiles of ${d.B_c} rows: ${keyTiles} per query tile`);
+    hide(kvNote);
+    fadeIn(kvNote, T('walk') + 0.5);
+    // on the bench: a scratch S tile, m and l, and the O being built
+    const sTile = el(g, 'rect', { x: 560, y: 110, width: 60, height: 60, rx: 4, class: 'fill-s' });
+    const sText = el(g, 'text', { x: 590, y: 146, 'text-anchor': 'middle', class: 'film-on' }, 'S');
+    const mText = el(g, 'text', { x: 640, y: 130, class: 'film-text text-m' }, 'm');
+    const lText = el(g, 'text', { x: 640, y: 160, class: 'film-text text-l' }, 'l');
+    const oAcc = el(g, 'rect', { x: 560, y: 190, width: 0, height: 50, rx: 4, class: 'fill-o' });
+    const oText = el(g, 'text', { x: 565, y: 222, class: 'film-on' }, 'O');
+    hide([sTile, sText, mText, lText, oText]);
+    fadeIn([sTile, sText, mText, lText], T('update'));
+    fadeIn(oText, T('update') + 0.5);
+    tl.to(oAcc, { attr: { width: 120 }, duration: E('update') - T('update'), ease: 'none' }, T('update'));
+    // finished rows go back through the door, once
+    const oOut = el(g, 'g', {});
+    el(oOut, 'rect', { x: 560, y: 190, width: 120, height: 50, rx: 4, class: 'fill-o' });
+    el(oOut, 'text', { x: 620, y: 222, 'text-anchor': 'middle', class: 'film-on' }, 'O, finished');
+    hide(oOut);
+    tl.set(oOut, { autoAlpha: 1 }, T('write') + 0.8);
+    tl.set([oAcc, oText], { autoAlpha: 0 }, T('write') + 0.8);
+    tl.to(oOut, { x: 130, y: 200, duration: 1.5, ease: 'power1.inOut' }, T('write') + 1.0);
+    const stay = el(g, 'text', { x: 470, y: 262, class: 'film-text text-s' }, 'S and P stay on the bench');
+    hide(stay);
+    fadeIn(stay, T('never'));
+    const fa = el(g, 'text', { x: W / 2, y: 40, 'text-anchor': 'middle', class: 'film-big' }, 'FlashAttention (Dao et al., 2022)');
+    hide(fa);
+    fadeIn(fa, T('fa'));
+    void walkers;
+  }
+
+  // ================= 5. The count (and 6. the question) =================
+  function bars(g, list, x0, y0, h, maxBytes) {
+    // stacked bars by tensor, axis from zero; each bar labels its own value
+    const order = ['S', 'P', 'K', 'V', 'Q', 'O'];
+    const px = (b) => (h * b) / maxBytes;
+    el(g, 'line', { x1: x0 - 20, y1: y0, x2: 900, y2: y0, class: 'film-axis' });
+    el(g, 'line', { x1: x0 - 20, y1: y0, x2: x0 - 20, y2: y0 - h - 10, class: 'film-axis' });
+    const step = 100 * MIB;
+    for (let v = 0; v <= maxBytes; v += step) {
+      el(g, 'text', { x: x0 - 26, y: y0 - px(v) + 5, 'text-anchor': 'end', class: 'film-label' }, `${group(v / MIB)}`);
+    }
+    el(g, 'text', { x: x0 - 60, y: y0 - h - 18, class: 'film-label' }, 'MiB');
+    return list.map(({ fig, kernel, x, label }) => {
+      const bar = el(g, 'g', {});
+      let y = y0;
+      const segs = [];
+      for (const name of order) {
+        const bytes = (fig.reads[kernel][name] || 0) + (fig.writes[kernel][name] || 0);
+        if (!bytes) continue;
+        const hh = px(bytes);
+        const r = el(bar, 'rect', { x, y: y - hh, width: 80, height: hh, class: `fill-${name.toLowerCase()}` });
+        if (hh > 22) el(bar, 'text', { x: x + 40, y: y - hh / 2 + 6, 'text-anchor': 'middle', class: 'film-on', 'font-size': 14 }, name);
+        segs.push(r);
+        y -= hh;
+      }
+      const total = fig[`${kernel}_raw`];
+      el(bar, 'text', { x: x + 40, y: y - 8, 'text-anchor': 'middle', class: 'film-text' }, `${mib(total)} MiB`);
+      el(g, 'text', { x: x + 40, y: y0 + 22, 'text-anchor': 'middle', class: 'film-label' }, label);
+      return bar;
+    });
+  }
+
+  {
+    const g = scene('count');
+    const max = F.d64.plain_raw;
+    const [b1, b2, b3, b4] = bars(g, [
+      { fig: F.d64, kernel: 'plain', x: 170, label: 'plain' },
+      { fig: F.d64, kernel: 'fused', x: 270, label: 'fused' },
+      { fig: F.d16, kernel: 'plain', x: 530, label: 'plain' },
+      { fig: F.d16, kernel: 'fused', x: 630, label: 'fused' },
+    ], 170, 470, 360, max);
+    el(g, 'text', { x: 260, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d64.d}`);
+    el(g, 'text', { x: 620, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d16.d}`);
+    el(g, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `one head, N = ${F.N}, float32, bench of ${F.M} bytes`);
+    hide([b1, b2, b3, b4]);
+    const grow = (b, at) => {
+      tl.fromTo(b, { scaleY: 0, transformOrigin: '50% 100%' }, { scaleY: 1, duration: 1.2, ease: 'power2.out', immediateRender: false }, at);
+      tl.set(b, { autoAlpha: 1 }, at);
+    };
+    grow(b1, T('d64') + 0.5);
+    grow(b2, T('d64') + 2.5);
+    const why64 = el(g, 'text', { x: 170, y: 60, class: 'film-text' }, `d = ${F.d64.d}: B_r = ${F.d64.B_r} query rows → ${F.d64.q_tiles} query tiles, K and V read ${F.d64.q_tiles} times`);
+    hide(why64);
+    fadeIn(why64, T('d64why') + 1.0);
+    grow(b3, T('d16') + 0.3);
+    grow(b4, T('d16') + 1.3);
+    const why16 = el(g, 'text', { x: 170, y: 90, class: 'film-text' }, `d = ${F.d16.d}: B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles, K and V read ${F.d16.q_tiles} times`);
+    hide(why16);
+    fadeIn(why16, T('d16') + 0.8);
+  }
+
+  {
+    const g = scene('question');
+    const [p, f] = bars(g, [
+      { fig: F.d16, kernel: 'plain', x: 300, label: 'plain' },
+      { fig: F.d16, kernel: 'fused', x: 560, label: 'fused' },
+    ], 200, 470, 360, F.d16.plain_raw);
+    void p; void f;
+    el(g, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `N = ${F.N}, d = ${F.d16.d}`);
+    const ask = el(g, 'text', { x: 480, y: 250, 'text-anchor': 'middle', class: 'film-big' }, '? times less');
+    const ans = el(g, 'text', { x: 480, y: 250, 'text-anchor': 'middle', class: 'film-big' }, `${F.d16.ratio} times less`);
+    const math = el(g, 'text', { x: 480, y: 290, 'text-anchor': 'middle', class: 'film-label' }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} = ${F.d16.ratio2}`);
+    hide([ans, math]);
+    fadeOut(ask, T('answer'), 0.2);
+    fadeIn([ans, math], T('answer') + 0.2);
+  }
+
+  // ================= 7. The forgotten step =================
+  {
+    const g = scene('forget');
+    const ex = F.ex;
+    const rule = el(g, 'text', { x: 480, y: 60, 'text-anchor': 'middle', class: 'film-big' }, 'l ← l · e^(old m − new m)');
+    const strike = el(g, 'line', { x1: 300, y1: 50, x2: 660, y2: 50, stroke: 'currentColor', 'stroke-width': 4, class: 'text-s' });
+    hide(strike);
+    fadeIn(strike, T('easy') + 1.5);
+    const scale = 200;
+    const good = el(g, 'rect', { x: 260, y: 110, width: ex.l_raw * scale, height: 34, class: 'fill-l' });
+    const goodT = el(g, 'text', { x: 20, y: 134, class: 'film-text' }, 'with the step');
+    const goodV = el(g, 'text', { x: 270 + ex.l_raw * scale, y: 134, class: 'film-good-text' }, `l = ${ex.l} ✓`);
+    const bad = el(g, 'rect', { x: 260, y: 160, width: ex.broken_l_raw * scale, height: 34, class: 'fill-l', 'fill-opacity': 0.55 });
+    const badT = el(g, 'text', { x: 20, y: 184, class: 'film-text' }, 'without it');
+    const badV = el(g, 'text', { x: 270 + ex.broken_l_raw * scale, y: 184, class: 'film-bad-text' }, `l = ${ex.broken_l} ✗`);
+    const rowT = el(g, 'text', { x: 20, y: 100, class: 'film-label' }, `scores ${ex.scores}, tiles of ${ex.tile_raw}`);
+    hide([good, goodT, goodV, bad, badT, badV, rowT]);
+    fadeIn([rowT, good, goodT, goodV], T('rerun'));
+    fadeIn([bad, badT, badV], T('rerun') + 1.2);
+
+    const m = F.model;
+    if (m.grid) {
+      const gx = 260; const gy = 250; const c = 26;
+      const title = el(g, 'text', { x: 20, y: 240, class: 'film-label' }, `checker, broken kernel: ${m.broken_failed} of ${m.checked_heads} heads flagged`);
+      const cells = [];
+      m.grid.forEach((row, L) => {
+        const lab = el(g, 'text', { x: gx - 10, y: gy + L * c + 19, 'text-anchor': 'end', class: 'film-label' }, `layer ${L + 1}`);
+        cells.push(lab);
+        row.forEach((h, H) => {
+          const r = el(g, 'rect', { x: gx + H * c, y: gy + L * c, width: c - 3, height: c - 3, rx: 3, class: h.broken_passed ? 'fill-v' : 'fill-s' });
+          const t = el(g, 'text', { x: gx + H * c + 11, y: gy + L * c + 17, 'text-anchor': 'middle', class: 'film-on', 'font-size': 13 }, h.broken_passed ? '✓' : '✗');
+          cells.push(r, t);
+        });
+      });
+      const key = el(g, 'text', { x: gx + 12 * c + 16, y: gy + 40, class: 'film-label' }, '✗ wrong rows caught');
+      const key2 = el(g, 'text', { x: gx + 12 * c + 16, y: gy + 65, class: 'film-label' }, '✓ largest score always');
+      const key3 = el(g, 'text', { x: gx + 12 * c + 16, y: gy + 85, class: 'film-label' }, '   in the first tile');
+      hide([title, ...cells, key, key2, key3]);
+      fadeIn(title, T('caught'));
+      tl.to(cells, { autoAlpha: 1, duration: 0.15, stagger: 0.03 }, T('caught') + 0.5);
+      fadeIn([key, key2, key3], T('lucky'));
+    }
+    const sorted = el(g, 'text', { x: 20, y: 470, class: 'film-text' }, `order the row ${ex.sorted}: l = ${ex.sorted_broken_l} with or without the step`);
+    hide(sorted);
+    fadeIn(sorted, T('lucky') + 1.0);
+    void rule;
+  }
+
+  // ================= 8. Why keep the largest =================
+  {
+    const g = scene('largest');
+    const fp = F.fp16;
+    const x0 = 110; const y0 = 440; const w = 520; const h = 330;
+    const xMax = 12; const yMax = 70000;
+    const X = (x) => x0 + (w * x) / xMax;
+    const Y = (y) => y0 - (h * y) / yMax;
+    const axes = el(g, 'g', {});
+    el(axes, 'line', { x1: x0, y1: y0, x2: x0 + w, y2: y0, class: 'film-axis' });
+    el(axes, 'line', { x1: x0, y1: y0, x2: x0, y2: y0 - h, class: 'film-axis' });
+    for (let x = 0; x <= xMax; x += 2) el(axes, 'text', { x: X(x), y: y0 + 22, 'text-anchor': 'middle', class: 'film-label' }, String(x));
+    for (let y = 0; y <= 60000; y += 20000) el(axes, 'text', { x: x0 - 8, y: Y(y) + 5, 'text-anchor': 'end', class: 'film-label' }, group(y));
+    el(axes, 'text', { x: x0 + w, y: y0 + 44, 'text-anchor': 'end', class: 'film-label' }, 'score x');
+    el(axes, 'text', { x: x0, y: y0 - h - 12, class: 'film-label' }, 'e^x');
+    hide(axes);
+    fadeIn(axes, T('second') + 0.3);
+    let d = '';
+    for (let i = 0; i <= 200; i += 1) {
+      const x = (xMax * i) / 200;
+      const y = Math.min(Math.exp(x), yMax * 1.02);
+      d += `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)} `;
+    }
+    const curve = el(g, 'path', { d, class: 'film-curve', pathLength: 1, 'stroke-dasharray': 1, 'stroke-dashoffset': 1 });
+    tl.to(curve, { attr: { 'stroke-dashoffset': 0 }, duration: 2.5, ease: 'none' }, T('grows'));
+    const limit = el(g, 'line', { x1: x0, y1: Y(fp.max_raw), x2: x0 + w, y2: Y(fp.max_raw), class: 'film-limit' });
+    const limitT = el(g, 'text', { x: x0 + 8, y: Y(fp.max_raw) - 8, class: 'film-bad-text' }, `fp16 largest: ${fp.max}`);
+    hide([limit, limitT]);
+    fadeIn([limit, limitT], T('grows') + 2.0);
+    const edge = el(g, 'line', { x1: X(fp.ln_edge_raw), y1: y0, x2: X(fp.ln_edge_raw), y2: y0 - h, class: 'film-limit' });
+    const edgeT = el(g, 'text', { x: X(fp.ln_edge_raw) - 6, y: y0 - h - 12, 'text-anchor': 'end', class: 'film-label' }, `x ≈ ${fp.ln_edge}: from ${fp.edge}, ∞`);
+    hide([edge, edgeT]);
+    fadeIn([edge, edgeT], T('edge') + 0.5);
+    if (F.model.row_max) {
+      const arrow = el(g, 'path', { d: `M${x0 + w - 100},${y0 - 160} L${x0 + w + 30},${y0 - 160}`, class: 'film-arrow' });
+      const t1 = el(g, 'text', { x: x0 + w - 100, y: y0 - 175, class: 'film-text' }, `model's score ${F.model.row_max} →`);
+      const t2 = el(g, 'text', { x: x0 + w - 100, y: y0 - 130, class: 'film-label' }, 'far off this chart: ∞ in fp16');
+      hide([arrow, t1, t2]);
+      fadeIn([arrow, t1, t2], T('model') + 0.5);
+      fadeOut([arrow, t1, t2], T('subtract'), 0.3);
+    }
+    // subtract m first: every exponent is at or below zero
+    const px0 = 700; const pw = 220; const py0 = 300; const ph = 150;
+    const small = el(g, 'g', {});
+    el(small, 'line', { x1: px0, y1: py0, x2: px0 + pw, y2: py0, class: 'film-axis' });
+    el(small, 'line', { x1: px0 + pw, y1: py0, x2: px0 + pw, y2: py0 - ph, class: 'film-axis' });
+    let d2 = '';
+    for (let i = 0; i <= 100; i += 1) {
+      const x = -xMax + (xMax * i) / 100;
+      d2 += `${i ? 'L' : 'M'}${(px0 + pw * (i / 100)).toFixed(1)},${(py0 - ph * Math.exp(x)).toFixed(1)} `;
+    }
+    el(small, 'path', { d: d2, class: 'film-curve-safe' });
+    el(small, 'text', { x: px0 + pw + 6, y: py0 - ph + 5, class: 'film-label' }, '1');
+    el(small, 'text', { x: px0 + pw, y: py0 + 22, 'text-anchor': 'end', class: 'film-label' }, 'score − m ≤ 0');
+    el(small, 'text', { x: px0, y: py0 - ph - 14, class: 'film-text text-m' }, 'e^(score − m) ≤ 1');
+    hide(small);
+    fadeIn(small, T('subtract') + 0.5);
+    if (F.model.overflow_count) {
+      const held = el(g, 'text', { x: 480, y: 515, 'text-anchor': 'middle', class: 'film-text' }, `held-out sentences: ${F.model.overflow_count} of ${F.model.score_count} scores would overflow without it`);
+      hide(held);
+      fadeIn(held, T('heldout') + 0.3);
+    }
+  }
+
+  // ================= 9. What the count leaves out =================
+  {
+    const g = scene('leaves');
+    const cards = [
+      ['care', 'bytes requested, not seconds'],
+      ['caches', 'caches may serve repeated reads'],
+      ['arith', 'fusion adds rescaling arithmetic'],
+      ['lab', 'the lab times both on your chip'],
+    ];
+    cards.forEach(([id, text], k) => {
+      const c = el(g, 'g', {});
+      el(c, 'rect', { x: 130, y: 70 + k * 105, width: 700, height: 85, rx: 10, class: 'film-box' });
+      el(c, 'text', { x: 160, y: 122 + k * 105, class: 'film-big' }, text);
+      hide(c);
+      fadeIn(c, T(id) + 0.2);
+    });
+  }
+
+  // ================= 10. Goodnight =================
+  {
+    const g = scene('goodnight');
+    memory(g, 70, 170);
+    const q = el(g, 'rect', { x: 280, y: 100, width: 110, height: 110, rx: 4, class: 'fill-q' });
+    el(g, 'text', { x: 335, y: 160, 'text-anchor': 'middle', class: 'film-on' }, 'Q tile');
+    el(g, 'text', { x: 420, y: 130, class: 'film-text text-m' }, 'm: running largest');
+    el(g, 'text', { x: 420, y: 165, class: 'film-text text-l' }, 'l: running total');
+    const o = el(g, 'g', {});
+    el(o, 'rect', { x: 600, y: 150, width: 80, height: 60, rx: 4, class: 'fill-o' });
+    el(o, 'text', { x: 640, y: 186, 'text-anchor': 'middle', class: 'film-on' }, 'O');
+    tl.to(o, { y: 240, duration: 2, ease: 'power1.inOut' }, T('sum') + 2);
+    const bye = el(g, 'text', { x: W / 2, y: 320, 'text-anchor': 'middle', class: 'film-title' }, 'Goodnight.');
+    hide(bye);
+    fadeIn(bye, T('bye'), 0.8);
+    void q;
+  }
+
+  // pad the timeline to the full runtime so seek(runtime) is defined
+  tl.set({}, {}, data.runtime_s);
+
+  function render(t) {
+    tl.seek(Math.max(0, Math.min(t, data.runtime_s)), false);
+    for (const f of labels) f();
+  }
+  render(0);
+  return { svg, render, timeline: tl };
+}

@@ -1,0 +1,143 @@
+"""The WGSL kernels in headless Chromium on SwiftShader WebGPU, through site/static/js/gpu.js.
+
+What is held here (issue 3 parts 2-3, issue 7 items 5-6):
+* every shader, plain and instrumented build, compiles in Chromium (Tint) with
+  getCompilationInfo() reporting no errors, and every pipeline builds at every d;
+* the instrumented build's byte counts equal emulator.traffic.count (computed here
+  in CPython) for ragged N, causal, d = 16 and 64, and each kernel;
+* O read back from the page passes the float64 checker for plain and fused and
+  fails it for fused-no-rescale; no NaN or inf in O.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from emulator.check import check_output
+from emulator.inputs import random_qkv
+from emulator.traffic import count
+
+pytestmark = [pytest.mark.browser, pytest.mark.gpu]
+
+RUN_JS = """
+async ({kernel, n, d, causal, q, k, v, instrumented}) => {
+  const g = await import('./static/js/gpu.js');
+  try {
+    const r = await g.runAttention({kernel, n, d, causal, instrumented,
+      Q: new Float32Array(q), K: new Float32Array(k), V: new Float32Array(v)});
+    return {ok: true, O: Array.from(r.O), counts: r.counts || null, tiling: r.tiling};
+  } catch (e) {
+    return {ok: false, kind: e.kind || e.name, message: e.message};
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def gpu_page(browser, server_url):
+    """One page on the built site with a WebGPU adapter, or a skip saying why not."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(server_url)
+    probe = page.evaluate("async () => (await import('./static/js/gpu.js')).probeGpu()")
+    if not probe["ok"]:
+        ctx.close()
+        pytest.skip(f"no WebGPU adapter in Chromium: {probe['reason']}")
+    page.probe = probe
+    yield page
+    ctx.close()
+
+
+def _flat(rows):
+    return [x for row in rows for x in row]
+
+
+def _run(page, kernel, n, d, causal, instrumented=False, seed=0):
+    q, k, v = random_qkv(n, d, seed)
+    r = page.evaluate(RUN_JS, {"kernel": kernel, "n": n, "d": d, "causal": causal,
+                               "q": _flat(q), "k": _flat(k), "v": _flat(v), "instrumented": instrumented})
+    assert r["ok"], r
+    O = [r["O"][i * d:(i + 1) * d] for i in range(n)]
+    return (q, k, v), O, r
+
+
+def _cases(kernels, configs):
+    return [pytest.param(kern, n, d, c, id=f"{kern}-{n=}-{d=}-causal={c}")
+            for kern in kernels for (n, d, c) in configs]
+
+
+def test_the_probe_reports_adapter_limits_and_features(gpu_page):
+    p = gpu_page.probe
+    assert p["limits"]["maxComputeWorkgroupStorageSize"] >= 16384
+    assert p["limits"]["maxComputeInvocationsPerWorkgroup"] >= 256
+    assert set(p["features"]) == {"timestamp", "subgroups", "f16"}
+    assert isinstance(p["adapterInfo"]["vendor"], str)
+
+
+def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
+    report = gpu_page.evaluate("async () => (await import('./static/js/gpu.js')).compileAll()")
+    files = {r["file"] for r in report}
+    assert files == {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl"} | (
+        files & {"fused_fast.wgsl"})
+    modules = [r for r in report if r["d"] is None]
+    assert len(modules) == 2 * len(files)  # plain and instrumented build of each file
+    pipelines = [r for r in report if r["d"] is not None]
+    assert {r["d"] for r in pipelines} == {16, 32, 64, 128}
+    bad = [r for r in report if r["errors"]]
+    assert bad == []
+
+
+COUNTED = [(100, 16, False), (100, 16, True), (65, 64, True), (77, 64, False), (1, 16, True), (130, 32, True)]
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["plain", "fused", "fused-no-rescale"], COUNTED))
+def test_instrumented_bytes_in_chromium_equal_the_emulator_count(gpu_page, kernel, n, d, causal):
+    _, O, r = _run(gpu_page, kernel, n, d, causal, instrumented=True)
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in r["counts"].items()} == expected.reads
+    assert {t: c["write"] for t, c in r["counts"].items()} == expected.writes
+    assert all(math.isfinite(x) for x in r["O"])
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(
+    ["plain", "fused"], [(100, 16, False), (65, 64, True), (100, 32, True), (65, 128, False)]))
+def test_output_read_back_in_chromium_passes_the_float64_check(gpu_page, kernel, n, d, causal):
+    (q, k, v), O, _ = _run(gpu_page, kernel, n, d, causal, seed=1)
+    assert all(math.isfinite(x) for row in O for x in row)
+    report = check_output(O, q, k, v, causal, kernel=kernel)
+    assert report["passed"], report
+    assert report["rows_checked"] == n
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused-no-rescale"], [(100, 16, False), (65, 64, True)]))
+def test_fused_without_rescale_in_chromium_fails_the_check(gpu_page, kernel, n, d, causal):
+    (q, k, v), O, _ = _run(gpu_page, kernel, n, d, causal, seed=1)
+    assert all(math.isfinite(x) for row in O for x in row)
+    report = check_output(O, q, k, v, causal, kernel=kernel)
+    assert not report["passed"]
+    assert report["max_abs_error"] > 100 * report["bound"]
+
+
+def test_a_bad_size_comes_back_as_a_typed_error_not_zeros(gpu_page):
+    r = gpu_page.evaluate("""async () => {
+      const g = await import('./static/js/gpu.js');
+      try { await g.runAttention({kernel: 'fused', n: 4, d: 48, Q: new Float32Array(192),
+              K: new Float32Array(192), V: new Float32Array(192)}); return {ok: true}; }
+      catch (e) { return {ok: false, kind: e.kind, message: e.message}; }
+    }""")
+    assert r == {"ok": False, "kind": "input", "message": "Head dimension d must be one of 16, 32, 64, 128; 48 is not."}
+
+
+def test_timing_returns_a_positive_median_and_a_method(gpu_page):
+    r = gpu_page.evaluate("""async () => {
+      const g = await import('./static/js/gpu.js');
+      const t = await g.timeKernels({n: 64, d: 16, minSampleMs: 2, minSamples: 3});
+      return {plain: t.kernels.plain, fused: t.kernels.fused, method: t.method, line: g.formatTiming(t)};
+    }""")
+    for name in ("plain", "fused"):
+        k = r[name]
+        assert k["medianMs"] > 0 and k["samples"] >= 3
+        assert k["method"] in ("timestamp", "wall")
+        assert k["medianMs"] * k["reps"] >= 0.5 * 2  # each sample held about 2 ms of work or more
+    assert "ms" in r["line"]

@@ -1,0 +1,273 @@
+"""The builder and the server: deterministic output, a --check that catches a
+stale dist/, every internal link resolving, serving from a subpath, and the
+content type of every asset kind (issue 6 "Build"; issue 7 item 8)."""
+from __future__ import annotations
+
+import html.parser
+import re
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+import pytest
+
+import build
+
+
+# ---------------------------------------------------------------------------
+# Deterministic build and --check
+
+def test_two_builds_are_byte_identical(built_site, tmp_path):
+    again = build.build(tmp_path / "again")
+    files = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    assert len(files) > 20, files
+    assert build.compare_dirs(built_site, again) == []
+
+
+def test_check_passes_on_a_fresh_build(tmp_path, capsys):
+    out = build.build(tmp_path / "dist")
+    assert build.main(["--out", str(out), "--check"]) == 0
+    assert "up to date" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("how", ["a file edited", "a file deleted", "a file added", "the folder missing"])
+def test_check_fails_when_dist_is_stale_with(how, tmp_path, capsys):
+    out = build.build(tmp_path / "dist")
+    if how == "a file edited":
+        page = out / "index.html"
+        page.write_text(page.read_text(encoding="utf-8").replace("The cannery", "The canary", 1), encoding="utf-8")
+    elif how == "a file deleted":
+        (out / "static" / "js" / "lab.js").unlink()
+    elif how == "a file added":
+        (out / "static" / "leftover.js").write_text("// from an old build\n", encoding="utf-8")
+    else:
+        out = tmp_path / "never-built"
+    assert build.main(["--out", str(out), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "stale" in err
+    if how == "a file edited":
+        assert "index.html" in err
+    if how == "a file deleted":
+        assert "lab.js" in err
+
+
+def test_check_fails_when_the_facts_say_they_are_stale(tmp_path, capsys, monkeypatch):
+    """build.py asks facts.stale_reason() (when the facts package offers it)."""
+    import facts
+    out = build.build(tmp_path / "dist")
+    monkeypatch.setattr(facts, "stale_reason", lambda: "the model's checksum changed", raising=False)
+    assert build.main(["--out", str(out), "--check"]) == 1
+    assert "facts/facts.json is stale: the model's checksum changed" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# Link check: every internal link, anchor, asset and <track> resolves.
+
+URL_ATTRS = {"href", "src", "poster", "data-film", "data-captions", "data-chapters"}
+
+
+class _Collector(html.parser.HTMLParser):
+    """Ids, and (tag, attribute, value) of every URL-bearing attribute."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+        self.refs: list[tuple[str, str, str]] = []
+        self.tracks: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if value is None:
+                continue
+            if name == "id":
+                self.ids.add(value)
+            if name in URL_ATTRS:
+                self.refs.append((tag, name, value))
+            if tag == "track" and name == "src":
+                self.tracks.append(value)
+            if name in ("aria-describedby", "aria-labelledby", "aria-controls", "for", "list"):
+                for ref in value.split():
+                    self.refs.append((tag, name, "#" + ref))
+
+
+def _parse(page: Path) -> _Collector:
+    c = _Collector()
+    c.feed(page.read_text(encoding="utf-8"))
+    return c
+
+
+def _local(value: str) -> bool:
+    parts = urlsplit(value)
+    return not parts.scheme and not parts.netloc and not value.startswith("//")
+
+
+def _js_specifiers(text: str) -> list[str]:
+    """Relative module specifiers and `new URL("…", import.meta.url)` targets."""
+    pats = [r'\bfrom\s+["\'](\.{1,2}/[^"\']+)["\']',
+            r'\bimport\s*\(\s*["\'](\.{1,2}/[^"\']+)["\']\s*\)',
+            r'\bimport\s+["\'](\.{1,2}/[^"\']+)["\']',
+            r'new\s+URL\(\s*["\'](\.{0,2}/?[^"\':]+)["\']\s*,\s*import\.meta\.url\s*\)']
+    found = []
+    for pat in pats:
+        found += re.findall(pat, text)
+    return found
+
+
+def test_every_internal_link_anchor_asset_and_track_in_dist_resolves(built_site):
+    pages = sorted(built_site.rglob("*.html"))
+    assert pages, "no HTML in dist/"
+    broken = []
+    checked = 0
+    for page in pages:
+        c = _parse(page)
+        for tag, attr, value in c.refs:
+            if not _local(value):
+                broken.append(f"{page.name}: <{tag} {attr}={value!r}> leaves the site")
+                continue
+            path, _, anchor = value.partition("#")
+            target = page if path == "" else (page.parent / unquote(path)).resolve()
+            checked += 1
+            if not target.is_file():
+                broken.append(f"{page.name}: <{tag} {attr}={value!r}> → missing {target}")
+            elif anchor and target.suffix == ".html" and anchor not in _parse(target).ids:
+                broken.append(f"{page.name}: <{tag} {attr}={value!r}> → no id {anchor!r}")
+        for src in c.tracks:
+            assert (page.parent / src).is_file(), src
+    for script in sorted(built_site.glob("static/**/*.js")):
+        for spec in _js_specifiers(script.read_text(encoding="utf-8")):
+            checked += 1
+            target = (script.parent / spec).resolve()
+            if not target.is_file():
+                broken.append(f"{script.relative_to(built_site)}: {spec!r} → missing")
+    for sheet in sorted(built_site.glob("static/**/*.css")):
+        for spec in re.findall(r'url\(\s*["\']?([^"\')]+)', sheet.read_text(encoding="utf-8")):
+            if spec.startswith("data:"):
+                continue
+            checked += 1
+            if not (sheet.parent / spec).resolve().is_file():
+                broken.append(f"{sheet.relative_to(built_site)}: url({spec}) → missing")
+    assert not broken, "\n".join(broken)
+    assert checked > 30, f"only {checked} links seen: is the parser still finding them?"
+
+
+def test_the_page_links_its_captions_and_chapters_and_they_exist(built_site):
+    c = _parse(built_site / "index.html")
+    values = {attr: value for _, attr, value in c.refs}
+    for attr in ("data-captions", "data-chapters"):
+        target = built_site / values[attr]
+        assert target.is_file()
+        assert target.read_text(encoding="utf-8").startswith("WEBVTT")
+
+
+def test_every_css_and_script_the_page_loads_carries_a_matching_integrity_hash(built_site):
+    text = (built_site / "index.html").read_text(encoding="utf-8")
+    tags = re.findall(r'<(?:link rel="stylesheet"|script type="module")[^>]*>', text)
+    assert len(tags) >= 3
+    for tag in tags:
+        src = re.search(r'(?:href|src)="([^"]+)"', tag).group(1)
+        integrity = re.search(r'integrity="([^"]+)"', tag)
+        assert integrity, tag
+        assert integrity.group(1) == build.sri(built_site / src), src
+
+
+def test_a_favicon_is_linked_so_the_browser_asks_for_no_favicon_ico(built_site):
+    c = _parse(built_site / "index.html")
+    icons = [v for tag, attr, v in c.refs if tag == "link" and attr == "href" and v.endswith(".svg")]
+    assert icons == ["static/favicon.svg"]
+    assert (built_site / "static" / "favicon.svg").read_text(encoding="utf-8").startswith("<svg")
+
+
+# ---------------------------------------------------------------------------
+# Serving: content types, headers, subpath
+
+def _get(url: str):
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.status, dict(r.headers), r.read()
+
+
+ASSET_KINDS = [
+    # (path in dist, content type the server must send)
+    ("index.html", "text/html; charset=utf-8"),
+    ("static/js/lab.js", "text/javascript; charset=utf-8"),
+    ("static/js/emulator-worker.js", "text/javascript; charset=utf-8"),
+    ("vendor/pyodide/pyodide.mjs", "text/javascript; charset=utf-8"),
+    ("vendor/pyodide/pyodide.asm.wasm", "application/wasm"),
+    ("vendor/pyodide/python_stdlib.zip", "application/zip"),
+    ("vendor/pyodide/pyodide-lock.json", "application/json"),
+    ("static/css/cannery.css", "text/css; charset=utf-8"),
+    ("media/captions.vtt", "text/vtt; charset=utf-8"),
+    ("kernels/manifest.json", "application/json"),
+    ("kernels/fused.wgsl", "text/plain; charset=utf-8"),
+    ("static/favicon.svg", "image/svg+xml"),
+]
+
+
+@pytest.mark.parametrize("path,content_type", ASSET_KINDS, ids=[p.rsplit(".", 1)[-1] + "-" + p for p, _ in ASSET_KINDS])
+def test_the_server_sends_the_right_content_type_for(path, content_type, server_url, built_site):
+    assert (built_site / path).is_file(), path
+    status, headers, body = _get(server_url + path)
+    assert status == 200
+    assert headers["Content-Type"] == content_type
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert body == (built_site / path).read_bytes()
+
+
+def test_content_types_do_not_come_from_the_platform_mimetypes_table(monkeypatch, built_site):
+    """Windows' registry can map .mjs to text/plain; the server must not care."""
+    import mimetypes
+    monkeypatch.setattr(mimetypes, "types_map", dict(mimetypes.types_map, **{".mjs": "text/plain", ".wasm": "application/octet-stream"}))
+    server = build.make_server(built_site, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        assert _get(base + "vendor/pyodide/pyodide.mjs")[1]["Content-Type"] == "text/javascript; charset=utf-8"
+        assert _get(base + "vendor/pyodide/pyodide.asm.wasm")[1]["Content-Type"] == "application/wasm"
+    finally:
+        server.shutdown()
+
+
+CSP_PARTS = ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "worker-src 'self'",
+             "connect-src 'self'", "object-src 'none'", "base-uri 'none'"]
+
+
+@pytest.mark.parametrize("path", ["index.html", "static/js/emulator-worker.js", "vendor/pyodide/pyodide.mjs"])
+def test_the_content_security_policy_header_reaches(path, server_url):
+    """A worker's script gets its policy from its own response headers, not the page's <meta>."""
+    csp = _get(server_url + path)[1]["Content-Security-Policy"]
+    assert [part.strip() for part in csp.split(";")] == CSP_PARTS
+    assert "unsafe-eval" not in csp.replace("wasm-unsafe-eval", "")
+    assert "unsafe-inline" not in csp
+
+
+def test_the_page_carries_the_same_policy_in_a_meta_tag_and_no_inline_script(built_site):
+    text = (built_site / "index.html").read_text(encoding="utf-8")
+    meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', text)
+    assert meta and [p.strip() for p in meta.group(1).replace("&#39;", "'").split(";")] == CSP_PARTS
+    for script in re.findall(r"<script\b[^>]*>", text):
+        assert "src=" in script, f"inline script: {script}"
+    assert not re.search(r"\son[a-z]+\s*=", text), "inline event handler"
+    assert not re.search(r'\sstyle\s*=\s*"', text), "inline style attribute"
+
+
+def test_the_site_served_from_a_subpath_resolves_every_asset_the_page_names(subpath_url, built_site):
+    status, _, body = _get(subpath_url)
+    assert status == 200
+    c = _Collector()
+    c.feed(body.decode("utf-8"))
+    seen = 0
+    for _, _, value in c.refs:
+        path = value.partition("#")[0]
+        if not path:
+            continue
+        url = urljoin(subpath_url, path)
+        assert urlsplit(url).path.startswith("/cannery/"), url
+        assert _get(url)[0] == 200, url
+        seen += 1
+    assert seen >= 6
+    # and nothing is served outside the prefix
+    with pytest.raises(urllib.error.HTTPError) as err:
+        _get(subpath_url.replace("/cannery/", "/index.html"))
+    assert err.value.code == 404
