@@ -76,14 +76,17 @@ def test_the_probe_reports_adapter_limits_and_features(gpu_page):
 
 
 def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
-    report = gpu_page.evaluate("async () => (await import('./static/js/gpu.js')).compileAll()")
+    # Pipelines at d = 128 here (the largest workgroup arrays); the run tests below
+    # build every other d (16, 32, 64) through the same path.
+    report = gpu_page.evaluate("async () => (await import('./static/js/gpu.js')).compileAll({ds: [128]})")
     files = {r["file"] for r in report}
     assert files == {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl"} | (
         files & {"fused_fast.wgsl"})
     modules = [r for r in report if r["d"] is None]
     assert len(modules) == 2 * len(files)  # plain and instrumented build of each file
     pipelines = [r for r in report if r["d"] is not None]
-    assert {r["d"] for r in pipelines} == {16, 32, 64, 128}
+    assert {r["d"] for r in pipelines} == {128}
+    assert len(pipelines) >= 2 * 5  # plain's 3 passes, fused, fused-no-rescale; both builds
     bad = [r for r in report if r["errors"]]
     assert bad == []
 

@@ -15,6 +15,11 @@ export class EmulatorClient {
     this.worker = new Worker(new URL("./emulator-worker.js", import.meta.url), { type: "module" });
     this.worker.onmessage = (event) => {
       const data = event.data;
+      if (data.type === "csp-violation") {
+        console.error(`Content-Security-Policy violation in the emulator's worker: ${data.directive} ${data.blocked}`);
+        if (typeof window !== "undefined") window.dispatchEvent(new CustomEvent("cannery:csp-violation", { detail: data }));
+        return;
+      }
       if (data.type === "progress") {
         if (data.percent >= 100) this.ready = true;
         this.onProgress(data);

@@ -11,6 +11,12 @@ let handleJson = null;
 let booting = null;
 let modelLoaded = false;
 
+// The worker runs under the CSP its own response carries (build.py's server
+// sends it); tell the page about any violation, which it would not otherwise see.
+self.addEventListener("securitypolicyviolation", (e) => {
+  postMessage({ type: "csp-violation", directive: e.effectiveDirective, blocked: e.blockedURI, where: "worker" });
+});
+
 function progress(stage, percent) {
   postMessage({ type: "progress", stage, percent });
 }
@@ -67,3 +73,8 @@ self.onmessage = async (event) => {
     postMessage({ id, reply: { ok: false, op: request && request.op, errors: [{ field: "op", message: `The emulator stopped: ${message}` }] } });
   }
 };
+
+// Boot at once: the page starts this worker only when the learner reaches for
+// the lab, so Python is usually ready by the time they press Count.
+booting = boot();
+booting.catch(() => { booting = null; });

@@ -68,6 +68,7 @@ function clearErrors() {
     if (input) input.removeAttribute("aria-invalid");
   }
   alertBox.textContent = "";
+  delete alertBox.dataset.kind;
 }
 
 function showErrors(errors) {
@@ -227,10 +228,28 @@ function doCancel() {
 }
 
 // ---- Time (WebGPU) ------------------------------------------------------------
+// gpu.js turns every WebGPU failure into one GpuError {kind, message}; kinds are
+// "no-webgpu", "no-adapter", "limits", "device-lost", "out-of-memory",
+// "validation", "internal", "shader", "fetch", "input". This file has one path
+// for all of them (showGpuFailure), and Count and Check never depend on the GPU.
 let gpuModule = null;
+let lastGpuFailure = null;
 async function gpu() {
-  gpuModule = gpuModule || (await import("./gpu.js"));
+  if (!gpuModule) {
+    try {
+      gpuModule = await import("./gpu.js");
+    } catch (err) {
+      throw { kind: "fetch", message: `The page could not load its WebGPU code (${err.message}).` };
+    }
+  }
   return gpuModule;
+}
+
+// Failures after which a fresh device may well work.
+const RETRYABLE = new Set(["device-lost", "out-of-memory", "validation", "internal", "fetch"]);
+
+function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 }
 
 function renderGpuCard(probe) {
@@ -238,9 +257,10 @@ function renderGpuCard(probe) {
   const lim = probe.limits || {};
   const feat = probe.features || {};
   const yes = (b) => (b ? "yes" : "no");
+  const name = [info.vendor, info.architecture].filter(Boolean).join(", ") || "not reported";
   $("gpu-card").innerHTML = `<div class="gpu-card"><h4>Your GPU</h4><dl>
-    <dt>Vendor</dt><dd>${info.vendor || "not reported"}</dd>
-    <dt>Architecture</dt><dd>${info.architecture || "not reported"}</dd>
+    <dt>Adapter</dt><dd>${escapeHtml(name)}</dd>
+    ${info.description ? `<dt>Description</dt><dd>${escapeHtml(info.description)}</dd>` : ""}
     <dt>Workgroup memory</dt><dd>${fmt(lim.maxComputeWorkgroupStorageSize || 0)} B</dd>
     <dt>Largest storage buffer</dt><dd>${fmt(lim.maxStorageBufferBindingSize || 0)} B</dd>
     <dt>Invocations per workgroup</dt><dd>${fmt(lim.maxComputeInvocationsPerWorkgroup || 0)}</dd>
@@ -249,32 +269,38 @@ function renderGpuCard(probe) {
     <dt>16-bit floats (f16)</dt><dd>${yes(feat.f16)}</dd></dl></div>`;
 }
 
+/** The one place a GPU failure becomes words: #lab-alert (role=alert) and a Retry button. */
 function showGpuFailure(err) {
-  const message = (err && err.message) || String(err);
-  $("time-body").innerHTML = `<p class="verdict-fail" id="time-error">${message}</p>
-    <p>Count and Check still work: they run in Python, not on the GPU.</p>
-    <button type="button" id="time-retry">Retry</button>`;
-  $("time-result").hidden = false;
-  status.textContent = message;
-  $("time-retry").addEventListener("click", async () => {
-    try { (await gpu()).resetDevice?.(); } catch (_) { /* ignore */ }
-    doTime();
-  });
+  const kind = (err && err.kind) || "internal";
+  let message = (err && err.message) || String(err);
+  if (kind === "shader") message = `Your browser could not compile one of the WGSL kernels: ${message}.`;
+  if (!/Count and Check still work/.test(message)) {
+    message += " Count and Check still work: they run in Python, not on the GPU.";
+  }
+  lastGpuFailure = kind;
+  alertBox.dataset.kind = kind;
+  alertBox.textContent = message;
+  $("time-retry").hidden = !RETRYABLE.has(kind);
+  status.textContent = "Time did not run.";
 }
 
 async function doTime() {
   clearErrors();
+  $("time-retry").hidden = true;
   const p = readForm();
   setBusy(true, "time");
   try {
-    const g = await gpu();
     status.textContent = "Looking for a WebGPU adapter…";
+    const g = await gpu();
+    if (lastGpuFailure && RETRYABLE.has(lastGpuFailure)) g.resetDevice();
+    lastGpuFailure = null;
     const probe = await g.probeGpu();
     if (!probe.ok) {
-      showGpuFailure({ message: probe.reason || "This browser has no WebGPU." });
+      showGpuFailure(probe.error || { kind: "no-adapter", message: probe.reason });
       return;
     }
     renderGpuCard(probe);
+    // The emulator decides whether this size fits this GPU (emulator/api.py gpu_plan).
     const plan = await client.request("gpu_plan", p, { limits: probe.limits });
     if (!plan.ok) {
       if (!plan.cancelled) showErrors(plan.errors);
@@ -282,18 +308,21 @@ async function doTime() {
     }
     const counts = await client.request("count", p);
     if (!counts.ok) {
-      showErrors(counts.errors);
+      if (!counts.cancelled) showErrors(counts.errors);
       return;
     }
     renderCount(counts.result);
-    status.textContent = "Timing plain and fused kernels on your GPU…";
-    const n = Number(counts.result.selected.n), d = Number(counts.result.selected.d);
+    lastCount = counts.result;
+    status.textContent = "Timing the plain and fused kernels on your GPU…";
+    const s = counts.result.selected;
+    const n = Number(s.n), d = Number(s.d);
     const result = await g.timeKernels({
-      n, d, causal: p.causal, heads: 1,
-      workgroupBytes: Number(counts.result.selected.workgroup_bytes),
+      n, d, causal: Boolean(s.causal), heads: 1,
+      workgroupBytes: Number(s.workgroup_bytes),
       requiredLimits: plan.result.required_limits,
     });
-    renderTime(result, counts.result, n, d, p.causal);
+    writeHash(p);
+    renderTime(result, counts.result, n, d, Boolean(s.causal));
   } catch (err) {
     showGpuFailure(err);
   } finally {
@@ -301,9 +330,12 @@ async function doTime() {
   }
 }
 
+function msText(ms) {
+  return ms >= 1 ? ms.toFixed(2) : ms.toPrecision(3);
+}
+
 function renderTime(result, counts, n, d, causal) {
-  const flop = 4 * n * n * d * (causal ? 0.5 : 1);
-  const kernels = result.kernels || result;
+  const kernels = result.kernels || {};
   const rows = [];
   for (const name of ["plain", "fused"]) {
     const k = kernels[name];
@@ -311,20 +343,19 @@ function renderTime(result, counts, n, d, causal) {
     const bytes = counts[name].total_bytes;
     const ms = k.medianMs;
     const low = k.belowResolution ? " (below the timer's resolution)" : "";
-    rows.push(`<tr><td>${name}</td><td id="time-${name}-ms">${ms.toFixed(3)}${low}</td>
-      <td>${(flop / (ms / 1000) / 1e9).toFixed(1)}</td><td>${(bytes / (ms / 1000) / 1e9).toFixed(1)}</td>
+    rows.push(`<tr><th scope="row">${name}</th><td id="time-${name}-ms">${msText(ms)}${low}</td>
+      <td>${k.gflops.toFixed(1)}</td><td>${(bytes / (ms / 1000) / 1e9).toFixed(1)}</td>
       <td>${k.samples}</td><td>${k.method === "timestamp" ? "GPU timestamps" : "wall clock"}</td></tr>`);
   }
-  const speedup = kernels.plain && kernels.fused ? kernels.plain.medianMs / kernels.fused.medianMs : null;
+  const speedup = result.speedup;
   $("time-body").innerHTML = `
     <p>N = ${fmt(n)}, d = ${d}${causal ? ", causal" : ""}, one head, float32, median of the samples.</p>
     <table class="numbers"><caption>Times on your GPU</caption>
       <thead><tr><th scope="col">Kernel</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">GB/s (counted bytes)</th><th scope="col">Samples</th><th scope="col">Timer</th></tr></thead>
       <tbody>${rows.join("")}</tbody></table>
     ${speedup ? `<p>Fused speed-up: <strong id="time-speedup">${speedup.toFixed(2)}×</strong>.</p>` : ""}
-    <p class="note">GFLOP/s counts 4·N²·d floating-point operations per head (two matrix products), half that for causal.
-      GB/s divides the emulator's byte count by the time; caches can make it exceed what memory alone delivers.
-      Each sample batches dispatches until it holds at least 10 ms of GPU work. Chrome rounds GPU timestamps to 100 µs.</p>`;
+    <p class="note">${escapeHtml(result.flopConvention || "")} GB/s divides the emulator's byte count by the time;
+      caches can make it exceed what memory alone delivers. ${escapeHtml(result.note || "")}</p>`;
   $("time-result").hidden = false;
   status.textContent = speedup ? `Timed: fused is ${speedup.toFixed(2)} times as fast as plain.` : "Timed.";
 }
@@ -334,7 +365,13 @@ form.addEventListener("submit", guarded(doCount));
 buttons.check.addEventListener("click", guarded(doCheck));
 buttons.time.addEventListener("click", guarded(doTime));
 buttons.cancel.addEventListener("click", doCancel);
+$("time-retry").addEventListener("click", guarded(doTime));
 readHash();
+// Start Python as soon as the learner reaches for the lab (a pointer over the
+// form, or focus in it), not at page load: the page itself stays light.
+for (const type of ["pointerenter", "focusin"]) {
+  form.addEventListener(type, () => client.start(), { once: true });
+}
 window.addEventListener("hashchange", readHash);
 
 // For tests and for the curious: the lab's actions, callable from the console.

@@ -14,6 +14,7 @@ const MIB = 1048576;
 function el(parent, tag, attrs = {}, text) {
   const node = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (tag === 'text' && !('font-size' in attrs) && /\bfilm-on\b/.test(attrs.class || '')) node.setAttribute('font-size', '18');
   if (text !== undefined) node.textContent = text;
   parent.append(node);
   return node;
@@ -254,17 +255,17 @@ export function createFilm(host, data, gsap) {
     hide([...cells, ...tiles.flat()]);
     fadeIn(cells, T('byhand'));
     fadeIn(tiles.flat(), T('byhand') + 0.8);
-    const mP = { v: Number.NaN };
+    const mP = { v: 0, shown: 0 };
     const lP = { v: 0 };
     labels.push(() => {
-      mBox.textContent = Number.isNaN(mP.v) ? 'm = –' : `m = ${+mP.v.toFixed(3)}`;
+      mBox.textContent = mP.shown < 0.5 ? 'm = –' : `m = ${+Number(mP.v).toFixed(3)}`;
       lName.textContent = `l = ${lP.v.toFixed(3)}`;
       lBar.setAttribute('width', String(Math.max(0, lP.v * scale)));
     });
     const [s1, s2] = ex.steps;
     const t1 = T('tile1');
     tl.to(tiles[0][0], { attr: { 'stroke-width': 6 }, duration: 0.3 }, t1);
-    tl.set(mP, { v: s1.m }, t1 + 0.6);
+    tl.set(mP, { v: s1.m, shown: 1 }, t1 + 0.6);
     tl.to(lP, { v: s1.l, duration: 1.2, ease: 'power1.out' }, t1 + 1.2);
     const t2 = T('tile2');
     tl.to(tiles[0][0], { attr: { 'stroke-width': 3 }, duration: 0.3 }, t2);
@@ -396,10 +397,10 @@ export function createFilm(host, data, gsap) {
       { fig: F.d64, kernel: 'fused', x: 270, label: 'fused' },
       { fig: F.d16, kernel: 'plain', x: 530, label: 'plain' },
       { fig: F.d16, kernel: 'fused', x: 630, label: 'fused' },
-    ], 170, 470, 360, max);
+    ], 170, 470, 330, max);
     el(g, 'text', { x: 260, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d64.d}`);
     el(g, 'text', { x: 620, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d16.d}`);
-    el(g, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `one head, N = ${F.N}, float32, bench of ${F.M} bytes`);
+    el(g, 'text', { x: 480, y: 24, 'text-anchor': 'middle', class: 'film-label' }, `one head, N = ${F.N}, float32, bench of ${F.M} bytes`);
     hide([b1, b2, b3, b4]);
     const grow = (b, at) => {
       tl.fromTo(b, { scaleY: 0, transformOrigin: '50% 100%' }, { scaleY: 1, duration: 1.2, ease: 'power2.out', immediateRender: false }, at);
@@ -407,12 +408,12 @@ export function createFilm(host, data, gsap) {
     };
     grow(b1, T('d64') + 0.5);
     grow(b2, T('d64') + 2.5);
-    const why64 = el(g, 'text', { x: 170, y: 60, class: 'film-text' }, `d = ${F.d64.d}: B_r = ${F.d64.B_r} query rows → ${F.d64.q_tiles} query tiles, K and V read ${F.d64.q_tiles} times`);
+    const why64 = el(g, 'text', { x: 170, y: 54, class: 'film-text' }, `d = ${F.d64.d}: B_r = ${F.d64.B_r} query rows → ${F.d64.q_tiles} query tiles, K and V read ${F.d64.q_tiles} times`);
     hide(why64);
     fadeIn(why64, T('d64why') + 1.0);
     grow(b3, T('d16') + 0.3);
     grow(b4, T('d16') + 1.3);
-    const why16 = el(g, 'text', { x: 170, y: 90, class: 'film-text' }, `d = ${F.d16.d}: B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles, K and V read ${F.d16.q_tiles} times`);
+    const why16 = el(g, 'text', { x: 170, y: 82, class: 'film-text' }, `d = ${F.d16.d}: B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles, K and V read ${F.d16.q_tiles} times`);
     hide(why16);
     fadeIn(why16, T('d16') + 0.8);
   }
@@ -420,14 +421,14 @@ export function createFilm(host, data, gsap) {
   {
     const g = scene('question');
     const [p, f] = bars(g, [
-      { fig: F.d16, kernel: 'plain', x: 300, label: 'plain' },
-      { fig: F.d16, kernel: 'fused', x: 560, label: 'fused' },
-    ], 200, 470, 360, F.d16.plain_raw);
+      { fig: F.d16, kernel: 'plain', x: 220, label: 'plain' },
+      { fig: F.d16, kernel: 'fused', x: 360, label: 'fused' },
+    ], 160, 470, 360, F.d16.plain_raw);
     void p; void f;
     el(g, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `N = ${F.N}, d = ${F.d16.d}`);
-    const ask = el(g, 'text', { x: 480, y: 250, 'text-anchor': 'middle', class: 'film-big' }, '? times less');
-    const ans = el(g, 'text', { x: 480, y: 250, 'text-anchor': 'middle', class: 'film-big' }, `${F.d16.ratio} times less`);
-    const math = el(g, 'text', { x: 480, y: 290, 'text-anchor': 'middle', class: 'film-label' }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} = ${F.d16.ratio2}`);
+    const ask = el(g, 'text', { x: 500, y: 250, class: 'film-big' }, 'fused: ? times less');
+    const ans = el(g, 'text', { x: 500, y: 250, class: 'film-big' }, `fused: ${F.d16.ratio} times less`);
+    const math = el(g, 'text', { x: 500, y: 290, class: 'film-label' }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} = ${F.d16.ratio2}`);
     hide([ans, math]);
     fadeOut(ask, T('answer'), 0.2);
     fadeIn([ans, math], T('answer') + 0.2);
@@ -501,7 +502,8 @@ export function createFilm(host, data, gsap) {
     let d = '';
     for (let i = 0; i <= 200; i += 1) {
       const x = (xMax * i) / 200;
-      const y = Math.min(Math.exp(x), yMax * 1.02);
+      const y = Math.exp(x);
+      if (y > yMax) break;
       d += `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)} `;
     }
     const curve = el(g, 'path', { d, class: 'film-curve', pathLength: 1, 'stroke-dasharray': 1, 'stroke-dashoffset': 1 });
@@ -515,9 +517,9 @@ export function createFilm(host, data, gsap) {
     hide([edge, edgeT]);
     fadeIn([edge, edgeT], T('edge') + 0.5);
     if (F.model.row_max) {
-      const arrow = el(g, 'path', { d: `M${x0 + w - 100},${y0 - 160} L${x0 + w + 30},${y0 - 160}`, class: 'film-arrow' });
-      const t1 = el(g, 'text', { x: x0 + w - 100, y: y0 - 175, class: 'film-text' }, `model's score ${F.model.row_max} →`);
-      const t2 = el(g, 'text', { x: x0 + w - 100, y: y0 - 130, class: 'film-label' }, 'far off this chart: ∞ in fp16');
+      const arrow = el(g, 'path', { d: `M${x0 + w + 20},${y0 - 60} L${x0 + w + 300},${y0 - 60}`, class: 'film-arrow' });
+      const t1 = el(g, 'text', { x: x0 + w + 20, y: y0 - 80, class: 'film-text' }, `model's score: ${F.model.row_max}`);
+      const t2 = el(g, 'text', { x: x0 + w + 20, y: y0 - 30, class: 'film-label' }, `in fp16, e^${F.model.row_max} = ∞`);
       hide([arrow, t1, t2]);
       fadeIn([arrow, t1, t2], T('model') + 0.5);
       fadeOut([arrow, t1, t2], T('subtract'), 0.3);
@@ -575,6 +577,9 @@ export function createFilm(host, data, gsap) {
     el(o, 'rect', { x: 600, y: 150, width: 80, height: 60, rx: 4, class: 'fill-o' });
     el(o, 'text', { x: 640, y: 186, 'text-anchor': 'middle', class: 'film-on' }, 'O');
     tl.to(o, { y: 240, duration: 2, ease: 'power1.inOut' }, T('sum') + 2);
+    const once = el(g, 'text', { x: 700, y: 440, class: 'film-text' }, 'written once');
+    hide(once);
+    fadeIn(once, T('sum') + 4);
     const bye = el(g, 'text', { x: W / 2, y: 320, 'text-anchor': 'middle', class: 'film-title' }, 'Goodnight.');
     hide(bye);
     fadeIn(bye, T('bye'), 0.8);

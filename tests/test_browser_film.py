@@ -1,0 +1,389 @@
+"""The film's player in Chromium: loading, captions, seeking, the question,
+keyboard use, screen-reader regions, reduced motion and screenshots.
+
+Tests drive the player through its controls (and, to avoid waiting minutes,
+through window.canneryFilm.seek, the same seek the slider and chapter menu
+use). Screenshots go to test-artifacts/film/.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+HEAVY = ("media/", "scenes.js", "vendor/gsap", "vendor/pyodide", ".wasm", "py/bundle.json")
+
+
+@pytest.fixture(scope="module")
+def film_data(built_site) -> dict:
+    return json.loads((built_site / "media" / "film.json").read_text(encoding="utf-8"))
+
+
+def cue(film_data, cid):
+    return next(c for c in film_data["cues"] if c["id"] == cid)
+
+
+def open_film(page, url, play=False):
+    page.goto(url)
+    page.wait_for_function("() => window.canneryFilm !== undefined")
+    if play:
+        page.click(".film-play")
+    else:
+        page.evaluate("window.canneryFilm.load()")
+    page.wait_for_function("() => window.canneryFilm.loaded")
+    if not play:
+        page.evaluate("window.canneryFilm.pause()")
+
+
+def seek(page, t):
+    page.evaluate(f"window.canneryFilm.seek({t})")
+
+
+def state(page) -> dict:
+    return page.evaluate("""() => { const f = window.canneryFilm; return {
+        time: f.time, playing: f.playing, open: f.questionOpen, answered: f.answered, cue: f.cue }; }""")
+
+
+def visible_svg_text(page) -> str:
+    """Text of the SVG labels that are drawn right now (not hidden by their scene or by a fade)."""
+    return page.evaluate("""() => {
+      const out = [];
+      for (const t of document.querySelectorAll('.film-canvas-host svg text')) {
+        let n = t, shown = true;
+        while (n && n.tagName !== 'svg') {
+          const cs = getComputedStyle(n);
+          if (cs.visibility === 'hidden' || cs.display === 'none' || Number(cs.opacity) < 0.5) { shown = false; break; }
+          n = n.parentNode;
+        }
+        if (shown) out.push(t.textContent);
+      }
+      return out.join(' | ');
+    }""")
+
+
+# ---------- loading ----------
+
+def test_nothing_of_the_film_loads_before_play_and_the_runtime_is_shown(page, server_url, film_data):
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(server_url)
+    page.wait_for_load_state("networkidle")
+    time.sleep(0.5)
+    before = [r[len(server_url):] for r in requests if r.startswith(server_url)]
+    assert all(r.startswith(server_url) for r in requests), "a request left the origin"
+    assert not [r for r in before if any(h in r for h in HEAVY)], before
+    assert "static/js/film/player.js" in before
+    assert page.locator(".film-poster").is_visible()
+    runtime = film_data["runtime_s"]
+    assert page.locator(".film-runtime").inner_text() == f"{int(runtime) // 60}:{int(runtime) % 60:02d}"
+    assert page.locator(".film-total").inner_text() == page.locator(".film-runtime").inner_text()
+    page.click(".film-play")
+    page.wait_for_function("() => window.canneryFilm.loaded")
+    after = [r[len(server_url):] for r in requests]
+    for needed in ("media/film.json", "static/js/film/scenes.js", "vendor/gsap/gsap.min.js",
+                   "media/captions.vtt", "media/chapters.vtt"):
+        assert needed in after
+    assert not [r for r in after if "pyodide" in r]
+    assert page.console_errors == []
+
+
+def test_chromiums_parsed_cues_equal_the_transcript_lines(page, server_url):
+    open_film(page, server_url)
+    page.wait_for_function("""() => { const t = document.querySelector('.film-tracks').textTracks;
+        return t.length === 2 && t[0].cues && t[0].cues.length > 0 && t[1].cues && t[1].cues.length > 0; }""")
+    cues = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks[0].cues]
+        .map(c => ({ id: c.id, start: c.startTime, end: c.endTime, text: c.text }))""")
+    lines = page.evaluate("""() => [...document.querySelectorAll('.transcript-line')].map(li => ({
+        id: li.dataset.cue, start: Number(li.querySelector('.transcript-seek').dataset.start),
+        text: li.querySelector('.t-text').textContent }))""")
+    assert len(cues) == len(lines) >= 40
+    for c, line in zip(cues, lines):
+        assert c["id"] == line["id"]
+        assert c["start"] == pytest.approx(line["start"], abs=1e-3)
+        assert c["text"] == line["text"]
+    chapters = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks[1].cues].map(c => c.text)""")
+    menu = page.evaluate("""() => [...document.querySelectorAll('.film-chapter option')].map(o => o.textContent)""")
+    assert len(chapters) == len(menu) == 10
+    assert all(m.endswith(c) for m, c in zip(menu, chapters))
+
+
+def test_the_film_works_under_a_subpath(page, subpath_url):
+    open_film(page, subpath_url, play=True)
+    page.wait_for_function("() => window.canneryFilm.time > 0.2")
+    assert page.console_errors == []
+
+
+# ---------- playing, captions and seeking ----------
+
+def test_play_starts_the_film_and_the_first_caption_appears(page, server_url, film_data):
+    first = film_data["cues"][0]
+    open_film(page, server_url, play=True)
+    assert page.locator(".film-play").inner_text() == "Pause"
+    page.wait_for_function(f"() => window.canneryFilm.time > {first['start_s'] + 0.1}", timeout=8000)
+    page.wait_for_function("() => document.querySelector('.film-caption span') !== null")
+    assert page.locator(".film-caption").inner_text() == first["text"]
+    assert state(page)["playing"]
+    assert page.locator(".film-now").inner_text() != "0:00"
+    assert page.console_errors == []
+
+
+@pytest.mark.parametrize("cid", ["size", "tile2", "d16bars", "edge"])
+def test_transcript_line_seeks_the_film_to_its_cue(page, server_url, film_data, cid):
+    open_film(page, server_url)
+    if cid == "edge":  # past the question: answer it first
+        seek(page, film_data["question"]["stop_s"])
+        page.keyboard.press("Escape")
+        page.evaluate("window.canneryFilm.pause()")
+    page.click(f"#line-{cid} .transcript-seek")
+    page.wait_for_function(f"() => window.canneryFilm.cue === '{cid}'")
+    c = cue(film_data, cid)
+    assert state(page)["time"] == pytest.approx(c["start_s"], abs=0.01)
+    assert page.locator(".film-caption").inner_text() == c["text"]
+    assert page.evaluate("document.activeElement.classList.contains('film-play')")
+    assert page.locator(f"#line-{cid}").get_attribute("class").split().count("is-current") == 1
+
+
+def test_seeking_to_t_draws_the_same_frame_as_playing_to_t(page, server_url):
+    open_film(page, server_url)
+    seek(page, 104.0)
+    page.select_option(".film-speed", "1.5")
+    page.click(".film-play")
+    time.sleep(2.0)
+    page.click(".film-play")  # pause
+    t = state(page)["time"]
+    assert 105.0 < t < 110.0
+    played = page.evaluate("window.canneryFilm.frame()")
+    seek(page, 20.0)
+    assert page.evaluate("window.canneryFilm.frame()") != played
+    seek(page, t)
+    assert page.evaluate("window.canneryFilm.frame()") == played
+
+
+# ---------- the question ----------
+
+def test_question_stops_playback_at_1_5x_within_a_quarter_second_and_takes_focus(page, server_url, film_data):
+    q = film_data["question"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"] - 1.5)
+    page.select_option(".film-speed", "1.5")
+    page.click(".film-play")
+    page.wait_for_function("() => window.canneryFilm.questionOpen", timeout=5000)
+    s = state(page)
+    assert abs(s["time"] - q["stop_s"]) <= 0.25
+    assert not s["playing"]
+    assert page.evaluate("document.activeElement.id") == "film-q-input"
+    assert page.locator(".film-q-prompt").inner_text() == q["prompt"]
+    # it never advances on its own, and Play does not skip it
+    time.sleep(1.0)
+    page.click(".film-play")
+    time.sleep(0.5)
+    s2 = state(page)
+    assert s2["time"] == s["time"] and not s2["playing"] and s2["open"]
+    assert page.evaluate("document.activeElement.id") == "film-q-input"
+
+
+def test_right_answer_confirms_and_the_film_continues(page, server_url, film_data):
+    q = film_data["question"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"] + 30)  # over the question: it stops there
+    assert state(page)["open"]
+    page.fill("#film-q-input", f"{q['answer'] * 1.04:.2f}")  # within 5%
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.canneryFilm.playing")
+    s = state(page)
+    assert s["answered"] and not s["open"]
+    assert page.locator(".film-status").inner_text() == q["right"]
+    assert s["time"] >= q["stop_s"] + 30 - 0.01  # then on to where the learner was going
+
+
+def test_wrong_answer_gives_a_hint_and_offers_to_rewatch_the_count(page, server_url, film_data):
+    q = film_data["question"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"])
+    page.fill("#film-q-input", f"{q['answer'] * 1.06:.2f}")  # just outside 5%
+    page.keyboard.press("Enter")
+    assert page.locator(".film-q-feedback").inner_text() == q["hint"]
+    assert page.locator(".film-q-rewatch").is_visible()
+    s = state(page)
+    assert s["open"] and not s["playing"] and not s["answered"]
+    page.fill("#film-q-input", "sixteen")
+    page.keyboard.press("Enter")
+    assert "Type a number" in page.locator(".film-q-feedback").inner_text()
+    page.click(".film-q-rewatch")
+    s = state(page)
+    assert s["time"] == pytest.approx(q["rewatch_s"], abs=0.5) and s["playing"] and not s["open"]
+    assert page.locator(".film-chapter option:checked").inner_text().endswith("The count")
+    # coming back round, it stops at the question again
+    page.evaluate("window.canneryFilm.pause()")
+    seek(page, q["stop_s"] - 0.3)
+    page.click(".film-play")
+    page.wait_for_function("() => window.canneryFilm.questionOpen", timeout=4000)
+
+
+def test_escape_is_show_me_it_reveals_the_answer_and_resumes(page, server_url, film_data):
+    q = film_data["question"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"])
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => window.canneryFilm.playing")
+    assert page.locator(".film-status").inner_text() == q["reveal"]
+    assert state(page)["answered"]
+    assert page.evaluate("document.activeElement.classList.contains('film-play')")
+
+
+def test_tab_can_leave_the_question_without_answering_it(page, server_url, film_data):
+    open_film(page, server_url)
+    seek(page, film_data["question"]["stop_s"])
+    for _ in range(6):
+        page.keyboard.press("Tab")
+    inside = page.evaluate("document.querySelector('.film-question').contains(document.activeElement)")
+    assert not inside
+    assert state(page)["open"] and not state(page)["answered"]
+
+
+def test_keyboard_only_play_seek_answer_and_resume(page, server_url, film_data):
+    q = film_data["question"]
+    page.goto(server_url)
+    page.wait_for_function("() => window.canneryFilm !== undefined")
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('film-play')"):
+            break
+    else:
+        pytest.fail("Tab never reached the Play button")
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none", "focus is not visible on Play"
+    page.keyboard.press("Space")
+    page.wait_for_function("() => window.canneryFilm.playing && window.canneryFilm.time > 0.2")
+    page.keyboard.press("k")
+    assert not state(page)["playing"]
+    t0 = state(page)["time"]
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => window.canneryFilm.time > {t0 + 4.9}")
+    assert state(page)["time"] == pytest.approx(t0 + 5, abs=0.01)
+    page.keyboard.press("ArrowLeft")
+    assert state(page)["time"] == pytest.approx(t0, abs=0.01)
+    page.keyboard.press("c")
+    assert page.locator(".film-cc").get_attribute("aria-pressed") == "false"
+    page.keyboard.press("c")
+    assert page.locator(".film-cc").get_attribute("aria-pressed") == "true"
+    # seek forward by keys until the question stops the film
+    for _ in range(int(q["stop_s"] / 5) + 2):
+        page.keyboard.press("ArrowRight")
+        if state(page)["open"]:
+            break
+    assert state(page)["open"] and state(page)["time"] == pytest.approx(q["stop_s"], abs=1e-6)
+    page.keyboard.type(f"{q['answer']:.1f}")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.canneryFilm.playing")
+    assert page.evaluate("document.activeElement.classList.contains('film-play')")
+    page.keyboard.press("Space")
+    assert not state(page)["playing"]
+    page.keyboard.press("Space")
+    assert state(page)["playing"]
+
+
+def test_slider_keys_seek_and_cannot_jump_over_the_question(page, server_url, film_data):
+    open_film(page, server_url)
+    page.focus(".film-seek")
+    page.keyboard.press("End")
+    s = state(page)
+    assert s["open"] and s["time"] == pytest.approx(film_data["question"]["stop_s"])
+
+
+def test_chapter_menu_past_the_question_stops_at_it_and_offers_it(page, server_url, film_data):
+    open_film(page, server_url)
+    page.select_option(".film-chapter", index=8)
+    s = state(page)
+    assert s["open"] and s["time"] == pytest.approx(film_data["question"]["stop_s"])
+    assert "Answer it, or choose Show me" in page.locator(".film-status").inner_text()
+    page.click(".film-q-show")
+    target = film_data["chapters"][8]["start_s"]
+    assert state(page)["time"] >= target - 0.01
+
+
+# ---------- screen readers ----------
+
+def test_caption_region_is_polite_never_assertive_and_reads_each_caption_once(page, server_url, film_data):
+    q = film_data["question"]
+    open_film(page, server_url)
+    assert page.locator(".film-sr-caption").get_attribute("aria-live") == "polite"
+    assert page.locator(".film-caption").get_attribute("aria-hidden") == "true"
+    assert page.locator("#film [aria-live=assertive], #film [role=alert]").count() == 0
+    page.evaluate("""() => { window.__said = []; const r = document.querySelector('.film-sr-caption');
+        new MutationObserver(() => window.__said.push(r.textContent)).observe(r, { childList: true, characterData: true, subtree: true }); }""")
+    c = cue(film_data, "d16")
+    seek(page, c["start_s"] + 0.1)
+    seek(page, c["start_s"] + 0.5)   # same cue: not read again
+    seek(page, c["start_s"] + 0.9)
+    page.keyboard.press("c")
+    page.keyboard.press("c")          # captions off and on: not read again
+    seek(page, q["stop_s"])           # the question: announced by focus, not by the caption region
+    said = page.evaluate("window.__said")
+    assert said.count(c["text"]) == 1
+    assert cue(film_data, "question")["text"] not in said
+    assert page.evaluate("document.activeElement.id") == "film-q-input"
+    label = page.evaluate("document.getElementById('film-q-input').labels[0].textContent")
+    assert label == q["prompt"]
+
+
+def test_read_aloud_is_off_by_default_and_says_it_is_a_synthetic_voice(page, server_url):
+    page.goto(server_url)
+    btn = page.locator(".film-read")
+    assert btn.get_attribute("aria-pressed") == "false" or btn.is_disabled()
+    assert "synthetic voice" in page.locator("#film-read-note").inner_text()
+
+
+# ---------- reduced motion ----------
+
+def test_reduced_motion_shows_one_still_frame_per_caption(browser, server_url, film_data):
+    ctx = browser.new_context(reduced_motion="reduce", viewport={"width": 1200, "height": 900})
+    try:
+        page = ctx.new_page()
+        open_film(page, server_url)
+        c = cue(film_data, "tile2")
+        seek(page, c["start_s"] + 0.05)
+        a = page.evaluate("window.canneryFilm.frame()")
+        seek(page, c["end_s"] - 0.05)
+        b = page.evaluate("window.canneryFilm.frame()")
+        assert a == b
+        nxt = film_data["cues"][film_data["cues"].index(c) + 1]
+        seek(page, nxt["start_s"] + 0.05)
+        assert page.evaluate("window.canneryFilm.frame()") != a
+    finally:
+        ctx.close()
+
+
+# ---------- screenshots: the drawing says what the caption says ----------
+
+SHOTS = [
+    # (cue id, figure keys whose display text must be drawn)
+    ("size", lambda F: [f"= {F['table']['mib']} MiB", F["N"]]),
+    ("cross", lambda F: [f"{F['cross']['mib']} MiB"]),
+    ("check", lambda F: [f"l = {F['ex']['l']}", "m = " + F["ex"]["m"], F["ex"]["full"]]),
+    ("d16bars", lambda F: [f"{F['d16']['plain_mib']} MiB", f"{F['d16']['fused_mib']} MiB"]),
+    ("rerun", lambda F: [f"l = {F['ex']['broken_l']}", f"l = {F['ex']['l']}"]),
+    ("edge", lambda F: [F["fp16"]["ln_edge"], F["fp16"]["edge"]]),
+]
+
+
+def test_screenshots_at_six_points_show_what_the_captions_say(page, server_url, film_data, artifacts):
+    out = artifacts / "film"
+    out.mkdir(parents=True, exist_ok=True)
+    F = film_data["figures"]
+    open_film(page, server_url)
+    seek(page, film_data["question"]["stop_s"])
+    page.keyboard.press("Escape")
+    page.evaluate("window.canneryFilm.pause()")
+    for i, (cid, expect) in enumerate(SHOTS):
+        c = cue(film_data, cid)
+        seek(page, c["end_s"] - 0.1)
+        assert state(page)["cue"] == cid
+        drawn = visible_svg_text(page)
+        for text in expect(F):
+            assert text in drawn, f"{cid}: the drawing lacks {text!r}; it shows {drawn!r}"
+        page.locator(".film-player").screenshot(path=str(out / f"{i + 1:02d}-{cid}.png"))
+    assert page.console_errors == []
