@@ -124,6 +124,7 @@ class Runner:
             req = {
                 "max-storage-buffer-binding-size": adapter.limits["max-storage-buffer-binding-size"],
                 "max-buffer-size": adapter.limits["max-buffer-size"],
+                "max-compute-workgroup-storage-size": adapter.limits["max-compute-workgroup-storage-size"],
             }
         self.device = adapter.request_device_sync(required_features=feats, required_limits=req)
         self.limit_mode = limits
@@ -133,7 +134,9 @@ class Runner:
         if limits == "default":
             self.max_binding = min(self.max_binding, BROWSER_DEFAULT_LIMITS["max-storage-buffer-binding-size"])
             self.max_buffer = min(self.max_buffer, BROWSER_DEFAULT_LIMITS["max-buffer-size"])
-        self.max_wg_bytes = min(lim["max-compute-workgroup-storage-size"], 16384)
+        self.max_wg_bytes = lim["max-compute-workgroup-storage-size"]
+        if limits == "default":
+            self.max_wg_bytes = min(self.max_wg_bytes, BROWSER_DEFAULT_LIMITS["max-compute-workgroup-storage-size"])
         self.timestamps = "timestamp-query" in self.device.features
         self._pipelines: dict = {}
 
@@ -189,6 +192,10 @@ class Runner:
         Raises KernelError with the numbers when a buffer would exceed a limit.
         """
         tiling = kernel_tiling(kernel, d, workgroup_bytes)
+        wg = workgroup_bytes_needed(kernel, d)
+        if wg > self.max_wg_bytes:
+            raise KernelError(f"{kernel} at d={d} needs {wg:,} B of workgroup memory; "
+                              f"this device allows {self.max_wg_bytes:,} B")
         qkv = heads * n * d * 4
         if qkv > self.max_binding:
             raise KernelError(f"Q needs {qkv:,} B; the storage binding limit is {self.max_binding:,} B")
@@ -400,4 +407,11 @@ def override_constants(spec: dict, d: int, tiling: Tiling) -> dict:
     out = {name: values[name] for name in spec.get("overrides", [])}
     for name, val in spec.get("constants", {}).items():
         out[name] = int(val) if isinstance(val, bool) else val
+    out.update(spec.get("constants_by_d", {}).get(str(d), {}))
     return out
+
+
+def workgroup_bytes_needed(kernel: str, d: int) -> int:
+    """Workgroup memory a kernel's pipeline declares at head dimension d (bytes)."""
+    wb = MANIFEST["kernels"][kernel].get("workgroup_bytes")
+    return int(wb[str(d)]) if wb else 16384
