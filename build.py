@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import base64
 import filecmp
-import functools
 import hashlib
 import http.server
 import json
@@ -164,6 +163,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     copy_vendor(out)
     copy_tree(ROOT / "kernels_wgsl", out / "kernels", suffixes=(".wgsl", ".json"))
     python_bundle(out)
+    shutil.copyfile(ROOT / "facts" / "facts.json", out / "facts.json")  # linked from Sources
     probe = ROOT / "facts" / "probe_qkv.json"
     if probe.exists():
         (out / "py" / "facts").mkdir(parents=True, exist_ok=True)
@@ -270,7 +270,12 @@ def main(argv=None) -> int:
             return 1
         print(f"{args.out} is up to date.")
         return 0
-    out = build(args.out)
+    import film
+    try:
+        out = build(args.out)
+    except film.FilmError as exc:
+        print(f"build failed: {exc}", file=sys.stderr)
+        return 1
     print(f"built {out}")
     if args.serve:
         server = make_server(out, port=args.port)

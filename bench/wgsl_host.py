@@ -43,6 +43,10 @@ class KernelError(RuntimeError):
     """A kernel cannot run at this size on this device; the message gives the numbers."""
 
 
+class TooSlow(RuntimeError):
+    """A benchmark configuration that would take longer than its time budget."""
+
+
 def instrument(source: str) -> str:
     """Return the instrumented build of a WGSL source.
 
@@ -163,13 +167,13 @@ class Runner:
         if key in self._pipelines:
             return self._pipelines[key]
         spec = MANIFEST["kernels"][kernel]["wgsl"][pass_index]
-        src = (KERNEL_DIR / spec["file"]).read_text()
+        src = (KERNEL_DIR / shader_file(spec, d)).read_text()
         if instrumented:
             src = instrument(src)
         module = self.device.create_shader_module(code=src)
         msgs = [m for m in module.get_compilation_info_sync() if m.type == "error"]
         if msgs:
-            raise KernelError(f"{spec['file']}: {msgs}")
+            raise KernelError(f"{shader_file(spec, d)}: {msgs}")
         constants = override_constants(spec, d, tiling)
         pipe = self.device.create_compute_pipeline(
             layout="auto", compute={"module": module, "entry_point": spec.get("entry_point", "main"),
@@ -309,7 +313,8 @@ class Runner:
 
     def time(self, kernel: str, n: int, d: int, heads: int = 1, causal: bool = False,
              min_sample_ms: float = 10.0, min_samples: int = 5, max_submit_ms: float = 1000.0,
-             workgroup_bytes: int = 16384) -> dict:
+             workgroup_bytes: int = 16384, max_run_ms: float | None = None,
+             max_config_ms: float | None = None) -> dict:
         """Time ``kernel`` on random (heads, N, d) float32 inputs.
 
         Returns {"medianMs": ms per run, "samples": [ms per run], "reps": runs per
@@ -321,6 +326,9 @@ class Runner:
         comes from timestamp queries (read as 64-bit unsigned nanoseconds,
         non-positive deltas dropped) when the device has them, else wall time until the work is done
         (see _wait).
+        Budget (benchmarks only): with ``max_run_ms``, a run predicted from one head to
+        take longer raises TooSlow; with ``max_config_ms``, fewer samples (at least 1)
+        are taken when min_samples of them would take longer; "samples" says how many.
         Raises KernelError when the size exceeds this device's limits.
         """
         plan = self.plan(kernel, n, d, heads, workgroup_bytes)
@@ -364,6 +372,11 @@ class Runner:
         if not one_head > 0:
             one_head = 1e-3
         run_ms = one_head * heads
+        if max_run_ms is not None and run_ms > max_run_ms:
+            raise TooSlow(f"predicted {run_ms / 1e3:.1f} s a run (one head: {one_head:.0f} ms); "
+                          f"not run, to save device time")
+        if max_config_ms is not None:
+            min_samples = max(1, min(min_samples, int(max_config_ms // max(run_ms, min_sample_ms))))
         # Heads per submission: all of them unless one run would pass max_submit_ms.
         per_submit = max(1, min(heads, int(max_submit_ms // one_head)))
         plan["head_batch"] = max(1, min(cap, per_submit))
@@ -399,6 +412,11 @@ class Runner:
                 "belowResolution": bool(med * reps < 0.1),
                 "headBatch": plan["head_batch"], "split": split,
                 "tiling": [plan["tiling"].block_rows, plan["tiling"].block_cols]}
+
+
+def shader_file(spec: dict, d: int) -> str:
+    """The .wgsl file of one pass at head dimension d ("file_by_d" overrides "file")."""
+    return spec.get("file_by_d", {}).get(str(d), spec["file"])
 
 
 def override_constants(spec: dict, d: int, tiling: Tiling) -> dict:

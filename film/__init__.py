@@ -40,14 +40,15 @@ def load_sources(path: Path, values: Mapping[str, Any]) -> list[dict]:
         for key in ("claim", "source", "used_for", "not_proven"):
             if not str(raw.get(key, "")).strip():
                 raise FilmError(f"{path.name}: entry {eid!r} lacks {key!r}")
-        entry = {"id": eid, "url": raw.get("url", ""), "label": raw.get("label", eid)}
+        entry = {"id": eid, "url": raw.get("url", ""), "label": raw.get("label", eid),
+                 "link_text": raw.get("link_text", raw.get("url", ""))}
         for key in ("claim", "source", "used_for", "not_proven"):
             entry[key] = script.render_text(raw[key], values, f"source {eid!r} {key}")
         out.append(entry)
     return out
 
 
-def build(context: Mapping[str, Any], film_toml: Path = FILM_TOML, sources_toml: Path = SOURCES_TOML) -> dict:
+def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_toml: Path | None = None) -> dict:
     """Render the film for the page.
 
     context: build.py's template context; uses ``facts`` (facts.json, dict) and
@@ -58,6 +59,8 @@ def build(context: Mapping[str, Any], film_toml: Path = FILM_TOML, sources_toml:
     figures, captions_vtt, chapters_vtt, and sources (the ledger entries).
     Raises FilmError on any invalid cue, figure or source.
     """
+    film_toml = Path(film_toml or FILM_TOML)
+    sources_toml = Path(sources_toml or SOURCES_TOML)
     raw = script.load(film_toml)
     values = numbers.figures(context.get("counts"), context.get("facts"), raw.get("example", {}))
     film = script.render_script(raw, values)

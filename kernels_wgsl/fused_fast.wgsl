@@ -129,7 +129,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     workgroupBarrier();
 
     // S micro-tile: rows ty*RM + i, keys key0 + j*TX + tx.
+    // Zeroed here on every tile: some compilers hoist a loop-body `var` to the
+    // function's start and zero it only once.
     var s: array<f32, S_MAX>;
+    for (var i = 0u; i < RM * CN; i++) { s[i] = 0.0; }
     for (var c = 0u; c < D; c++) {
       var a: array<f32, R_MAX>;
       for (var i = 0u; i < RM; i++) { a[i] = qt[c * BR + ty * RM + i]; }

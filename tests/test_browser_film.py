@@ -173,6 +173,7 @@ def test_question_stops_playback_at_1_5x_within_a_quarter_second_and_takes_focus
     page.wait_for_function("() => window.canneryFilm.questionOpen", timeout=5000)
     s = state(page)
     assert abs(s["time"] - q["stop_s"]) <= 0.25
+    assert abs(s["time"] - cue(film_data, "question")["start_s"]) <= 0.25
     assert not s["playing"]
     assert page.evaluate("document.activeElement.id") == "film-q-input"
     assert page.locator(".film-q-prompt").inner_text() == q["prompt"]
@@ -335,6 +336,22 @@ def test_read_aloud_is_off_by_default_and_says_it_is_a_synthetic_voice(page, ser
     btn = page.locator(".film-read")
     assert btn.get_attribute("aria-pressed") == "false" or btn.is_disabled()
     assert "synthetic voice" in page.locator("#film-read-note").inner_text()
+
+
+def test_read_aloud_when_on_says_so_and_keeps_the_caption_region_quiet(page, server_url, film_data):
+    open_film(page, server_url)
+    btn = page.locator(".film-read")
+    if btn.is_disabled():
+        assert "not available" in btn.inner_text()
+        return
+    btn.click()
+    assert btn.get_attribute("aria-pressed") == "true"
+    assert "synthetic voice" in page.locator(".film-status").inner_text()
+    before = page.locator(".film-sr-caption").inner_text()
+    seek(page, cue(film_data, "tile1")["start_s"] + 0.1)
+    assert page.locator(".film-sr-caption").inner_text() == before  # the voice reads it, not the screen reader too
+    btn.click()
+    assert btn.get_attribute("aria-pressed") == "false"
 
 
 # ---------- reduced motion ----------

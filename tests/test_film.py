@@ -242,6 +242,13 @@ def test_build_fails_on_a_malformed_cue_in_film_toml(tmp_path, context):
         film.build(context, film_toml=path)
 
 
+def test_site_build_stops_on_a_malformed_cue_with_a_message_naming_it(tmp_path, monkeypatch):
+    path = _script_with(tmp_path, lambda t: t.replace('end = "00:10.050"', 'end = "00:10:050"', 1))
+    monkeypatch.setattr(film, "FILM_TOML", path)
+    with pytest.raises(FilmError, match=r"cue 'score' \(#2\) end: malformed timestamp '00:10:050'"):
+        build.build(tmp_path / "out")
+
+
 def test_build_fails_on_a_number_typed_into_a_caption(tmp_path, context):
     path = _script_with(tmp_path, lambda t: t.replace("{{ d16.plain_mib }} MiB. Fused", "272.5 MiB. Fused", 1))
     with pytest.raises(FilmError, match=r"d16bars.*typed.*272\.5"):

@@ -42,6 +42,26 @@ def runner():
         pytest.skip(f"no WebGPU adapter for wgpu-py: {e}")
 
 
+@pytest.fixture(scope="module")
+def runner_max(runner):
+    """A second device with the adapter's maximum limits (for fused-fast's larger tiles)."""
+    from bench.wgsl_host import Runner
+
+    return Runner(limits="max")
+
+
+def _runner_for(kernel, d, runner, runner_max):
+    """The default-limits device, or the max-limits one; skip if neither has the memory."""
+    from bench.wgsl_host import workgroup_bytes_needed
+
+    need = workgroup_bytes_needed(kernel, d)
+    for r in (runner, runner_max):
+        if need <= r.max_wg_bytes:
+            return r
+    pytest.skip(f"{kernel} at d={d} needs {need:,} B of workgroup memory; "
+                f"this adapter offers {runner_max.max_wg_bytes:,} B")
+
+
 def _run(runner, kernel, n, d, causal, seed=0, instrumented=False):
     q, k, v = random_qkv(n, d, seed)
     O, counts = runner.run(kernel, np.array(q, np.float32), np.array(k, np.float32),
@@ -64,12 +84,14 @@ def _cases(kernels, configs):
             for kern in kernels for (n, d, c) in configs]
 
 
-@pytest.mark.parametrize("kernel,n,d,causal", _cases(["plain", "fused"], PASSING))
-def test_output_read_back_passes_the_float64_check(runner, kernel, n, d, causal):
-    (q, k, v), O, _ = _run(runner, kernel, n, d, causal)
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["plain", "fused", "fused-fast-16k", "fused-fast"], PASSING))
+def test_output_read_back_passes_the_float64_check(runner, runner_max, kernel, n, d, causal):
+    (q, k, v), O, _ = _run(_runner_for(kernel, d, runner, runner_max), kernel, n, d, causal)
     assert O.shape == (n, d)
     assert np.isfinite(O).all(), f"NaN or inf in O at rows {np.unique(np.argwhere(~np.isfinite(O))[:, 0])}"
-    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel=kernel)
+    # The fast kernels are checked with the fused rules (same arithmetic, other tiles).
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal,
+                          kernel="fused" if kernel.startswith("fused-fast") else kernel)
     assert report["passed"], report
     assert report["rows_checked"] == n
 
@@ -98,9 +120,11 @@ COUNTED = [(1, 16, True), (100, 16, False), (100, 16, True), (65, 64, True),
            (77, 64, False), (300, 32, True), (65, 128, True)]
 
 
-@pytest.mark.parametrize("kernel,n,d,causal", _cases(["plain", "fused", "fused-no-rescale"], COUNTED))
-def test_instrumented_bytes_equal_the_emulator_count(runner, kernel, n, d, causal):
-    _, O, counts = _run(runner, kernel, n, d, causal, instrumented=True)
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(
+    ["plain", "fused", "fused-no-rescale", "fused-fast-16k", "fused-fast"], COUNTED))
+def test_instrumented_bytes_equal_the_emulator_count(runner, runner_max, kernel, n, d, causal):
+    r = _runner_for(kernel, d, runner, runner_max)
+    _, O, counts = _run(r, kernel, n, d, causal, instrumented=True)
     expected = count(kernel, n, d, causal)
     got_reads = {t: c["read"] for t, c in counts.items()}
     got_writes = {t: c["write"] for t, c in counts.items()}
@@ -130,3 +154,5 @@ def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
 
     with pytest.raises(KernelError, match=r"268,435,456 B"):
         runner.plan("plain", 8192, 64, 1)
+    with pytest.raises(KernelError, match=r"needs 49,152 B of workgroup memory; this device allows 16,384 B"):
+        runner.plan("fused-fast", 1024, 64, 1)

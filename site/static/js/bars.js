@@ -14,6 +14,13 @@ export function mib(bytes) {
   return (bytes / 2 ** 20).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 });
 }
 
+/** Bytes with a unit that keeps a small count readable: "272.5 MiB", "16.0 KiB", "512 B". */
+export function size(bytes) {
+  if (bytes >= 2 ** 20 * 0.1) return `${mib(bytes)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 })} KiB`;
+  return `${bytes.toLocaleString("en-US")} B`;
+}
+
 /** rows: [{label, traffic: {reads, writes, total_bytes}}]; returns an <svg>. */
 export function barChart(rows, { title }) {
   const width = 720, left = 150, right = 110, barH = 34, gap = 18, top = 10;
@@ -36,7 +43,7 @@ export function barChart(rows, { title }) {
       if (w > 22) svg.appendChild(el("text", { x: x + w / 2, y: y + barH / 2 + 4, "text-anchor": "middle", class: "seg-label" }, t));
       x += w;
     }
-    svg.appendChild(el("text", { x: x + 8, y: y + barH / 2 + 5 }, `${mib(row.traffic.total_bytes)} MiB`));
+    svg.appendChild(el("text", { x: x + 8, y: y + barH / 2 + 5 }, size(row.traffic.total_bytes)));
   });
   const axisY = top + rows.length * (barH + gap) - gap / 2;
   svg.appendChild(el("line", { x1: left, x2: left, y1: top - 4, y2: axisY, class: "axis" }));

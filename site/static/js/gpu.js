@@ -177,12 +177,22 @@ async function getDevice(need = {}) {
   }
   const wantBinding = Math.max(need.maxStorageBufferBindingSize || 0, DEFAULTS.maxStorageBufferBindingSize);
   const wantBuffer = Math.max(need.maxBufferSize || 0, wantBinding, DEFAULTS.maxBufferSize);
-  if (state && state.limits.maxStorageBufferBindingSize >= wantBinding && state.limits.maxBufferSize >= wantBuffer) {
+  const wantWg = Math.max(need.maxComputeWorkgroupStorageSize || 0, DEFAULTS.maxComputeWorkgroupStorageSize);
+  if (
+    state &&
+    state.limits.maxStorageBufferBindingSize >= wantBinding &&
+    state.limits.maxBufferSize >= wantBuffer &&
+    state.limits.maxComputeWorkgroupStorageSize >= wantWg
+  ) {
     return state;
   }
   const adapter = state ? state.adapter : await getAdapter();
   const offer = adapter.limits;
-  for (const [name, want] of [["maxStorageBufferBindingSize", wantBinding], ["maxBufferSize", wantBuffer]]) {
+  for (const [name, want] of [
+    ["maxStorageBufferBindingSize", wantBinding],
+    ["maxBufferSize", wantBuffer],
+    ["maxComputeWorkgroupStorageSize", wantWg],
+  ]) {
     if (want > offer[name]) {
       throw fail(
         "limits",
@@ -198,6 +208,7 @@ async function getDevice(need = {}) {
   const requiredLimits = {};
   if (wantBinding > DEFAULTS.maxStorageBufferBindingSize) requiredLimits.maxStorageBufferBindingSize = wantBinding;
   if (wantBuffer > DEFAULTS.maxBufferSize) requiredLimits.maxBufferSize = wantBuffer;
+  if (wantWg > DEFAULTS.maxComputeWorkgroupStorageSize) requiredLimits.maxComputeWorkgroupStorageSize = wantWg;
   const requiredFeatures = adapter.features.has("timestamp-query") ? ["timestamp-query"] : [];
   if (state) resetDevice();
   let device;
@@ -212,6 +223,7 @@ async function getDevice(need = {}) {
     limits: {
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
       maxBufferSize: device.limits.maxBufferSize,
+      maxComputeWorkgroupStorageSize: device.limits.maxComputeWorkgroupStorageSize,
     },
     timestamps: device.features.has("timestamp-query"),
     lost: false,
@@ -304,6 +316,7 @@ function overrideConstants(spec, d, tiling) {
   const out = {};
   for (const name of spec.overrides || []) out[name] = values[name];
   for (const [name, v] of Object.entries(spec.constants || {})) out[name] = typeof v === "boolean" ? Number(v) : v;
+  Object.assign(out, (spec.constants_by_d || {})[String(d)] || {});
   return out;
 }
 
@@ -323,12 +336,18 @@ async function compileModule(s, manifest, file, instrumented) {
   return module;
 }
 
+/** The .wgsl file of one pass at head dimension d ("file_by_d" overrides "file"). */
+function shaderFile(spec, d) {
+  return (spec.file_by_d && spec.file_by_d[String(d)]) || spec.file;
+}
+
 async function getPipeline(s, manifest, kernel, passIndex, d, tiling, instrumented) {
   const spec = manifest.kernels[kernel].wgsl[passIndex];
   const key = `${kernel}:${passIndex}:${d}:${tiling.blockRows}:${tiling.blockCols}:${instrumented}`;
   if (s.pipelines.has(key)) return s.pipelines.get(key);
-  const module = await compileModule(s, manifest, spec.file, instrumented);
-  const pipeline = await scoped(s.device, `building ${spec.file}`, () =>
+  const file = shaderFile(spec, d);
+  const module = await compileModule(s, manifest, file, instrumented);
+  const pipeline = await scoped(s.device, `building ${file}`, () =>
     s.device.createComputePipelineAsync({
       layout: "auto",
       compute: { module, entryPoint: spec.entry_point || "main", constants: overrideConstants(spec, d, tiling) },
@@ -345,7 +364,14 @@ async function getPipeline(s, manifest, kernel, passIndex, d, tiling, instrument
  */
 export async function compileAll({ ds } = {}) {
   const manifest = await loadManifest();
-  const s = await getDevice();
+  const adapter = state ? state.adapter : await getAdapter();
+  let wgNeed = 0;
+  for (const spec of Object.values(manifest.kernels)) {
+    for (const b of Object.values(spec.workgroup_bytes || {})) {
+      if (b <= adapter.limits.maxComputeWorkgroupStorageSize) wgNeed = Math.max(wgNeed, b);
+    }
+  }
+  const s = await getDevice({ maxComputeWorkgroupStorageSize: wgNeed });
   const out = [];
   const heads = ds || manifest.head_dims;
   for (const instrumented of [false, true]) {
@@ -353,14 +379,15 @@ export async function compileAll({ ds } = {}) {
     for (const [kernel, spec] of Object.entries(manifest.kernels)) {
       if (!spec.wgsl) continue;
       for (const [i, pass] of spec.wgsl.entries()) {
-        if (!files.has(pass.file)) {
-          files.add(pass.file);
-          let code = await loadSource(pass.file);
+        for (const file of [pass.file, ...Object.values(pass.file_by_d || {})]) {
+          if (files.has(file)) continue;
+          files.add(file);
+          let code = await loadSource(file);
           if (instrumented) code = instrumentSource(code, manifest.instrument.marker);
-          const module = s.device.createShaderModule({ code, label: pass.file });
+          const module = s.device.createShaderModule({ code, label: file });
           const info = await module.getCompilationInfo();
           out.push({
-            file: pass.file,
+            file,
             instrumented,
             d: null,
             errors: info.messages.filter((m) => m.type === "error").map((m) => `${m.lineNum}:${m.linePos} ${m.message}`),
@@ -369,12 +396,17 @@ export async function compileAll({ ds } = {}) {
         }
         for (const d of heads) {
           const errors = [];
+          const wb = spec.workgroup_bytes ? spec.workgroup_bytes[String(d)] : 0;
+          if (wb > s.limits.maxComputeWorkgroupStorageSize) {
+            out.push({ file: shaderFile(pass, d), kernel, instrumented, d, errors, skipped: `needs ${wb} B of workgroup memory` });
+            continue;
+          }
           try {
             await getPipeline(s, manifest, kernel, i, d, lessonTiling(manifest, kernel, d), instrumented);
           } catch (err) {
             errors.push(err.message);
           }
-          out.push({ file: pass.file, kernel, instrumented, d, errors });
+          out.push({ file: shaderFile(pass, d), kernel, instrumented, d, errors });
         }
       }
     }
@@ -405,7 +437,8 @@ function planSizes(manifest, kernel, n, d, heads, instrumented) {
   if (instrumented && n * n * heads > 2 ** 31) {
     throw fail("input", "Instrumented runs count elements in 32-bit counters; use N ≤ 4,096.");
   }
-  return { maxStorageBufferBindingSize: binding, maxBufferSize: binding, headBatch };
+  const wg = spec.workgroup_bytes ? spec.workgroup_bytes[String(d)] : DEFAULTS.maxComputeWorkgroupStorageSize;
+  return { maxStorageBufferBindingSize: binding, maxBufferSize: binding, maxComputeWorkgroupStorageSize: wg, headBatch };
 }
 
 function makeStorage(device, bytes, label) {
@@ -514,6 +547,7 @@ export async function runAttention({ kernel, n, d, causal = false, Q, K, V, inst
     }
     const need = planSizes(manifest, kernel, n, d, 1, instrumented);
     const s = await getDevice(need);
+    checkLost(s);
     const run = await prepareRun(s, manifest, {
       kernel, n, d, heads: 1, causal, tiling, instrumented, chunks: 1, headBatch: 1, data: { Q, K, V },
     });
@@ -690,11 +724,10 @@ export async function timeKernels({
 } = {}) {
   try {
     const manifest = await loadManifest();
-    let need = { maxStorageBufferBindingSize: 0, maxBufferSize: 0 };
+    const need = { maxStorageBufferBindingSize: 0, maxBufferSize: 0, maxComputeWorkgroupStorageSize: 0 };
     for (const k of kernels) {
       const p = planSizes(manifest, k, n, d, heads, false);
-      need.maxStorageBufferBindingSize = Math.max(need.maxStorageBufferBindingSize, p.maxStorageBufferBindingSize);
-      need.maxBufferSize = Math.max(need.maxBufferSize, p.maxBufferSize);
+      for (const key of Object.keys(need)) need[key] = Math.max(need[key], p[key]);
     }
     if (requiredLimits) {
       for (const key of Object.keys(need)) need[key] = Math.max(need[key], requiredLimits[key] || 0);

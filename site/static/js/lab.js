@@ -2,7 +2,7 @@
 // emulator (emulator/tiling.py); this file only sends the raw form values and
 // shows what comes back. Results already shown stay until a new one replaces them.
 import { EmulatorClient } from "./emulator-client.js";
-import { barChart, mib } from "./bars.js";
+import { barChart, size } from "./bars.js";
 
 const $ = (id) => document.getElementById(id);
 const FIELDS = ["kernel", "n", "d", "workgroup_bytes", "seed", "input"];
@@ -123,7 +123,7 @@ function trafficTable(t, caption) {
   return `<table class="numbers"><caption>${caption}</caption>
     <thead><tr><th scope="col">Tensor</th><th scope="col">Read (bytes)</th><th scope="col">Written (bytes)</th></tr></thead>
     <tbody>${rows}</tbody>
-    <tfoot><tr><th scope="row">Total</th><td colspan="2">${fmt(t.total_bytes)} bytes (${mib(t.total_bytes)} MiB)</td></tr></tfoot></table>`;
+    <tfoot><tr><th scope="row">Total</th><td colspan="2">${fmt(t.total_bytes)} bytes (${size(t.total_bytes)})</td></tr></tfoot></table>`;
 }
 
 function renderCount(r) {
@@ -134,7 +134,7 @@ function renderCount(r) {
     <p>${r.label}, N = ${fmt(s.n)}, d = ${s.d}${causal}, M = ${fmt(s.workgroup_bytes)} B:
        tiles of B_r = ${s.block_rows} query rows and B_c = ${s.block_cols} key rows (${fmt(s.query_tiles)} query tiles).</p>
     <p class="big-number" id="count-total">${fmt(s.total_bytes)} bytes</p>
-    <p>${mib(s.total_bytes)} MiB to and from global memory, one head, float32.</p>
+    <p>${size(s.total_bytes)} to and from global memory, one head, float32.</p>
     ${trafficTable(s, "Bytes per tensor, " + r.label)}
     <p>Plain moves <strong id="count-plain">${fmt(r.plain.total_bytes)}</strong> bytes, fused
        <strong id="count-fused">${fmt(r.fused.total_bytes)}</strong>: the plain kernel moves
@@ -146,7 +146,7 @@ function renderCount(r) {
     rows.push({ label: t.label.length > 16 ? name : t.label, traffic: t });
   }
   $("count-chart").appendChild(barChart(rows, {
-    title: `Bytes moved at N = ${fmt(s.n)}, d = ${s.d}: plain ${mib(r.plain.total_bytes)} MiB, fused ${mib(r.fused.total_bytes)} MiB`,
+    title: `Bytes moved at N = ${fmt(s.n)}, d = ${s.d}: plain ${size(r.plain.total_bytes)}, fused ${size(r.fused.total_bytes)}`,
   }));
   if (Object.keys(r.timed || {}).length) {
     const notes = Object.entries(r.timed).map(([name, t]) =>

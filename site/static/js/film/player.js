@@ -164,7 +164,7 @@ function setup(root) {
     let ch = 0;
     for (let i = 0; i < chapters.length; i += 1) if (chapters[i].start_s <= t + 1e-6) ch = i;
     if (ui.chapter.selectedIndex !== ch && document.activeElement !== ui.chapter) ui.chapter.selectedIndex = ch;
-    if (st.chapter !== undefined && st.chapter !== ch && st.playing) say(''); // old notes end with their chapter
+    if (st.chapter !== undefined && st.chapter !== ch) say(''); // old notes end with their chapter
     st.chapter = ch;
   }
 
@@ -260,10 +260,10 @@ function setup(root) {
   function finish(message) {
     st.answered = true;
     closeQuestion();
-    say(message);
     const target = st.pending;
     st.pending = null;
     if (target !== null) setTime(target);
+    say(message);
     ui.play.focus();
     play();
   }

@@ -14,6 +14,7 @@ const MIB = 1048576;
 function el(parent, tag, attrs = {}, text) {
   const node = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (tag === 'path' && /\bfilm-arrow\b/.test(attrs.class || '')) node.setAttribute('marker-end', 'url(#film-arrowhead)');
   if (tag === 'text' && !('font-size' in attrs) && /\bfilm-on\b/.test(attrs.class || '')) node.setAttribute('font-size', '18');
   if (text !== undefined) node.textContent = text;
   parent.append(node);
@@ -68,7 +69,7 @@ export function createFilm(host, data, gsap) {
     el(g, 'rect', { x: 120, y: 370, width: 720, height: 130, rx: 10, class: 'film-box film-warehouse' });
     el(g, 'text', { x: 130, y: 525, class: 'film-label' }, 'the warehouse: global memory (HBM), off the chip');
     el(g, 'rect', { x: 430, y: benchY + benchH, width: 100, height: 370 - benchY - benchH, class: 'film-door' });
-    el(g, 'text', { x: 540, y: 320, class: 'film-label' }, 'the door');
+    el(g, 'text', { x: 420, y: 320, 'text-anchor': 'end', class: 'film-label' }, 'the door');
   }
 
   // ================= 1. The table of scores =================
@@ -89,7 +90,7 @@ export function createFilm(host, data, gsap) {
       qs.push(q);
       const k = el(g, 'g', {});
       el(k, 'rect', { x: gx + i * cell + 2, y: gy - 58, width: cell - 4, height: 52, rx: 4, class: 'fill-k' });
-      el(k, 'text', { x: gx + i * cell + cell / 2, y: gy - 26, 'text-anchor': 'middle', class: 'film-on', 'font-size': 12 }, w);
+      el(k, 'text', { x: gx + i * cell + cell / 2, y: gy - 26, 'text-anchor': 'middle', class: 'film-on', 'font-size': 10 }, w);
       ks.push(k);
     });
     const qLabel = el(g, 'text', { x: gx - 110, y: gy + n * cell + 24, class: 'film-label' }, 'queries, Q');
@@ -322,11 +323,11 @@ export function createFilm(host, data, gsap) {
       hide(kv);
       const at = T('walk') + k * span;
       tl.set(kv, { autoAlpha: 1 }, at);
-      tl.to(kv, { x: 60, y: -290, duration: span * 0.35, ease: 'power1.inOut' }, at);
-      tl.to(kv, { x: 200, autoAlpha: 0, duration: span * 0.3, ease: 'power1.in' }, at + span * 0.7);
+      tl.to(kv, { x: 90, y: -290, duration: span * 0.35, ease: 'power1.inOut' }, at);
+      tl.to(kv, { x: 230, autoAlpha: 0, duration: span * 0.3, ease: 'power1.in' }, at + span * 0.7);
       walkers.push(kv);
     }
-    const kvNote = el(g, 'text', { x: 470, y: 100, class: 'film-label' }, `K, V tiles of ${d.B_c} rows: ${keyTiles} per query tile`);
+    const kvNote = el(g, 'text', { x: 260, y: 215, class: 'film-label' }, `K, V tiles of ${d.B_c} rows: ${keyTiles} per query tile`);
     hide(kvNote);
     fadeIn(kvNote, T('walk') + 0.5);
     // on the bench: a scratch S tile, m and l, and the O being built
@@ -348,7 +349,7 @@ export function createFilm(host, data, gsap) {
     tl.set(oOut, { autoAlpha: 1 }, T('write') + 0.8);
     tl.set([oAcc, oText], { autoAlpha: 0 }, T('write') + 0.8);
     tl.to(oOut, { x: 130, y: 200, duration: 1.5, ease: 'power1.inOut' }, T('write') + 1.0);
-    const stay = el(g, 'text', { x: 470, y: 262, class: 'film-text text-s' }, 'S and P stay on the bench');
+    const stay = el(g, 'text', { x: 260, y: 252, class: 'film-text text-s' }, 'S and P stay on the bench');
     hide(stay);
     fadeIn(stay, T('never'));
     const fa = el(g, 'text', { x: W / 2, y: 40, 'text-anchor': 'middle', class: 'film-big' }, 'FlashAttention (Dao et al., 2022)');

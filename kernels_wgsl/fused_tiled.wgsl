@@ -1,0 +1,216 @@
+// fused_tiled.wgsl: fused attention with 4 x 4 register micro-tiles held in vec4s, for
+// timing on GPUs that offer more than the default 16 KB of workgroup memory.
+//
+// Follows FlashAttention-2 (arXiv:2307.08691), section 3.1 (Algorithm 1): one
+// workgroup per query tile, an inner loop over key tiles, the running max m and the
+// unnormalised sum l per row, O divided by l once at the end.
+//
+// Tiling (manifest.json, kernel "fused-fast"; d = 16, 32, 64; d = 128 uses
+// fused_fast.wgsl): 256 invocations as TY x TX with TX = d/4. Invocation (ty, tx)
+// owns query rows 4ty..4ty+3. For S = Q K^T it owns keys 4tx..4tx+3 of the tile, so
+// B_c = d; for O = P V it owns columns 4tx..4tx+3 of d. B_r = 4 TY = 1024 / d.
+//   d = 16: B_r = 256, B_c = 16     d = 32: B_r = 128, B_c = 32     d = 64: B_r = 64, B_c = 64
+// Every micro-tile is four vec4 registers (no arrays), so nothing can spill to memory:
+// one vec4 read of Q and one of K feed 16 multiply-adds, likewise P and V.
+// Workgroup arrays (floats): Q tile transposed d*B_r, one K-or-V tile B_c*d (V loaded
+// over K once the scores are done), P tile transposed B_c*B_r (also the row-max and
+// row-sum exchange): 4*(d*B_r + B_c*d + B_c*B_r) bytes = 33,792 / 36,864 / 49,152.
+//
+// Global memory traffic, float32 (4 bytes an element), for a query tile of r valid
+// rows whose visited key tiles cover keys [0, kend) -- the schedule of fused.wgsl:
+//   load Q tile          reads  Q: r * d * 4 bytes            (vec4 loads, once)
+//   per key tile         reads  K: keys_in_tile * d * 4 bytes (vec4 loads)
+//                        reads  V: keys_in_tile * d * 4 bytes (vec4 loads)
+//   at the end           writes O: r * d * 4 bytes            (vec4 stores)
+// kend = N for full attention; causal: min(N, ceil(b / B_c) * B_c), b one past the
+// tile's last row.
+//
+// Masking as in fused.wgsl: no -inf (NEG_BIG is finite), masked keys never enter m or
+// l, no early return before a barrier.
+//
+// The instrumented build (tests only) uncomments every "// @instrument: " line.
+
+override D: u32 = 64u;    // head dimension d (a multiple of 4)
+override BR: u32 = 64u;   // B_r = 1024 / d (given by the host, from the manifest)
+override BC: u32 = 64u;   // B_c = d
+override TX: u32 = D / 4u;
+override TY: u32 = BR / 4u;
+
+const NEG_BIG: f32 = -3.0e38;
+
+struct Params {
+  n: u32,
+  causal: u32,
+  head_base: u32,
+  x_base: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
+// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 12>;
+
+// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
+// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write.
+fn tally(slot: u32, elems: u32) {
+  // @instrument: atomicAdd(&counters[slot], elems);
+}
+
+fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
+fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
+fn load_v(i: u32) -> vec4<f32> { tally(4u, 4u); return v[i]; }
+fn store_o(i: u32, x: vec4<f32>) { tally(11u, 4u); o[i] = x; }
+
+var<workgroup> qt: array<vec4<f32>, D * BR / 4u>;  // qt[c * TY + g]: rows 4g..4g+3 at column c
+var<workgroup> kv: array<vec4<f32>, BC * D / 4u>;  // K: kv[c * (BC/4) + g] keys 4g..4g+3 at column c
+                                                    // V: kv[key * TX + g] columns 4g..4g+3 of key
+var<workgroup> pt: array<vec4<f32>, BC * BR / 4u>; // pt[key * TY + g]: rows 4g..4g+3 at key
+
+// Row i of the 4 x 4 block whose rows are a, b, c, e (each a vec4 over 4 columns).
+fn column(a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, e: vec4<f32>, i: u32) -> vec4<f32> {
+  return vec4<f32>(a[i], b[i], c[i], e[i]);
+}
+
+// Scale, mask and the 4 keys' max of one row of the S micro-tile.
+fn mask_row(x: vec4<f32>, row: u32, key: u32, kend: u32, n: u32, causal: bool, scale: f32) -> vec4<f32> {
+  let keys = vec4<u32>(key) + vec4<u32>(0u, 1u, 2u, 3u);
+  var ok = keys < vec4<u32>(kend);
+  if (causal) { ok = ok & (keys <= vec4<u32>(row)); }
+  ok = ok & vec4<bool>(row < n);
+  return select(vec4<f32>(NEG_BIG), x * scale, ok);
+}
+
+fn max4(x: vec4<f32>) -> f32 { return max(max(x.x, x.y), max(x.z, x.w)); }
+
+fn p_row(s: vec4<f32>, m: f32) -> vec4<f32> {
+  return select(vec4<f32>(0.0), exp(s - vec4<f32>(m)), s > vec4<f32>(NEG_BIG));
+}
+
+@compute @workgroup_size(TX, TY)
+fn main(@builtin(workgroup_id) wg: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+  let n = params.n;
+  let causal = params.causal != 0u;
+  let d4 = D / 4u;
+  let base4 = (params.head_base + wg.y) * n * d4;
+  let row0 = (params.x_base + wg.x) * BR;
+  let tx = lid.x;
+  let ty = lid.y;
+  let threads = TX * TY;
+  let scale = 1.0 / sqrt(f32(D));
+
+  // Q tile: 4 rows x 4 columns per step, transposed into qt. Reads Q: r * d elements.
+  for (var e = li; e < TY * d4; e += threads) {
+    let g = e / d4;   // row group
+    let cg = e % d4;  // column group
+    var r: array<vec4<f32>, 4>;
+    for (var i = 0u; i < 4u; i++) {
+      r[i] = vec4<f32>(0.0);
+      if (row0 + 4u * g + i < n) { r[i] = load_q(base4 + (row0 + 4u * g + i) * d4 + cg); }
+    }
+    for (var c = 0u; c < 4u; c++) { qt[(4u * cg + c) * TY + g] = column(r[0], r[1], r[2], r[3], c); }
+  }
+
+  let row_last = min(n, row0 + BR) - 1u;
+  var kend = n;
+  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let tiles = (kend + BC - 1u) / BC;
+
+  var m = vec4<f32>(NEG_BIG);  // running max of rows 4ty..4ty+3
+  var l = vec4<f32>(0.0);      // this invocation's share of their running sums
+  var o0 = vec4<f32>(0.0);     // O rows 4ty+i, columns 4tx..4tx+3
+  var o1 = vec4<f32>(0.0);
+  var o2 = vec4<f32>(0.0);
+  var o3 = vec4<f32>(0.0);
+
+  for (var t = 0u; t < tiles; t++) {
+    let key0 = t * BC;
+    workgroupBarrier();
+    // K tile, 4 keys x 4 columns per step, transposed. Reads K: keys_in_tile * d elements.
+    for (var e = li; e < (BC / 4u) * d4; e += threads) {
+      let g = e / d4;
+      let cg = e % d4;
+      var r: array<vec4<f32>, 4>;
+      for (var i = 0u; i < 4u; i++) {
+        r[i] = vec4<f32>(0.0);
+        if (key0 + 4u * g + i < kend) { r[i] = load_k(base4 + (key0 + 4u * g + i) * d4 + cg); }
+      }
+      for (var c = 0u; c < 4u; c++) { kv[(4u * cg + c) * (BC / 4u) + g] = column(r[0], r[1], r[2], r[3], c); }
+    }
+    workgroupBarrier();
+
+    // S micro-tile: rows 4ty+i, keys key0 + 4tx + j.
+    var s0 = vec4<f32>(0.0);
+    var s1 = vec4<f32>(0.0);
+    var s2 = vec4<f32>(0.0);
+    var s3 = vec4<f32>(0.0);
+    for (var c = 0u; c < D; c++) {
+      let a = qt[c * TY + ty];
+      let b = kv[c * (BC / 4u) + tx];
+      s0 = fma(vec4<f32>(a.x), b, s0);
+      s1 = fma(vec4<f32>(a.y), b, s1);
+      s2 = fma(vec4<f32>(a.z), b, s2);
+      s3 = fma(vec4<f32>(a.w), b, s3);
+    }
+    let r0 = row0 + 4u * ty;
+    let key = key0 + 4u * tx;
+    s0 = mask_row(s0, r0, key, kend, n, causal, scale);
+    s1 = mask_row(s1, r0 + 1u, key, kend, n, causal, scale);
+    s2 = mask_row(s2, r0 + 2u, key, kend, n, causal, scale);
+    s3 = mask_row(s3, r0 + 3u, key, kend, n, causal, scale);
+    pt[ty * TX + tx] = vec4<f32>(max4(s0), max4(s1), max4(s2), max4(s3));
+    workgroupBarrier();
+    var m_new = m;
+    for (var x = 0u; x < TX; x++) { m_new = max(m_new, pt[ty * TX + x]); }
+    workgroupBarrier();  // maxima read, K tile no longer needed
+
+    // V tile over the K tile. Reads V: keys_in_tile * d elements.
+    for (var e = li; e < BC * d4; e += threads) {
+      var x = vec4<f32>(0.0);
+      if (key0 + e / d4 < kend) { x = load_v(base4 + key0 * d4 + e); }
+      kv[e] = x;
+    }
+    // Rescale what was summed so far, then P = exp(S - m_new).
+    let alpha = select(vec4<f32>(0.0), exp(m - m_new), m > vec4<f32>(NEG_BIG));
+    l *= alpha;
+    o0 *= alpha.x;
+    o1 *= alpha.y;
+    o2 *= alpha.z;
+    o3 *= alpha.w;
+    let p0 = p_row(s0, m_new.x);
+    let p1 = p_row(s1, m_new.y);
+    let p2 = p_row(s2, m_new.z);
+    let p3 = p_row(s3, m_new.w);
+    let one = vec4<f32>(1.0);
+    l += vec4<f32>(dot(p0, one), dot(p1, one), dot(p2, one), dot(p3, one));
+    for (var j = 0u; j < 4u; j++) { pt[(4u * tx + j) * TY + ty] = column(p0, p1, p2, p3, j); }
+    m = m_new;
+    workgroupBarrier();
+
+    // O micro-tile += P V.
+    for (var kk = 0u; kk < BC; kk++) {
+      let a = pt[kk * TY + ty];
+      let b = kv[kk * TX + tx];
+      o0 = fma(vec4<f32>(a.x), b, o0);
+      o1 = fma(vec4<f32>(a.y), b, o1);
+      o2 = fma(vec4<f32>(a.z), b, o2);
+      o3 = fma(vec4<f32>(a.w), b, o3);
+    }
+  }
+
+  // Row sums: add up the TX shares. Writes O: r * d elements.
+  workgroupBarrier();
+  pt[ty * TX + tx] = l;
+  workgroupBarrier();
+  var total = vec4<f32>(0.0);
+  for (var x = 0u; x < TX; x++) { total += pt[ty * TX + x]; }
+  let inv = select(vec4<f32>(0.0), vec4<f32>(1.0) / total, total > vec4<f32>(0.0));
+  let r0 = row0 + 4u * ty;
+  if (r0 < n) { store_o(base4 + r0 * d4 + tx, o0 * inv.x); }
+  if (r0 + 1u < n) { store_o(base4 + (r0 + 1u) * d4 + tx, o1 * inv.y); }
+  if (r0 + 2u < n) { store_o(base4 + (r0 + 2u) * d4 + tx, o2 * inv.z); }
+  if (r0 + 3u < n) { store_o(base4 + (r0 + 3u) * d4 + tx, o3 * inv.w); }
+}
