@@ -122,8 +122,12 @@ def main(argv=None):
     ap.add_argument("--max-run-s", type=float, default=8.0, help="skip a configuration predicted to take longer a run")
     ap.add_argument("--max-config-s", type=float, default=10.0, help="take fewer samples past this")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--summary", type=Path, help="print the side-by-side table of a saved --json run and exit")
     ap.add_argument("--md", type=Path)
     a = ap.parse_args(argv)
+    if a.summary:
+        print(summary(json.loads(a.summary.read_text())))
+        return
     t_start = time.perf_counter()
     results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv,
                "rows": [], "checks": {}, "torch": []}
@@ -195,6 +199,37 @@ def main(argv=None):
     if a.md:
         a.md.write_text(table)
     print(table)
+
+
+def summary(results, kernels=("plain", "fused", "fused-fast-16k", "fused-fast")) -> str:
+    """Side-by-side table: GFLOP/s (median ms) per kernel and PyTorch SDPA fp32.
+
+    Each cell takes the row from the first limits mode that ran it (a * marks a run
+    possible only at the adapter's maximums); "—" is refused or skipped (see the full table).
+    """
+    first = results["argv"][results["argv"].index("--limits") + 1] if "--limits" in results["argv"] else "default"
+    got = {}
+    for r in results["rows"]:
+        key = (r["kernel"], r["n"], r["d"], r["heads"], r["causal"])
+        if "medianMs" in r and key not in got:
+            got[key] = r
+    sdpa = {(t["n"], t["d"], t["heads"], t["causal"]): t for t in results.get("torch", []) if "medianMs" in t}
+
+    def cell(r):
+        if r is None:
+            return "—"
+        ms = r["medianMs"]
+        star = "*" if r.get("limits") not in (None, first) else ""
+        return f"{r['gflops']:,.0f} ({ms:.3g} ms){star}"
+
+    head = "| heads | N | d | mask | " + " | ".join(kernels) + " | SDPA fp32 |"
+    lines = [head, "|" + "---:|" * 3 + "---|" + "---:|" * (len(kernels) + 1)]
+    keys = sorted({k[1:] for k in got} | set(sdpa), key=lambda k: (k[2], k[0], k[1], k[3]))
+    for n, d, heads, causal in keys:
+        cells = [cell(got.get((k, n, d, heads, causal))) for k in kernels]
+        cells.append(cell(sdpa.get((n, d, heads, causal))))
+        lines.append(f"| {heads} | {n:,} | {d} | {'causal' if causal else 'full'} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def markdown(results) -> str:

@@ -156,3 +156,22 @@ def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
         runner.plan("plain", 8192, 64, 1)
     with pytest.raises(KernelError, match=r"needs 49,152 B of workgroup memory; this device allows 16,384 B"):
         runner.plan("fused-fast", 1024, 64, 1)
+
+
+def test_every_tiled_kernel_has_tiles_the_shader_supports():
+    """fused_tiled.wgsl needs B_r a multiple of 4, B_c a multiple of 4 and d / B_c in {1, 2, 3, 4}."""
+    from bench.wgsl_host import MANIFEST, shader_file
+
+    seen = 0
+    for name, spec in MANIFEST["kernels"].items():
+        for pass_spec in spec["wgsl"]:
+            for d in MANIFEST["head_dims"]:
+                if shader_file(pass_spec, d) != "fused_tiled.wgsl":
+                    continue
+                br = spec["tiling"]["block_rows"][str(d)]
+                bc = spec["tiling"]["block_cols"][str(d)]
+                assert br % 4 == 0 and bc % 4 == 0 and d // bc in (1, 2, 3, 4) and d % bc == 0, (name, d)
+                assert (br // 4) * (bc // 4) <= 256, (name, d)  # invocations per workgroup
+                assert spec["workgroup_bytes"][str(d)] == 4 * (d * br + bc * bc + bc * br)
+                seen += 1
+    assert seen >= 6

@@ -28,11 +28,14 @@ export class EmulatorClient {
       const entry = this.pending.get(data.id);
       if (!entry) return;
       this.pending.delete(data.id);
+      if (data.restart) this.restart();
       entry.resolve(data.reply);
     };
     this.worker.onerror = (event) => {
       event.preventDefault();
-      this.failAll(`The emulator's worker failed: ${event.message || "unknown error"}`);
+      this.failAll(event.message
+        ? `The emulator's worker failed: ${event.message}`
+        : "The emulator's worker could not start (its script did not load). Check the connection, then press the button again.");
       this.worker.terminate();
       this.worker = null;
       this.ready = false;
@@ -57,6 +60,14 @@ export class EmulatorClient {
 
   get busy() {
     return this.pending.size > 0;
+  }
+
+  /** Drop this worker (its Python failed to start); the next request starts a fresh one. */
+  restart() {
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+    this.ready = false;
+    this.failAll("Python stopped; press the button again.");
   }
 
   cancel() {

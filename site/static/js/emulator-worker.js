@@ -31,9 +31,38 @@ function writeFile(py, path, text) {
   py.FS.writeFile("/cannery/" + path, text);
 }
 
+// Pyodide 314 swallows a failed download of its WebAssembly (it logs
+// console.warn("wasm instantiation failed!") and never settles), which would
+// leave the lab waiting for ever on a patchy connection. Turn that into an error.
+function wasmFailureWatch() {
+  let reject;
+  const failed = new Promise((_, r) => { reject = r; });
+  const { warn, error } = console;
+  console.warn = (...args) => {
+    if (typeof args[0] === "string" && args[0].includes("wasm instantiation failed")) {
+      reject(new Error("could not download Python's WebAssembly (vendor/pyodide/pyodide.asm.wasm)"));
+    }
+    warn.apply(console, args);
+  };
+  console.error = (...args) => {
+    // likewise a failed download of the standard library, which ends in exit(1)
+    if (typeof args[0] === "string" && args[0].includes("installing the standard library")) {
+      reject(new Error("could not download Python's standard library (vendor/pyodide/python_stdlib.zip)"));
+    }
+    error.apply(console, args);
+  };
+  return { failed, stop: () => { console.warn = warn; console.error = error; } };
+}
+
 async function boot() {
   progress("Starting Python (Pyodide) in this page…", 10);
-  const py = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
+  const watch = wasmFailureWatch();
+  let py;
+  try {
+    py = await Promise.race([loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href }), watch.failed]);
+  } finally {
+    watch.stop();
+  }
   progress("Loading the emulator…", 80);
   const response = await fetch(new URL("py/bundle.json", base));
   if (!response.ok) throw new Error(`could not load the emulator (${response.status})`);
@@ -62,8 +91,13 @@ self.onmessage = async (event) => {
     try {
       py = await booting;
     } catch (err) {
-      booting = null;  // let the next request try again (a dropped connection, say)
-      throw err;
+      // Python did not start (a dropped connection, say): say so, and ask the
+      // page for a fresh worker, so the next press starts clean.
+      booting = null;
+      const message = String(err && err.message ? err.message : err).split("\n").slice(-3).join(" ");
+      postMessage({ id, restart: true, reply: { ok: false, op: request && request.op, errors: [{ field: "op",
+        message: `Python could not start in this page: ${message}. Check the connection, then press the button again.` }] } });
+      return;
     }
     if (request.params && request.params.input === "model" && request.op === "check") await ensureModel(py);
     const reply = JSON.parse(handleJson(JSON.stringify(request)));

@@ -533,10 +533,12 @@ async function readBuffer(device, src, bytes) {
 
 /**
  * Run one kernel once on Q, K, V (Float32Array, N*d each, row-major (N, d)).
+ * `chunks` > 1 splits every pass into that many dispatches along x (as timing does for
+ * long runs), each with its own x_base; the result must not change.
  * Returns {O: Float32Array(N*d), counts?: {Q: {read, write}, ...} in bytes, tiling}.
  * Throws GpuError.
  */
-export async function runAttention({ kernel, n, d, causal = false, Q, K, V, instrumented = false, workgroupBytes = 16384 }) {
+export async function runAttention({ kernel, n, d, causal = false, Q, K, V, instrumented = false, workgroupBytes = 16384, chunks = 1 }) {
   try {
     const manifest = await loadManifest();
     const tiling = lessonTiling(manifest, kernel, d, workgroupBytes);
@@ -549,7 +551,7 @@ export async function runAttention({ kernel, n, d, causal = false, Q, K, V, inst
     const s = await getDevice(need);
     checkLost(s);
     const run = await prepareRun(s, manifest, {
-      kernel, n, d, heads: 1, causal, tiling, instrumented, chunks: 1, headBatch: 1, data: { Q, K, V },
+      kernel, n, d, heads: 1, causal, tiling, instrumented, chunks, headBatch: 1, data: { Q, K, V },
     });
     try {
       const device = s.device;

@@ -79,10 +79,10 @@ function showErrors(errors) {
       box.textContent = e.message;
       const input = $(e.field === "input" ? "input-model" : e.field);
       if (input) input.setAttribute("aria-invalid", "true");
+      spoken.push(e.message);
     } else {
-      alertBox.textContent = e.message;
+      alertBox.textContent = e.message;  // role=alert reads it; the status does not repeat it
     }
-    spoken.push(e.message);
   }
   status.textContent = spoken.join(" ");
   // Focus stays where the learner is; the message sits next to its field
@@ -330,6 +330,12 @@ async function doTime() {
   }
 }
 
+// Rates keep two significant figures even when tiny (SwiftShader at N = 64).
+function rate(x) {
+  if (!(x > 0)) return "–";
+  return x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toPrecision(2);
+}
+
 function msText(ms) {
   return ms >= 1 ? ms.toFixed(2) : ms.toPrecision(3);
 }
@@ -344,7 +350,7 @@ function renderTime(result, counts, n, d, causal) {
     const ms = k.medianMs;
     const low = k.belowResolution ? " (below the timer's resolution)" : "";
     rows.push(`<tr><th scope="row">${name}</th><td id="time-${name}-ms">${msText(ms)}${low}</td>
-      <td>${k.gflops.toFixed(1)}</td><td>${(bytes / (ms / 1000) / 1e9).toFixed(1)}</td>
+      <td>${rate(k.gflops)}</td><td>${rate(bytes / (ms / 1000) / 1e9)}</td>
       <td>${k.samples}</td><td>${k.method === "timestamp" ? "GPU timestamps" : "wall clock"}</td></tr>`);
   }
   const speedup = result.speedup;
