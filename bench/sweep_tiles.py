@@ -1,11 +1,14 @@
 """Time one kernel at other tilings than the manifest's, to choose its tiles.
 
     python bench/sweep_tiles.py --kernel fused-fast-16k --d 16 --rows 16 32 64 --cols 16 \
-        --n 4096 --heads 1 32 [--limits default]
+        --n 4096 --heads 1 32 [--limits default] [--tx 8 16]
 
-Each (B_r, B_c) is patched into the manifest in memory (host and emulator alike), checked
-against float64 at N = 300, then timed with bench.wgsl_host.Runner.time. The manifest
-file is not changed: copy the winner into kernels_wgsl/manifest.json by hand.
+Each (B_r, B_c[, TX]) is patched into the manifest in memory (host and emulator alike),
+checked against float64 at N = 300, then timed with bench.wgsl_host.Runner.time. The
+manifest file is not changed: copy the winner into kernels_wgsl/manifest.json by hand.
+The shader is the manifest's for that kernel and d: fused_tiled.wgsl needs d / B_c in
+{1, 2, 3, 4}; fused_streams.wgsl (d = 16) takes B_c > d and TX streams per row group
+(``--tx``; B_c a multiple of 4 TX).
 """
 from __future__ import annotations
 
@@ -22,13 +25,35 @@ from bench import wgsl_host as host  # noqa: E402
 from bench.bench_wgsl import reference  # noqa: E402
 
 
-def patch(kernel: str, d: int, br: int, bc: int) -> None:
-    """Set the kernel's tiles at d in both in-memory manifests (fused_tiled.wgsl sizes)."""
+def shader(kernel: str, d: int) -> str:
+    """The .wgsl file the manifest runs for ``kernel`` at head dimension d."""
+    return host.shader_file(host.MANIFEST["kernels"][kernel]["wgsl"][0], d)
+
+
+def fits(kernel: str, d: int, br: int, bc: int, tx: int | None) -> bool:
+    """Whether the kernel's shader supports these tiles (see each file's opening comment)."""
+    if br % bc:
+        return False  # the emulator's explicit tilings need B_r a multiple of B_c
+    if shader(kernel, d) == "fused_streams.wgsl":
+        tx = tx or bc // 4
+        threads = tx * (br // 4)
+        tile4 = bc * d // 4
+        return (bc % (4 * tx) == 0 and threads <= 256 and br <= 4 * bc and threads <= tile4
+                and tile4 <= 2 * threads)
+    return tx is None and d % bc == 0 and d // bc <= 4 and (br // 4) * (bc // 4) <= 256
+
+
+def patch(kernel: str, d: int, br: int, bc: int, tx: int | None) -> None:
+    """Set the kernel's tiles (and TX) at d in both in-memory manifests."""
+    streams = shader(kernel, d) == "fused_streams.wgsl"
     for m in (host.MANIFEST, tiling.MANIFEST):
         k = m["kernels"][kernel]
         k["tiling"]["block_rows"][str(d)] = br
         k["tiling"]["block_cols"][str(d)] = bc
-        k["workgroup_bytes"][str(d)] = 4 * (d * br + bc * bc + bc * br)
+        k["workgroup_bytes"][str(d)] = 16 * bc * d if streams else 4 * (d * br + bc * bc + bc * br)
+        by_d = k["wgsl"][0].setdefault("constants_by_d", {})
+        if tx is not None:
+            by_d.setdefault(str(d), {})["TX"] = tx
 
 
 def main(argv=None) -> None:
@@ -40,24 +65,25 @@ def main(argv=None) -> None:
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--heads", type=int, nargs="+", default=[1, 32])
     ap.add_argument("--limits", default="default")
+    ap.add_argument("--tx", type=int, nargs="+", default=[None], help="fused_streams.wgsl: streams per row group")
     a = ap.parse_args(argv)
     runner = host.Runner(limits=a.limits)
     rng = np.random.default_rng(3)
     for br in a.rows:
-        for bc in a.cols:
-            if br % bc or a.d % bc or a.d // bc > 4:
+        for bc, tx in ((bc, tx) for bc in a.cols for tx in a.tx):
+            if not fits(a.kernel, a.d, br, bc, tx):
                 continue
-            patch(a.kernel, a.d, br, bc)
+            patch(a.kernel, a.d, br, bc, tx)
             Q, K, V = (rng.standard_normal((1, 300, a.d)).astype(np.float32) for _ in range(3))
             try:
                 O, _ = runner.run(a.kernel, Q, K, V, True)
             except host.KernelError as e:
-                print(f"B_r={br} B_c={bc}: refused: {e}")
+                print(f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''}: refused: {e}")
                 continue
             err = float(np.abs(O - reference(Q, K, V, True)).max())
             for h in a.heads:
                 r = runner.time(a.kernel, a.n, a.d, h, False)
-                print(f"B_r={br} B_c={bc} heads={h}: {r['medianMs']:.3f} ms, "
+                print(f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''} heads={h}: {r['medianMs']:.3f} ms, "
                       f"{host.gflops(a.n, a.d, h, False) / (r['medianMs'] * 1e6):.0f} GFLOP/s, "
                       f"max error {err:.1e}", flush=True)
 

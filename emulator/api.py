@@ -134,6 +134,12 @@ def gpu_plan(p: dict, limits: dict) -> dict:
             "n",
             f"The plain kernel stores S and P in global memory: N²·4 = {score_bytes:,} B each at "
             f"N = {n:,}, but this GPU allows {allowed:,} B per buffer. Try N ≤ {largest_n:,}.")
+    max_row = int(MANIFEST.get("limits", {}).get("softmax_max_row", 1 << 62))
+    if n > max_row:  # Time always runs plain beside fused
+        raise InputError(
+            "n",
+            f"The plain kernel's softmax pass holds one row of S ({n:,} scores) in registers; "
+            f"the WGSL kernels stop at N = {max_row:,}. Count and Check still work at this size.")
     if m > max_wg:
         raise InputError(
             "workgroup_bytes",

@@ -140,7 +140,8 @@ def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
     Kernels whose manifest entry says ``"tiling": "lesson"`` use
     :func:`lesson_blocks`; others give explicit ``block_rows``/``block_cols``
     per head dimension (keys are d as strings), and ``workgroup_bytes`` is then
-    reported as the bytes those tiles occupy.
+    what the kernel declares (manifest "workgroup_bytes"), or else the bytes its
+    Q, K and V tiles occupy.
 
     Raises InputError for an unknown kernel or a tile that does not fit.
     """
@@ -154,7 +155,8 @@ def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
     else:
         br = int(rule["block_rows"][str(d)])
         bc = int(rule["block_cols"][str(d)])
-        m = BYTES * d * (br + 2 * bc)
+        declared = entry.get("workgroup_bytes", {})
+        m = int(declared[str(d)]) if str(d) in declared else BYTES * d * (br + 2 * bc)
         if br % bc:
             raise ValueError(f"manifest: {kernel} at d={d} has B_r={br} not a multiple of B_c={bc}")
     return Tiling(kernel, n, d, bool(causal), br, bc, m)
