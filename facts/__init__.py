@@ -8,3 +8,22 @@ committed file is stale, 2 when the model is not available.
 Modules: model (find, verify and load the weights), forward (numpy forward
 pass up to Q, K, V), sentences (the inputs), build (the computations).
 """
+
+
+def stale_reason():
+    """Why facts/facts.json or facts/probe_qkv.json is stale, or None if current.
+
+    Recomputes both from the model (about 10 s). Returns None, with a note on
+    stderr, when the model wheel is not available: staleness cannot be judged
+    without it (``make facts-model`` fetches it).
+    """
+    import sys
+    from . import build, model
+    try:
+        m = model.load()
+    except (model.ModelUnavailable, model.ModelMismatch) as exc:
+        print(f"facts: not checked ({exc})", file=sys.stderr)
+        return None
+    stale = [path.name for path, text in build.render(m).items()
+             if not path.is_file() or path.read_text("utf-8") != text]
+    return f"{', '.join(stale)} differ from a fresh computation; run `python -m facts`" if stale else None
