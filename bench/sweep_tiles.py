@@ -7,7 +7,7 @@ Each (B_r, B_c[, TX]) is patched into the manifest in memory (host and emulator 
 checked against float64 at N = 300, then timed with bench.wgsl_host.Runner.time. The
 manifest file is not changed: copy the winner into kernels_wgsl/manifest.json by hand.
 The shader is the manifest's for that kernel and d: fused_tiled.wgsl needs d / B_c in
-{1, 2, 3, 4}; fused_streams.wgsl (d = 16) takes B_c > d and TX streams per row group
+{1, 2, 3, 4}; fused_streams.wgsl (d = 16, 64) takes any B_c and TX streams per row group
 (``--tx``; B_c a multiple of 4 TX).
 """
 from __future__ import annotations
@@ -35,11 +35,14 @@ def fits(kernel: str, d: int, br: int, bc: int, tx: int | None) -> bool:
     if br % bc:
         return False  # the emulator's explicit tilings need B_r a multiple of B_c
     if shader(kernel, d) == "fused_streams.wgsl":
+        if d not in (16, 64):
+            return False
+        rpi = 64 // d  # query rows per invocation
         tx = tx or bc // 4
-        threads = tx * (br // 4)
+        threads = tx * (br // rpi)
         tile4 = bc * d // 4
-        return (bc % (4 * tx) == 0 and threads <= 256 and br <= 4 * bc and threads <= tile4
-                and tile4 <= 2 * threads)
+        return (br % rpi == 0 and tx >= 4 and bc % (4 * tx) == 0 and threads <= 256 and br <= 4 * bc
+                and threads <= tile4 and tile4 <= 2 * threads)
     return tx is None and d % bc == 0 and d // bc <= 4 and (br // 4) * (bc // 4) <= 256
 
 
@@ -74,6 +77,7 @@ def main(argv=None) -> None:
             if not fits(a.kernel, a.d, br, bc, tx):
                 continue
             patch(a.kernel, a.d, br, bc, tx)
+            runner._pipelines.clear()  # the host caches pipelines by (B_r, B_c) only; TX changes the shader
             Q, K, V = (rng.standard_normal((1, 300, a.d)).astype(np.float32) for _ in range(3))
             try:
                 O, _ = runner.run(a.kernel, Q, K, V, True)

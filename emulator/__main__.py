@@ -1,4 +1,9 @@
-"""Command line: ``python -m emulator count|check ...``.
+"""Count the bytes an attention kernel moves, or check its float32 answer.
+
+Examples:
+  python -m emulator count --kernel plain --n 4096 --d 16
+  python -m emulator check --kernel fused-no-rescale --n 256 --d 64 --seed 1
+  python -m emulator check --kernel fused --input model --head 3
 
 Bad arguments print one line to stderr and exit with status 2, never a
 traceback.
@@ -20,21 +25,36 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv=None) -> int:
-    parser = _Parser(prog="python -m emulator", description=__doc__)
+    parser = _Parser(prog="python -m emulator", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="op", required=True, parser_class=_Parser)
     for op in ("count", "check"):
         p = sub.add_parser(op)
         p.add_argument("--kernel", choices=KERNELS, required=True)
-        p.add_argument("--n", required=True, help="sequence length N")
-        p.add_argument("--d", required=True, help="head dimension d")
+        p.add_argument("--n", required=(op == "count"), help="sequence length N")
+        p.add_argument("--d", required=(op == "count"), help="head dimension d")
         p.add_argument("--causal", action="store_true")
         p.add_argument("--workgroup-bytes", default=str(M_DEFAULT), help="workgroup memory M in bytes")
         p.add_argument("--json", action="store_true", help="print JSON")
         if op == "check":
-            p.add_argument("--seed", default="0")
+            p.add_argument("--seed", default="1", help="seed of the random inputs (the lab's default is 1)")
+            p.add_argument("--input", choices=("random", "model"), default="random",
+                           help="random Q, K, V, or the model's sentence (facts/probe_qkv.json)")
+            p.add_argument("--head", default="0", help="the model's head, with --input model")
     args = parser.parse_args(argv)
     params = {"kernel": args.kernel, "n": args.n, "d": args.d, "causal": args.causal,
-              "workgroup_bytes": args.workgroup_bytes, "seed": getattr(args, "seed", "0")}
+              "workgroup_bytes": args.workgroup_bytes, "seed": getattr(args, "seed", "1"),
+              "input": getattr(args, "input", "random"), "head": getattr(args, "head", "0")}
+    if params["input"] == "model":
+        from .api import _load_model_qkv
+        try:
+            data = _load_model_qkv()
+        except FileNotFoundError:
+            sys.stderr.write("emulator: facts/probe_qkv.json is missing; run `python -m facts`\n")
+            return 2
+        params["n"], params["d"] = params["n"] or str(data["n"]), params["d"] or str(data["d"])
+    elif args.op == "check" and (args.n is None or args.d is None):
+        parser.error("check needs --n and --d (or --input model)")
     reply = api.handle({"op": args.op, "params": params})
     if not reply["ok"]:
         sys.stderr.write("emulator: " + " ".join(e["message"] for e in reply["errors"]) + "\n")

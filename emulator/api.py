@@ -12,6 +12,8 @@ ops
   check     float32 mirror against float64 on seeded random inputs, or on the
             model's own Q, K, V ("input": "model", "head": h)
   gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...})
+  inputs    the seeded random Q, K, V (flat, row-major) for a GPU run
+  check_output  check a GPU's O ("outputs": N·d floats) on those inputs
   validate  the rules alone
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 
 from . import check as _check
 from . import traffic as _traffic
+from .inputs import random_qkv
 from .tiling import (BYTES, CHECK_MAX_N, COUNT_MAX_N, InputError, LESSON_KERNELS,
                      MANIFEST, make_tiling, parse_request)
 
@@ -108,7 +111,34 @@ def _check_op(p: dict, raw: dict) -> dict:
     else:
         report = _check.check(p["kernel"], p["n"], p["d"], p["causal"], p["seed"], p["workgroup_bytes"])
         report["input"] = "random"
+    report["label"] = MANIFEST["kernels"][p["kernel"]].get("label", p["kernel"])
     report["seconds"] = time.perf_counter() - start
+    return report
+
+
+def _flat(rows: list) -> list:
+    out = []
+    for row in rows:
+        out.extend(row)
+    return out
+
+
+def _check_output_op(p: dict, outputs) -> dict:
+    """Check O computed elsewhere (a GPU) on the seeded inputs of ``inputs``.
+
+    outputs: N·d floats, row-major (a Float32Array's values). The kernel named
+    in the params may be any manifest kernel (its tiling sets the bound's
+    tile count); the FlashAttention 2× rule compares with the plain mirror.
+    """
+    n, d = p["n"], p["d"]
+    if not isinstance(outputs, list) or len(outputs) != n * d:
+        raise InputError("op", f"Expected N·d = {n * d:,} output values from the GPU.")
+    rows = [[float(x) if isinstance(x, (int, float)) else math.nan for x in outputs[i * d:(i + 1) * d]]
+            for i in range(n)]
+    q, k, v = random_qkv(n, d, p["seed"])
+    report = _check.check_output(rows, q, k, v, p["causal"], p["kernel"], p["workgroup_bytes"])
+    report["seed"] = p["seed"]
+    report["label"] = MANIFEST["kernels"][p["kernel"]].get("label", p["kernel"])
     return report
 
 
@@ -167,6 +197,13 @@ def handle(request: dict) -> dict:
             result = _check_op(parse_request(raw, "check"), raw)
         elif op == "gpu_plan":
             result = gpu_plan(parse_request(raw, "count"), request.get("limits") or {})
+        elif op == "inputs":
+            p = parse_request(raw, "check")
+            q, k, v = random_qkv(p["n"], p["d"], p["seed"])
+            result = {"n": p["n"], "d": p["d"], "seed": p["seed"],
+                      "Q": _flat(q), "K": _flat(k), "V": _flat(v)}
+        elif op == "check_output":
+            result = _check_output_op(parse_request(raw, "check"), request.get("outputs"))
         elif op == "validate":
             p = parse_request(raw, raw.get("purpose", "count"))
             result = {k: v for k, v in p.items() if k != "tiling"}

@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import unicodedata
 from dataclasses import dataclass
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -165,8 +167,21 @@ def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
 # ---------------------------------------------------------------------------
 # Parsing raw form values: the one place the lab's rules live.
 
+_INTEGER = re.compile(r"[+-]?[0-9][0-9,_]*", re.ASCII)
+_DECIMAL = re.compile(r"[+-]?[0-9][0-9,_]*\.[0-9]*", re.ASCII)
+
+
+def _shown(raw) -> str:
+    """The learner's text, trimmed and with control and direction marks removed,
+    safe to echo in a message."""
+    text = "".join(ch for ch in str(raw) if unicodedata.category(ch) not in ("Cc", "Cf"))
+    text = text.strip()
+    return text if len(text) <= 20 else text[:19] + "…"
+
+
 def parse_int(field: str, raw, label: str) -> int:
-    """Parse a form value as a whole number, or raise InputError naming ``field``."""
+    """Parse a form value as a whole number written in ASCII digits (commas and
+    underscores between digits allowed), or raise InputError naming ``field``."""
     if isinstance(raw, bool):
         raise InputError(field, f"{label} must be a whole number.")
     if isinstance(raw, int):
@@ -175,20 +190,14 @@ def parse_int(field: str, raw, label: str) -> int:
         if raw != raw or raw in (math.inf, -math.inf) or raw != int(raw):
             raise InputError(field, f"{label} must be a whole number, not {raw}.")
         return int(raw)
-    text = "" if raw is None else str(raw).strip().replace(",", "").replace("_", "")
+    text = "" if raw is None else str(raw).strip()
     if text == "":
         raise InputError(field, f"{label} is empty: type a whole number.")
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(field, f"{label} must be a whole number; “{str(raw)[:20]}” is not a number.") from None
-    if value != value or value in (math.inf, -math.inf) or value != int(value):
-        raise InputError(field, f"{label} must be a whole number, not {str(raw).strip()[:20]}.")
-    return int(value)
+    if _INTEGER.fullmatch(text):
+        return int(text.replace(",", "").replace("_", ""))
+    if _DECIMAL.fullmatch(text):
+        raise InputError(field, f"{label} must be a whole number, not {_shown(raw)}.")
+    raise InputError(field, f"{label} must be a whole number written with the digits 0–9; “{_shown(raw)}” is not.")
 
 
 def parse_request(params: dict, purpose: str = "count") -> dict:

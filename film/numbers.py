@@ -234,7 +234,9 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
     sentence's last row), row_max_overflows (bool); heldout_max,
     overflow_count, score_count; broken_failed, checked_heads,
     broken_passed (heads where the largest score always came first),
-    fused_passed.
+    fused_passed; grid (one row per layer of checker results) with
+    grid_layers (those layers' numbers as facts.json keys them, 0-based);
+    lab_layer (the layer whose Q, K, V the lab loads).
     """
     out: dict[str, Any] = {}
     for key, path in (("name", "model.model"), ("license", "model.model_license"),
@@ -246,6 +248,9 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
         v = _dig(facts, path)
         if isinstance(v, int):
             out[key] = v
+    lab_layer = _dig(facts, "lab.layer")
+    if isinstance(lab_layer, int):
+        out["lab_layer"] = lab_layer
     row = _dig(facts, "overflow.probe_last_row")
     if isinstance(row, Mapping) and isinstance(row.get("largest_score"), (int, float)):
         out["row_max"] = fixed(row["largest_score"], 2)
@@ -267,7 +272,10 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
             out["broken_should_fail"] = tot["broken_should_fail"]
     layers = _dig(facts, "check.layers")
     if isinstance(layers, Mapping) and layers:
+        # Layers keep facts.json's own 0-based numbers ("layer 0" is the
+        # lab's input layer, facts.json lab.layer), never renumbered from 1.
         grid = []
+        out["grid_layers"] = sorted((int(k) for k in layers))
         for key in sorted(layers, key=lambda k: int(k)):
             row = []
             for h in layers[key].get("heads", []):

@@ -193,8 +193,12 @@ def render_script(script: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
     answer = values
     for part in str(q["figure"]).split("."):
         answer = answer[part]
+    # where the film goes on once the question is answered (with no seek
+    # pending): the next caption, so the question's caption does not linger
+    after = next((c for c in cues if c["start_s"] >= qcue["end_s"]), None)
+    resume = after["start_s"] if after is not None else qcue["end_s"]
     question = {
-        "cue": qcue["id"], "stop_s": round(stop, 3), "answer": float(answer),
+        "cue": qcue["id"], "stop_s": round(stop, 3), "answer": float(answer), "resume_s": resume,
         "tolerance": float(q["tolerance"]), "rewatch_s": rewatch["start_s"], "rewatch_title": rewatch["title"],
     }
     for key in ("prompt", "right", "hint", "reveal"):

@@ -1,25 +1,26 @@
-// fused_streams.wgsl: fused attention at d = 16 for timing (manifest kernels "fused-fast"
-// and "fused-fast-16k" at d = 16), with key tiles longer than d.
+// fused_streams.wgsl: fused attention for timing at d = 16 and d = 64 (manifest kernels
+// "fused-fast" and "fused-fast-16k" at those d), with key tiles of any length.
 //
 // Follows FlashAttention-2 (arXiv:2307.08691), section 3.1 (Algorithm 1): one workgroup
 // per query tile, an inner loop over key tiles, online softmax with the running max m and
 // the unnormalised sum l per row, O divided by l once at the end. Inside the workgroup
 // the keys of each tile are dealt out to TX invocations ("streams") that share the same
-// 4 query rows; each stream keeps its own m, l and O micro-tile for its keys, and the TX
+// query rows; each stream keeps its own m, l and O micro-tile for its keys, and the TX
 // partial results are merged once, after the last key tile, with the rescale rule of
 // section 3.1 (the merge of Flash-Decoding): w = exp(m_stream - m_row), l = sum w l_stream,
 // O = sum w O_stream / l. So no row maximum or row sum crosses invocations per key tile.
 //
-// Tiling (per d in manifest.json): TY x TX invocations, TY = B_r / 4, TX from the
-// manifest ("TX", default B_c / 4). Invocation (tx, ty) owns query rows 4ty..4ty+3, all
-// d = 16 columns (Q and O micro-tiles: 16 vec4 registers each, named, no arrays), and in
-// each key tile the keys (4g + j) * TX + tx, g < B_c / (4 TX), j < 4. K and V tiles are
+// Tiling (per d in manifest.json): TY x TX invocations. Invocation (tx, ty) owns RPI =
+// 64 / d query rows (4 at d = 16, 1 at d = 64) and all d columns of them, so its Q and O
+// micro-tiles are 16 vec4 registers each (named, no arrays), and in each key tile the keys
+// (4g + j) * TX + tx, g < B_c / (4 TX), j < 4. TY = B_r / RPI. K and V tiles are
 // double-buffered in workgroup memory, and the next tile's K and V are loaded into
 // registers while this tile is computed: one barrier per key tile.
-//   fused-fast-16k, fused-fast at d = 16: B_r = 64, B_c = 64, TX = 16 (256 invocations)
-// Workgroup array (floats): 2 buffers x (K tile + V tile) = 4 * B_c * d, 16 * B_c * d
-// bytes (16,384 at B_c = 64). The Q tile and the final merge reuse it, which needs
-// B_r <= 4 B_c and TX * TY <= 4 B_c.
+//   fused-fast-16k: d = 16: B_r = 64, B_c = 64, TX = 8    d = 64: B_r = 64, B_c = 16, TX = 4
+//   fused-fast:     d = 16: B_r = 64, B_c = 64, TX = 16   d = 64: B_r = 32, B_c = 32, TX = 8
+// Workgroup array (floats): 2 buffers x (K tile + V tile) = 4 * B_c * d, so 16 * B_c * d
+// bytes (16,384 at d = 16, B_c = 64). The Q tile and the final merge reuse it, which needs
+// B_r <= 4 B_c, TX >= 4, TX * TY <= B_c * d / 4 <= 2 TX * TY and B_c a multiple of 4 TX.
 //
 // Global memory traffic, float32 (4 bytes an element), for a query tile of r valid rows
 // whose visited key tiles cover keys [0, kend) -- the schedule of fused.wgsl:
@@ -36,11 +37,12 @@
 //
 // The instrumented build (tests only) uncomments every "// @instrument: " line.
 
-override D: u32 = 16u;    // head dimension d: this shader supports d = 16 only
-override BR: u32 = 64u;   // B_r, a multiple of 4
+override D: u32 = 16u;    // head dimension d: 16 or 64 (not 32 or 128)
+override BR: u32 = 64u;   // B_r, a multiple of RPI
 override BC: u32 = 64u;   // B_c, a multiple of 4 * TX
+override RPI: u32 = 64u / D;  // query rows per invocation: 4 at d = 16, 1 at d = 64
 override TX: u32 = BC / 4u;
-override TY: u32 = BR / 4u;
+override TY: u32 = BR / RPI;
 override THREADS: u32 = TX * TY;
 override KG: u32 = BC / (4u * TX);    // key groups of 4 per invocation per tile
 override TILE4: u32 = BC * D / 4u;    // vec4s in one K (or V) tile
@@ -116,9 +118,10 @@ fn put_tile(b: u32, e: u32, xk: vec4<f32>, xv: vec4<f32>) {
   }
 }
 
-// Merge round for row i of the micro-tile: the TX streams' O parts (already scaled by
-// w / l) are summed by TY * 4 invocations, one vec4 of O each. Writes O: valid rows only.
-fn merge_row(i: u32, li: u32, ty: u32, tx: u32, row0: u32, n: u32, base4: u32,
+// Merge round: four vec4s of each invocation's O micro-tile, row i and column groups
+// col0 .. col0 + 3 (already scaled by w / l), are summed over the TX streams by TY * 4
+// invocations, one vec4 of O each. Writes O: valid rows only.
+fn merge_row(i: u32, col0: u32, li: u32, ty: u32, tx: u32, row0: u32, n: u32, base4: u32,
              a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, e: vec4<f32>) {
   kv[(ty * 4u + 0u) * TX + tx] = a;
   kv[(ty * 4u + 1u) * TX + tx] = b;
@@ -128,31 +131,14 @@ fn merge_row(i: u32, li: u32, ty: u32, tx: u32, row0: u32, n: u32, base4: u32,
   if (li < TY * 4u) {
     var total = vec4<f32>(0.0);
     for (var x = 0u; x < TX; x++) { total += kv[li * TX + x]; }
-    let row = row0 + 4u * (li / 4u) + i;
-    if (row < n) { store_o(base4 + row * (D / 4u) + li % 4u, total); }
+    let row = row0 + RPI * (li / 4u) + i;
+    if (row < n) { store_o(base4 + row * (D / 4u) + col0 + li % 4u, total); }
   }
   workgroupBarrier();
 }
 
-@compute @workgroup_size(TX, TY)
-fn main(@builtin(workgroup_id) wg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>,
-        @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let d4 = D / 4u;
-  let base4 = (params.head_base + wg.y) * n * d4;
-  let row0 = (params.x_base + wg.x) * BR;
-  let tx = lid.x;
-  let ty = lid.y;
-
-  // Q tile through workgroup memory into registers, scaled for exp2. Reads Q: r * d elements.
-  for (var e = li; e < BR * d4; e += THREADS) {
-    var x = vec4<f32>(0.0);
-    if (row0 + e / d4 < n) { x = load_q(base4 + row0 * d4 + e); }
-    kv[e] = x;
-  }
-  workgroupBarrier();
+// d = 16: each invocation owns 4 query rows x 16 columns; after the Q tile is in kv.
+fn rows4(li: u32, tx: u32, ty: u32, n: u32, causal: bool, base4: u32, row0: u32, kend: u32, tiles: u32) {
   let qs = LOG2E / sqrt(f32(D));
   let qb = 16u * ty;  // 4 rows x 4 column groups
   let q00 = kv[qb + 0u] * qs;
@@ -172,11 +158,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let q32 = kv[qb + 14u] * qs;
   let q33 = kv[qb + 15u] * qs;
   workgroupBarrier();  // Q read; kv now holds K and V tiles
-
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
-  let tiles = (kend + BC - 1u) / BC;
 
   // Key tile 0 into buffer 0.
   put_tile(0u, li, fetch_k(li, 0u, kend, base4), fetch_v(li, 0u, kend, base4));
@@ -359,8 +340,360 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   for (var x = 0u; x < TX; x++) { l_row += kv[ty * TX + x]; }
   let f = w * select(vec4<f32>(0.0), vec4<f32>(1.0) / l_row, l_row > vec4<f32>(0.0));
   workgroupBarrier();
-  merge_row(0u, li, ty, tx, row0, n, base4, o00 * f.x, o01 * f.x, o02 * f.x, o03 * f.x);
-  merge_row(1u, li, ty, tx, row0, n, base4, o10 * f.y, o11 * f.y, o12 * f.y, o13 * f.y);
-  merge_row(2u, li, ty, tx, row0, n, base4, o20 * f.z, o21 * f.z, o22 * f.z, o23 * f.z);
-  merge_row(3u, li, ty, tx, row0, n, base4, o30 * f.w, o31 * f.w, o32 * f.w, o33 * f.w);
+  merge_row(0u, 0u, li, ty, tx, row0, n, base4, o00 * f.x, o01 * f.x, o02 * f.x, o03 * f.x);
+  merge_row(1u, 0u, li, ty, tx, row0, n, base4, o10 * f.y, o11 * f.y, o12 * f.y, o13 * f.y);
+  merge_row(2u, 0u, li, ty, tx, row0, n, base4, o20 * f.z, o21 * f.z, o22 * f.z, o23 * f.z);
+  merge_row(3u, 0u, li, ty, tx, row0, n, base4, o30 * f.w, o31 * f.w, o32 * f.w, o33 * f.w);
+}
+
+// d = 64: each invocation owns 1 query row x 64 columns; after the Q tile is in kv.
+fn row1(li: u32, tx: u32, ty: u32, n: u32, causal: bool, base4: u32, row0: u32, kend: u32, tiles: u32) {
+  let qs = LOG2E / sqrt(f32(D));
+  let qb = 16u * ty;  // 1 row x 16 column groups
+  let q0 = kv[qb + 0u] * qs;
+  let q1 = kv[qb + 1u] * qs;
+  let q2 = kv[qb + 2u] * qs;
+  let q3 = kv[qb + 3u] * qs;
+  let q4 = kv[qb + 4u] * qs;
+  let q5 = kv[qb + 5u] * qs;
+  let q6 = kv[qb + 6u] * qs;
+  let q7 = kv[qb + 7u] * qs;
+  let q8 = kv[qb + 8u] * qs;
+  let q9 = kv[qb + 9u] * qs;
+  let q10 = kv[qb + 10u] * qs;
+  let q11 = kv[qb + 11u] * qs;
+  let q12 = kv[qb + 12u] * qs;
+  let q13 = kv[qb + 13u] * qs;
+  let q14 = kv[qb + 14u] * qs;
+  let q15 = kv[qb + 15u] * qs;
+  workgroupBarrier();  // Q read; kv now holds K and V tiles
+
+  // Key tile 0 into buffer 0.
+  put_tile(0u, li, fetch_k(li, 0u, kend, base4), fetch_v(li, 0u, kend, base4));
+  if (LPT > 1u) { put_tile(0u, li + THREADS, fetch_k(li + THREADS, 0u, kend, base4), fetch_v(li + THREADS, 0u, kend, base4)); }
+  workgroupBarrier();
+
+  var m = NEG_BIG;  // this stream's running max of row ty (base 2)
+  var l = 0.0;      // this stream's running sum
+  // O micro-tile: o{c} = columns 4c..4c+3 of row ty.
+  var o0 = vec4<f32>(0.0);
+  var o1 = vec4<f32>(0.0);
+  var o2 = vec4<f32>(0.0);
+  var o3 = vec4<f32>(0.0);
+  var o4 = vec4<f32>(0.0);
+  var o5 = vec4<f32>(0.0);
+  var o6 = vec4<f32>(0.0);
+  var o7 = vec4<f32>(0.0);
+  var o8 = vec4<f32>(0.0);
+  var o9 = vec4<f32>(0.0);
+  var o10 = vec4<f32>(0.0);
+  var o11 = vec4<f32>(0.0);
+  var o12 = vec4<f32>(0.0);
+  var o13 = vec4<f32>(0.0);
+  var o14 = vec4<f32>(0.0);
+  var o15 = vec4<f32>(0.0);
+  let r = row0 + ty;
+
+  for (var t = 0u; t < tiles; t++) {
+    let key0 = t * BC;
+    let kb = 2u * (t % 2u) * TILE4;  // this tile's K; its V at kb + TILE4
+    let key1 = key0 + BC;
+    var nk0 = vec4<f32>(0.0);
+    var nv0 = vec4<f32>(0.0);
+    var nk1 = vec4<f32>(0.0);
+    var nv1 = vec4<f32>(0.0);
+    if (t + 1u < tiles) {
+      nk0 = fetch_k(li, key1, kend, base4);
+      nv0 = fetch_v(li, key1, kend, base4);
+      if (LPT > 1u) {
+        nk1 = fetch_k(li + THREADS, key1, kend, base4);
+        nv1 = fetch_v(li + THREADS, key1, kend, base4);
+      }
+    }
+
+    for (var g = 0u; g < KG; g++) {
+      let kl = 4u * g * TX + tx;  // local keys kl, kl + TX, kl + 2 TX, kl + 3 TX
+      let keys = vec4<u32>(key0 + kl) + vec4<u32>(0u, 1u, 2u, 3u) * TX;
+      // S row (1 row x 4 keys), column group by column group.
+      var a = kb + kl;
+      var s = vec4<f32>(0.0);
+      var k0 = kv[a];
+      var k1 = kv[a + TX];
+      var k2 = kv[a + 2u * TX];
+      var k3 = kv[a + 3u * TX];
+      s += dots(q0, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q1, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q2, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q3, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q4, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q5, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q6, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q7, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q8, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q9, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q10, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q11, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q12, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q13, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q14, k0, k1, k2, k3);
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      s += dots(q15, k0, k1, k2, k3);
+      s = mask_row(s, r, keys, kend, n, causal);
+
+      // Online softmax for this stream; rescale only when the max moved.
+      let m_new = max(m, max4(s));
+      if (m_new > m) {
+        let alpha = select(0.0, exp2(m - m_new), m > NEG_BIG);
+        l *= alpha;
+        o0 *= alpha;
+        o1 *= alpha;
+        o2 *= alpha;
+        o3 *= alpha;
+        o4 *= alpha;
+        o5 *= alpha;
+        o6 *= alpha;
+        o7 *= alpha;
+        o8 *= alpha;
+        o9 *= alpha;
+        o10 *= alpha;
+        o11 *= alpha;
+        o12 *= alpha;
+        o13 *= alpha;
+        o14 *= alpha;
+        o15 *= alpha;
+        m = m_new;
+      }
+      let p = p_row(s, m);
+      l += dot(p, vec4<f32>(1.0));
+
+      // O row += P V, column group by column group.
+      a = kb + TILE4 + kl;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o0 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o0))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o1 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o1))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o2 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o2))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o3 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o3))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o4 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o4))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o5 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o5))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o6 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o6))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o7 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o7))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o8 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o8))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o9 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o9))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o10 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o10))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o11 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o11))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o12 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o12))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o13 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o13))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o14 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o14))));
+      a += BC;
+      k0 = kv[a];
+      k1 = kv[a + TX];
+      k2 = kv[a + 2u * TX];
+      k3 = kv[a + 3u * TX];
+      o15 = fma(vec4<f32>(p.x), k0, fma(vec4<f32>(p.y), k1, fma(vec4<f32>(p.z), k2, fma(vec4<f32>(p.w), k3, o15))));
+    }
+
+    // The other buffer was last read before the previous barrier: fill it.
+    if (t + 1u < tiles) {
+      let nb = (t + 1u) % 2u;
+      put_tile(nb, li, nk0, nv0);
+      if (LPT > 1u) { put_tile(nb, li + THREADS, nk1, nv1); }
+    }
+    workgroupBarrier();
+  }
+
+  // Merge the TX streams of the row, as in rows4.
+  kv[li] = vec4<f32>(m);
+  workgroupBarrier();
+  var m_row = NEG_BIG;
+  for (var x = 0u; x < TX; x++) { m_row = max(m_row, kv[ty * TX + x].x); }
+  let w = select(0.0, exp2(m - m_row), m > NEG_BIG);
+  workgroupBarrier();
+  kv[li] = vec4<f32>(l * w);
+  workgroupBarrier();
+  var l_row = 0.0;
+  for (var x = 0u; x < TX; x++) { l_row += kv[ty * TX + x].x; }
+  let f = w * select(0.0, 1.0 / l_row, l_row > 0.0);
+  workgroupBarrier();
+  merge_row(0u, 0u, li, ty, tx, row0, n, base4, o0 * f, o1 * f, o2 * f, o3 * f);
+  merge_row(0u, 4u, li, ty, tx, row0, n, base4, o4 * f, o5 * f, o6 * f, o7 * f);
+  merge_row(0u, 8u, li, ty, tx, row0, n, base4, o8 * f, o9 * f, o10 * f, o11 * f);
+  merge_row(0u, 12u, li, ty, tx, row0, n, base4, o12 * f, o13 * f, o14 * f, o15 * f);
+}
+
+@compute @workgroup_size(TX, TY)
+fn main(@builtin(workgroup_id) wg: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+  let n = params.n;
+  let causal = params.causal != 0u;
+  let d4 = D / 4u;
+  let base4 = (params.head_base + wg.y) * n * d4;
+  let row0 = (params.x_base + wg.x) * BR;
+  let tx = lid.x;
+  let ty = lid.y;
+
+  // Q tile through workgroup memory into registers, scaled for exp2. Reads Q: r * d elements.
+  for (var e = li; e < BR * d4; e += THREADS) {
+    var x = vec4<f32>(0.0);
+    if (row0 + e / d4 < n) { x = load_q(base4 + row0 * d4 + e); }
+    kv[e] = x;
+  }
+  workgroupBarrier();
+  let row_last = min(n, row0 + BR) - 1u;
+  var kend = n;
+  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let tiles = (kend + BC - 1u) / BC;
+
+  if (RPI == 4u) {
+    rows4(li, tx, ty, n, causal, base4, row0, kend, tiles);
+  } else {
+    row1(li, tx, ty, n, causal, base4, row0, kend, tiles);
+  }
 }

@@ -40,7 +40,6 @@ override TY: u32 = BR / 4u;
 override NCH: u32 = D / BC;  // chunks of d: 1, 2, 3 or 4
 
 const NEG_BIG: f32 = -3.0e38;
-const LOG2E: f32 = 1.4426950408889634;
 
 struct Params {
   n: u32,
@@ -108,9 +107,8 @@ fn store_rows(r0: u32, n: u32, base4: u32, col: u32, a: vec4<f32>, b: vec4<f32>,
 
 fn max4(x: vec4<f32>) -> f32 { return max(max(x.x, x.y), max(x.z, x.w)); }
 
-// Scores are kept in base 2 (scaled by log2(e) / sqrt(d)), so exp2 here.
 fn p_row(s: vec4<f32>, m: f32) -> vec4<f32> {
-  return select(vec4<f32>(0.0), exp2(s - vec4<f32>(m)), s > vec4<f32>(NEG_BIG));
+  return select(vec4<f32>(0.0), exp(s - vec4<f32>(m)), s > vec4<f32>(NEG_BIG));
 }
 
 @compute @workgroup_size(TX, TY)
@@ -125,7 +123,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let tx = lid.x;
   let ty = lid.y;
   let threads = TX * TY;
-  let scale = LOG2E / sqrt(f32(D));  // scores in base 2
+  let scale = 1.0 / sqrt(f32(D));
 
   // Q tile: 4 rows x 4 columns per step, transposed into qt. Reads Q: r * d elements.
   for (var e = li; e < TY * d4; e += threads) {
@@ -177,30 +175,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       for (var e = li; e < TX * TX; e += threads) {
         let g = e / TX;   // key group
         let cg = e % TX;  // column group within the chunk
-        let at = base4 + (key0 + 4u * g) * d4 + ch * TX + cg;
-        var r0 = vec4<f32>(0.0);
-        var r1 = vec4<f32>(0.0);
-        var r2 = vec4<f32>(0.0);
-        var r3 = vec4<f32>(0.0);
-        if (key0 + 4u * g < kend) { r0 = load_k(at); }
-        if (key0 + 4u * g + 1u < kend) { r1 = load_k(at + d4); }
-        if (key0 + 4u * g + 2u < kend) { r2 = load_k(at + 2u * d4); }
-        if (key0 + 4u * g + 3u < kend) { r3 = load_k(at + 3u * d4); }
-        kv[(4u * cg) * TX + g] = vec4<f32>(r0.x, r1.x, r2.x, r3.x);
-        kv[(4u * cg + 1u) * TX + g] = vec4<f32>(r0.y, r1.y, r2.y, r3.y);
-        kv[(4u * cg + 2u) * TX + g] = vec4<f32>(r0.z, r1.z, r2.z, r3.z);
-        kv[(4u * cg + 3u) * TX + g] = vec4<f32>(r0.w, r1.w, r2.w, r3.w);
+        var r: array<vec4<f32>, 4>;
+        for (var i = 0u; i < 4u; i++) {
+          r[i] = vec4<f32>(0.0);
+          if (key0 + 4u * g + i < kend) { r[i] = load_k(base4 + (key0 + 4u * g + i) * d4 + ch * TX + cg); }
+        }
+        for (var c = 0u; c < 4u; c++) { kv[(4u * cg + c) * TX + g] = column(r[0], r[1], r[2], r[3], c); }
       }
       workgroupBarrier();
-      for (var c = 0u; c < BC; c += 4u) {  // B_c is a multiple of 4: unrolled by 4
-        for (var u = 0u; u < 4u; u++) {
-          let a = qt[(ch * BC + c + u) * TY + ty];
-          let b = kv[(c + u) * TX + tx];
-          s0 = fma(vec4<f32>(a.x), b, s0);
-          s1 = fma(vec4<f32>(a.y), b, s1);
-          s2 = fma(vec4<f32>(a.z), b, s2);
-          s3 = fma(vec4<f32>(a.w), b, s3);
-        }
+      for (var c = 0u; c < BC; c++) {
+        let a = qt[(ch * BC + c) * TY + ty];
+        let b = kv[c * TX + tx];
+        s0 = fma(vec4<f32>(a.x), b, s0);
+        s1 = fma(vec4<f32>(a.y), b, s1);
+        s2 = fma(vec4<f32>(a.z), b, s2);
+        s3 = fma(vec4<f32>(a.w), b, s3);
       }
     }
     let r0 = row0 + 4u * ty;
@@ -216,7 +205,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     workgroupBarrier();  // maxima read, K tile no longer needed
 
     // Rescale what was summed so far, then P = exp(S - m_new).
-    let alpha = select(vec4<f32>(0.0), exp2(m - m_new), m > vec4<f32>(NEG_BIG));
+    let alpha = select(vec4<f32>(0.0), exp(m - m_new), m > vec4<f32>(NEG_BIG));
     l *= alpha;
     o0 *= alpha.x;
     o1 *= alpha.y;
@@ -246,63 +235,51 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     // O micro-tile += P V, one chunk of d at a time (NCH is a constant: the ifs fold away).
     load_v_chunk(0u, key0, kend, base4, li, threads);
     workgroupBarrier();
-    for (var k4 = 0u; k4 < BC; k4 += 4u) {
-      for (var u = 0u; u < 4u; u++) {
-        let kk = k4 + u;
-        let a = pt[kk * TY + ty];
-        let b = kv[kk * TX + tx];
-        o0 = fma(vec4<f32>(a.x), b, o0);
-        o1 = fma(vec4<f32>(a.y), b, o1);
-        o2 = fma(vec4<f32>(a.z), b, o2);
-        o3 = fma(vec4<f32>(a.w), b, o3);
-      }
+    for (var kk = 0u; kk < BC; kk++) {
+      let a = pt[kk * TY + ty];
+      let b = kv[kk * TX + tx];
+      o0 = fma(vec4<f32>(a.x), b, o0);
+      o1 = fma(vec4<f32>(a.y), b, o1);
+      o2 = fma(vec4<f32>(a.z), b, o2);
+      o3 = fma(vec4<f32>(a.w), b, o3);
     }
     if (NCH > 1u) {
       workgroupBarrier();
       load_v_chunk(1u, key0, kend, base4, li, threads);
       workgroupBarrier();
-      for (var k4 = 0u; k4 < BC; k4 += 4u) {
-        for (var u = 0u; u < 4u; u++) {
-          let kk = k4 + u;
-          let a = pt[kk * TY + ty];
-          let b = kv[kk * TX + tx];
-          o4 = fma(vec4<f32>(a.x), b, o4);
-          o5 = fma(vec4<f32>(a.y), b, o5);
-          o6 = fma(vec4<f32>(a.z), b, o6);
-          o7 = fma(vec4<f32>(a.w), b, o7);
-        }
+      for (var kk = 0u; kk < BC; kk++) {
+        let a = pt[kk * TY + ty];
+        let b = kv[kk * TX + tx];
+        o4 = fma(vec4<f32>(a.x), b, o4);
+        o5 = fma(vec4<f32>(a.y), b, o5);
+        o6 = fma(vec4<f32>(a.z), b, o6);
+        o7 = fma(vec4<f32>(a.w), b, o7);
       }
     }
     if (NCH > 2u) {
       workgroupBarrier();
       load_v_chunk(2u, key0, kend, base4, li, threads);
       workgroupBarrier();
-      for (var k4 = 0u; k4 < BC; k4 += 4u) {
-        for (var u = 0u; u < 4u; u++) {
-          let kk = k4 + u;
-          let a = pt[kk * TY + ty];
-          let b = kv[kk * TX + tx];
-          o8 = fma(vec4<f32>(a.x), b, o8);
-          o9 = fma(vec4<f32>(a.y), b, o9);
-          o10 = fma(vec4<f32>(a.z), b, o10);
-          o11 = fma(vec4<f32>(a.w), b, o11);
-        }
+      for (var kk = 0u; kk < BC; kk++) {
+        let a = pt[kk * TY + ty];
+        let b = kv[kk * TX + tx];
+        o8 = fma(vec4<f32>(a.x), b, o8);
+        o9 = fma(vec4<f32>(a.y), b, o9);
+        o10 = fma(vec4<f32>(a.z), b, o10);
+        o11 = fma(vec4<f32>(a.w), b, o11);
       }
     }
     if (NCH > 3u) {
       workgroupBarrier();
       load_v_chunk(3u, key0, kend, base4, li, threads);
       workgroupBarrier();
-      for (var k4 = 0u; k4 < BC; k4 += 4u) {
-        for (var u = 0u; u < 4u; u++) {
-          let kk = k4 + u;
-          let a = pt[kk * TY + ty];
-          let b = kv[kk * TX + tx];
-          o12 = fma(vec4<f32>(a.x), b, o12);
-          o13 = fma(vec4<f32>(a.y), b, o13);
-          o14 = fma(vec4<f32>(a.z), b, o14);
-          o15 = fma(vec4<f32>(a.w), b, o15);
-        }
+      for (var kk = 0u; kk < BC; kk++) {
+        let a = pt[kk * TY + ty];
+        let b = kv[kk * TX + tx];
+        o12 = fma(vec4<f32>(a.x), b, o12);
+        o13 = fma(vec4<f32>(a.y), b, o13);
+        o14 = fma(vec4<f32>(a.z), b, o14);
+        o15 = fma(vec4<f32>(a.w), b, o15);
       }
     }
   }

@@ -404,3 +404,126 @@ def test_screenshots_at_six_points_show_what_the_captions_say(page, server_url, 
             assert text in drawn, f"{cid}: the drawing lacks {text!r}; it shows {drawn!r}"
         page.locator(".film-player").screenshot(path=str(out / f"{i + 1:02d}-{cid}.png"))
     assert page.console_errors == []
+
+
+# ---------- phones, focus, and what the question keeps off screen ----------
+
+def phone_page(browser, width, height=844):
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    return ctx, ctx.new_page()
+
+
+def no_page_overflow(page) -> bool:
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+@pytest.mark.parametrize("width", [320, 390])
+def test_on_a_phone_the_controls_fit_playing_and_with_the_question_open(browser, server_url, film_data, width):
+    ctx, page = phone_page(browser, width)
+    try:
+        open_film(page, server_url, play=True)
+        page.wait_for_function("() => window.canneryFilm.time > 0.3")
+        assert no_page_overflow(page)
+        right = page.evaluate("""() => Math.max(...[...document.querySelectorAll('.film-controls > *, .film-controls select')]
+            .map(e => e.getBoundingClientRect().right))""")
+        assert right <= width
+        page.evaluate("window.canneryFilm.pause()")
+        seek(page, film_data["question"]["stop_s"])
+        assert state(page)["open"]
+        assert no_page_overflow(page)
+    finally:
+        ctx.close()
+
+
+def test_on_a_phone_the_question_shows_prompt_input_check_and_show_me_without_scrolling_inside(browser, server_url, film_data):
+    ctx, page = phone_page(browser, 390)
+    try:
+        open_film(page, server_url)
+        seek(page, film_data["question"]["stop_s"])
+        panel = page.locator(".film-question")
+        inner = panel.evaluate("p => [p.scrollHeight, p.clientHeight]")
+        assert inner[0] <= inner[1] + 1  # no scroll area inside the panel
+        stage = page.locator(".film-stage").bounding_box()
+        box = panel.bounding_box()
+        assert box["y"] >= stage["y"] + stage["height"] - 1  # below the drawing, not over it
+        for sel in (".film-q-prompt", "#film-q-input", ".film-q-check", ".film-q-show"):
+            b = page.locator(sel).bounding_box()
+            assert b["x"] >= 0 and b["x"] + b["width"] <= 390, sel
+            assert box["y"] <= b["y"] and b["y"] + b["height"] <= box["y"] + box["height"], sel
+        page.locator(".film-q-show").scroll_into_view_if_needed()
+        assert page.locator(".film-q-prompt").is_visible() and page.locator(".film-q-show").is_visible()
+    finally:
+        ctx.close()
+
+
+def test_on_a_phone_the_drawings_labels_are_at_least_ten_pixels_tall(browser, server_url, film_data):
+    ctx, page = phone_page(browser, 390)
+    try:
+        open_film(page, server_url)
+        for cid in ("dim", "tile2", "update", "d16bars"):
+            seek(page, cue(film_data, cid)["end_s"] - 0.1)
+            sizes = page.evaluate("""() => {
+              const svg = document.querySelector('.film-canvas-host svg');
+              const k = svg.getBoundingClientRect().width / 960;
+              return [...svg.querySelectorAll('text.film-label, text.film-text, text.film-big')]
+                .filter(t => t.getBoundingClientRect().width > 0)
+                .map(t => parseFloat(getComputedStyle(t).fontSize) * k); }""")
+            assert sizes and min(sizes) >= 10, (cid, min(sizes))
+    finally:
+        ctx.close()
+
+
+def test_a_transcript_line_past_the_question_stops_there_and_focuses_the_answer_box(page, server_url, film_data):
+    q = film_data["question"]
+    later = next(c for c in film_data["cues"] if c["start_s"] > q["stop_s"] + 30)
+    open_film(page, server_url)
+    page.click(f"#line-{later['id']} .transcript-seek")
+    page.wait_for_function("() => window.canneryFilm.questionOpen")
+    page.wait_for_timeout(200)  # after the click handler's own focus step
+    assert page.evaluate("document.activeElement.id") == "film-q-input"
+    page.keyboard.type(f"{q['answer']:.1f}")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.canneryFilm.answered")
+    assert state(page)["time"] >= later["start_s"]
+
+
+def test_the_ratio_is_not_drawn_while_asked_and_a_right_answer_goes_straight_to_the_answer_caption(page, server_url, film_data):
+    q = film_data["question"]
+    F = film_data["figures"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"] - 1.0)
+    before = visible_svg_text(page)
+    seek(page, q["stop_s"])
+    asked = visible_svg_text(page)
+    for drawn in (before, asked):
+        assert F["d16"]["ratio2"] not in drawn and f"{F['d16']['ratio']} times" not in drawn
+        assert f"{F['d16']['fused_mib']} MiB" in drawn  # what the learner divides stays
+    page.fill("#film-q-input", f"{q['answer']:.2f}")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.canneryFilm.playing")
+    s = state(page)
+    assert s["cue"] == "answer" and s["time"] >= q["resume_s"]
+
+
+def test_the_online_softmax_labels_follow_the_step_on_screen(page, server_url, film_data):
+    F = film_data["figures"]
+    open_film(page, server_url)
+    seek(page, cue(film_data, "byhand")["start_s"] + 1.0)
+    assert "m = −∞" in visible_svg_text(page)
+    seek(page, cue(film_data, "tile2")["end_s"] - 0.1)
+    drawn = visible_svg_text(page)
+    assert f"l = {F['ex']['l']}" in drawn
+    assert "shrunk" not in drawn and F["ex"]["l2_terms"] in drawn
+
+
+def test_the_checker_grid_numbers_layers_from_zero_like_facts_json(page, server_url, film_data):
+    grid = film_data["figures"]["model"].get("grid_layers")
+    if not grid:
+        pytest.skip("no checker grid in facts.json")
+    open_film(page, server_url)
+    seek(page, film_data["question"]["stop_s"])
+    page.keyboard.press("Escape")
+    page.evaluate("window.canneryFilm.pause()")
+    seek(page, cue(film_data, "caught")["end_s"] - 0.1)
+    drawn = visible_svg_text(page)
+    assert "layer 0" in drawn and f"layer {grid[-1]}" in drawn and f"layer {grid[-1] + 1}" not in drawn

@@ -82,7 +82,7 @@ def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
     report = gpu_page.evaluate("async () => (await import('./static/js/gpu.js')).compileAll({ds: [128]})")
     files = {r["file"] for r in report}
     assert files == {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl",
-                     "fused_fast.wgsl", "fused_tiled.wgsl"}
+                     "fused_fast.wgsl", "fused_tiled.wgsl", "fused_streams.wgsl"}
     modules = [r for r in report if r["d"] is None]
     assert len(modules) == 2 * len(files)  # plain and instrumented build of each file
     pipelines = [r for r in report if r["d"] is not None]

@@ -389,3 +389,52 @@ def test_film_script_and_ledger_share_no_eight_word_run_with_the_seeds():
         w = words(path.read_text(encoding="utf-8"))
         shared = [" ".join(w[i:i + 8]) for i in range(len(w) - 7) if tuple(w[i:i + 8]) in seen]
         assert shared == [], f"{path.name} shares wording with the seeds"
+
+
+# ---------- fresh-user fixes: numbering, wording, the question's resume point ----------
+
+def test_checker_grid_keeps_facts_json_layer_numbers_starting_at_zero(film_ctx, context):
+    model = film_ctx["figures"]["model"]
+    layers = context["facts"].get("check", {}).get("layers")
+    if not layers:
+        pytest.skip("facts.json has no checker layers")
+    assert model["grid_layers"] == sorted(int(k) for k in layers)
+    assert model["grid_layers"][0] == 0 and len(model["grid"]) == len(layers)
+    assert model["lab_layer"] == context["facts"]["lab"]["layer"]
+    scenes = (ROOT / "site" / "static" / "js" / "film" / "scenes.js").read_text(encoding="utf-8")
+    assert "layer ${L + 1}" not in scenes
+
+
+def test_d_and_head_are_introduced_before_the_bench_says_how_many_queries_fit(film_ctx):
+    cues = film_ctx["cues"]
+    ids = [c["id"] for c in cues]
+    text = {c["id"]: c["text"] for c in cues}
+    first_head = next(i for i, c in enumerate(cues) if re.search(r"\bheads?\b", c["text"]))
+    first_d = next(i for i, c in enumerate(cues) if re.search(r"\bd\b", c["text"]))
+    assert first_head == first_d == ids.index("dim")
+    assert "head dimension" in text["dim"]
+    d16 = film_ctx["figures"]["d16"]
+    assert f"At d = {d16['d']}, a workgroup holds {d16['B_r']} queries" in text["bench"]
+
+
+def test_global_memory_is_named_hbm_in_a_caption_when_the_warehouse_first_appears(film_ctx):
+    first = next(c for c in film_ctx["cues"] if "warehouse" in c["text"])
+    assert first["id"] == "passes"
+    assert "global memory (HBM)" in first["text"]
+
+
+def test_after_the_question_the_film_resumes_at_the_next_caption(film_ctx):
+    q = film_ctx["question"]
+    cues = film_ctx["cues"]
+    k = next(i for i, c in enumerate(cues) if c["id"] == q["cue"])
+    assert q["resume_s"] == cues[k + 1]["start_s"] > q["stop_s"]
+    assert cues[k + 1]["id"] == "answer"
+
+
+def test_no_caption_before_the_question_says_the_d16_ratio(film_ctx):
+    q = film_ctx["question"]
+    d16 = film_ctx["figures"]["d16"]
+    for c in film_ctx["cues"]:
+        if c["start_s"] < q["stop_s"]:
+            assert d16["ratio2"] not in c["text"], c["id"]
+            assert f"{d16['ratio']} times" not in c["text"], c["id"]

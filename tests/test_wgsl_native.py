@@ -154,8 +154,8 @@ def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
 
     with pytest.raises(KernelError, match=r"268,435,456 B"):
         runner.plan("plain", 8192, 64, 1)
-    with pytest.raises(KernelError, match=r"needs 49,152 B of workgroup memory; this device allows 16,384 B"):
-        runner.plan("fused-fast", 1024, 64, 1)
+    with pytest.raises(KernelError, match=r"needs 36,864 B of workgroup memory; this device allows 16,384 B"):
+        runner.plan("fused-fast", 1024, 32, 1)
 
 
 def test_every_tiled_kernel_has_tiles_the_shader_supports():
@@ -174,4 +174,27 @@ def test_every_tiled_kernel_has_tiles_the_shader_supports():
                 assert (br // 4) * (bc // 4) <= 256, (name, d)  # invocations per workgroup
                 assert spec["workgroup_bytes"][str(d)] == 4 * (d * br + bc * bc + bc * br)
                 seen += 1
-    assert seen >= 6
+    assert seen >= 3
+
+
+def test_every_streams_kernel_has_tiles_the_shader_supports():
+    """fused_streams.wgsl: d in {16, 64}, 64 / d rows an invocation, TX >= 4 streams, B_c a
+    multiple of 4 TX, B_r <= 4 B_c, TX * TY <= B_c * d / 4 <= 2 TX * TY, 16 B_c d bytes."""
+    from bench.wgsl_host import MANIFEST, shader_file
+
+    seen = 0
+    for name, spec in MANIFEST["kernels"].items():
+        for pass_spec in spec["wgsl"]:
+            for d in MANIFEST["head_dims"]:
+                if shader_file(pass_spec, d) != "fused_streams.wgsl":
+                    continue
+                br = spec["tiling"]["block_rows"][str(d)]
+                bc = spec["tiling"]["block_cols"][str(d)]
+                tx = pass_spec.get("constants_by_d", {}).get(str(d), {}).get("TX", bc // 4)
+                assert d in (16, 64) and br % (64 // d) == 0 and br % bc == 0, (name, d)
+                threads = tx * br // (64 // d)
+                assert tx >= 4 and bc % (4 * tx) == 0 and br <= 4 * bc and threads <= 256, (name, d)
+                assert threads <= bc * d // 4 <= 2 * threads, (name, d)
+                assert spec["workgroup_bytes"][str(d)] == 16 * bc * d
+                seen += 1
+    assert seen >= 4

@@ -16,6 +16,7 @@ export function mib(bytes) {
 
 /** Bytes with a unit that keeps a small count readable: "272.5 MiB", "16.0 KiB", "512 B". */
 export function size(bytes) {
+  if (bytes >= 2 ** 30) return `${(bytes / 2 ** 30).toLocaleString("en-US", { maximumFractionDigits: 2, minimumFractionDigits: 1 })} GiB`;
   if (bytes >= 2 ** 20 * 0.1) return `${mib(bytes)} MiB`;
   if (bytes >= 1024) return `${(bytes / 1024).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 })} KiB`;
   return `${bytes.toLocaleString("en-US")} B`;

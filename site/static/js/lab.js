@@ -42,12 +42,18 @@ function readForm() {
 
 function writeHash(p) {
   const q = new URLSearchParams({ kernel: p.kernel, n: p.n, d: p.d, causal: p.causal ? "1" : "0", M: p.workgroup_bytes });
+  if (p.input === "model") {
+    q.set("input", "model");
+    q.set("head", p.head);
+  } else {
+    q.set("seed", p.seed);
+  }
   history.replaceState(null, "", "#" + q.toString());
 }
 
 function readHash() {
   const raw = location.hash.replace(/^#/, "");
-  if (!raw.includes("=")) return;
+  if (!raw.includes("=")) return false;
   const q = new URLSearchParams(raw);
   if (q.has("kernel")) {
     const k = q.get("kernel");
@@ -57,6 +63,21 @@ function readHash() {
   if (q.has("d")) $("d").value = q.get("d");
   if (q.has("M")) $("workgroup_bytes").value = q.get("M");
   if (q.has("causal")) $("causal").checked = q.get("causal") === "1";
+  if (q.has("seed")) $("seed").value = q.get("seed");
+  if (q.get("input") === "model") {
+    $("input-model").checked = true;
+    if (q.has("head") && [...$("head").options].some((o) => o.value === q.get("head"))) $("head").value = q.get("head");
+  } else if (q.has("input")) {
+    $("input-random").checked = true;
+  }
+  return true;
+}
+
+// A shared link opens at the lab, with its settings filled in.
+function openFromLink() {
+  if (!readHash()) return;
+  $("lab").scrollIntoView();
+  status.textContent = "The settings from your link are filled in below. Press Count, Check or Time.";
 }
 
 // ---- messages ---------------------------------------------------------------
@@ -115,6 +136,36 @@ function guarded(action) {
   };
 }
 
+// ---- Results stay, but say when they are out of date ----------------------------
+const shown = {};  // card id -> the settings its result was computed for
+function settingsKey(card, p) {
+  const base = [p.kernel, p.n, p.d, p.causal, p.workgroup_bytes];
+  if (card === "check-result") base.push(p.input, p.input === "model" ? p.head : p.seed);
+  return JSON.stringify(base);
+}
+
+function markShown(card, p) {
+  shown[card] = settingsKey(card, p);
+  markStale();
+}
+
+function markStale() {
+  const p = readForm();
+  for (const [card, key] of Object.entries(shown)) {
+    const el = $(card);
+    const stale = settingsKey(card, p) !== key;
+    el.classList.toggle("stale", stale);
+    let note = el.querySelector(".stale-note");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "stale-note";
+      el.querySelector("h3").after(note);
+    }
+    note.hidden = !stale;
+    note.textContent = stale ? "These results are for earlier settings; press the button again to update them." : "";
+  }
+}
+
 // ---- Count -------------------------------------------------------------------
 function trafficTable(t, caption) {
   const rows = TENSORS.filter((name) => t.reads[name] || t.writes[name]).map((name) =>
@@ -170,7 +221,9 @@ async function doCount() {
     if (!reply.cancelled) showErrors(reply.errors);
     return null;
   }
-  writeHash(p);
+  const sel = reply.result.selected;
+  writeHash({ ...p, n: String(sel.n), d: String(sel.d), workgroup_bytes: String(sel.workgroup_bytes) });
+  markShown("count-result", p);
   lastCount = reply.result;
   renderCount(reply.result);
   status.textContent = `Counted: ${reply.result.label}, ${fmt(reply.result.selected.total_bytes)} bytes.`;
@@ -190,7 +243,7 @@ function renderCheck(r) {
     `<tr><th scope="row">Twice the plain kernel's error (FlashAttention's rule)</th><td>${sci(r.fa_rule_limit)}</td><td>${r.fa_rule_passed ? "within" : "exceeded"}</td></tr>`;
   $("check-body").innerHTML = `
     <p class="big-number" id="check-verdict">${verdict}</p>
-    <p>${r.kernel}, N = ${fmt(r.n)}, d = ${r.d}${r.causal ? ", causal" : ""}, on ${input}: float32 kernel against exact float64.</p>
+    <p>${escapeHtml(r.label || r.kernel)}, N = ${fmt(r.n)}, d = ${r.d}${r.causal ? ", causal" : ""}, on ${input}: float32 kernel against exact float64.</p>
     <table class="numbers"><caption>Errors</caption>
       <thead><tr><th scope="col">Measure</th><th scope="col">Value</th><th scope="col"></th></tr></thead>
       <tbody>
@@ -199,7 +252,9 @@ function renderCheck(r) {
       ${fa}
       </tbody></table>
     ${fail}
-    <p>Rows checked: <span id="check-rows">${r.rows_description}</span>. Took ${r.seconds.toFixed(2)} s in Python.</p>`;
+    <p>Rows checked: <span id="check-rows">${r.rows_description}</span>. Took ${r.seconds.toFixed(2)} s in Python.</p>
+    <p class="note">The float32 bound is first-order and deliberately safe, so it grows with N and d; twice the plain
+      kernel's error is the sharper of the two tests.</p>`;
   $("check-result").hidden = false;
 }
 
@@ -216,6 +271,7 @@ async function doCheck() {
   }
   writeHash(p);
   renderCheck(reply.result);
+  markShown("check-result", p);
   status.textContent = `Check ${reply.result.passed ? "passed" : "failed"}: largest error ${sci(reply.result.max_abs_error)}, bound ${sci(reply.result.bound)}.`;
   return reply.result;
 }
@@ -323,13 +379,36 @@ async function doTime() {
     for (const [name, t] of Object.entries(counts.result.timed || {})) {
       if (Number(t.declared_workgroup_bytes || t.workgroup_bytes) <= wgLimit) kernels.push(name);
     }
+    // Check before timing: every kernel's output at a small ragged size goes
+    // back to Python and through the float64 checker, so a wrong kernel can
+    // never report a speed-up unnoticed.
+    const checkN = Math.min(n, 300);
+    const checks = {};
+    const inputs = await client.request("inputs", { ...p, n: String(checkN) });
+    if (!inputs.ok) {
+      if (!inputs.cancelled) showErrors(inputs.errors);
+      return;
+    }
+    const data = inputs.result;
+    for (const kernel of kernels) {
+      status.textContent = `Checking ${kernel} on your GPU at N = ${fmt(checkN)} before timing it…`;
+      const run = await g.runAttention({
+        kernel, n: checkN, d, causal: Boolean(s.causal),
+        Q: Float32Array.from(data.Q), K: Float32Array.from(data.K), V: Float32Array.from(data.V),
+        workgroupBytes: Number(s.workgroup_bytes),
+      });
+      const rep = await client.request("check_output", { ...p, kernel, n: String(checkN) }, { outputs: Array.from(run.O) });
+      checks[kernel] = rep.ok ? rep.result : { passed: false, max_abs_error: NaN, error: rep.errors[0].message };
+    }
+    status.textContent = "Timing the kernels on your GPU…";
     const result = await g.timeKernels({
       n, d, causal: Boolean(s.causal), heads: 1, kernels,
       workgroupBytes: Number(s.workgroup_bytes),
       requiredLimits: plan.result.required_limits,
     });
     writeHash(p);
-    renderTime(result, counts.result, n, d, Boolean(s.causal));
+    renderTime(result, counts.result, n, d, Boolean(s.causal), checks, checkN);
+    markShown("time-result", p);
   } catch (err) {
     showGpuFailure(err);
   } finally {
@@ -347,7 +426,7 @@ function msText(ms) {
   return ms >= 1 ? ms.toFixed(2) : ms.toPrecision(3);
 }
 
-function renderTime(result, counts, n, d, causal) {
+function renderTime(result, counts, n, d, causal, checks = {}, checkN = 0) {
   const kernels = result.kernels || {};
   const rows = [];
   const plain = kernels.plain;
@@ -359,10 +438,15 @@ function renderTime(result, counts, n, d, causal) {
     const low = k.belowResolution ? " (below the timer's resolution)" : "";
     const tiles = `B_r = ${traffic.block_rows}, B_c = ${traffic.block_cols}`;
     const speed = plain && name !== "plain" ? `${(plain.medianMs / ms).toFixed(2)}×` : "–";
+    const c = checks[name];
+    const checked = !c ? "–" : c.passed
+      ? `<span class="verdict-pass">passed</span> (${sci(c.max_abs_error)})`
+      : `<span class="verdict-fail">failed</span> (${c.error ? escapeHtml(c.error) : sci(c.max_abs_error)})`;
     rows.push(`<tr><th scope="row">${escapeHtml(name)}<br><span class="note">${tiles}</span></th>
       <td id="time-${name}-ms">${msText(ms)}${low}</td>
       <td>${rate(k.gflops)}</td><td>${fmt(bytes)}</td><td>${rate(bytes / (ms / 1000) / 1e9)}</td>
       <td id="time-${name}-speedup">${speed}</td>
+      <td id="time-${name}-check">${checked}</td>
       <td>${k.samples}</td><td>${k.method === "timestamp" ? "GPU timestamps" : "wall clock"}</td></tr>`);
   }
   const speedup = result.speedup;
@@ -374,10 +458,13 @@ function renderTime(result, counts, n, d, causal) {
        Fusion saves bytes; a fast kernel also needs its arithmetic laid out for the hardware.</p>`
     : "";
   $("time-body").innerHTML = `
-    <p>N = ${fmt(n)}, d = ${d}${causal ? ", causal" : ""}, one head, float32, median of the samples.</p>
-    <table class="numbers"><caption>Times on your GPU</caption>
-      <thead><tr><th scope="col">Kernel</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">Bytes (counted)</th><th scope="col">GB/s</th><th scope="col">Speed-up over plain</th><th scope="col">Samples</th><th scope="col">Timer</th></tr></thead>
-      <tbody>${rows.join("")}</tbody></table>
+    <p>N = ${fmt(n)}, d = ${d}${causal ? ", causal" : ""}, one head, float32, median of the samples.
+      Before timing, each kernel ran once at N = ${fmt(checkN)} on the same seeded inputs as Check, and its output
+      went through the float64 checker (largest error in brackets).</p>
+    ${Object.values(checks).some((c) => !c.passed) ? `<p class="verdict-fail" id="time-check-warning">A kernel gave wrong answers on this GPU: its time measures nothing useful.</p>` : ""}
+    <div class="table-scroll" tabindex="0" role="region" aria-label="Times on your GPU"><table class="numbers"><caption>Times on your GPU</caption>
+      <thead><tr><th scope="col">Kernel</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">Bytes (counted)</th><th scope="col">GB/s</th><th scope="col">Speed-up over plain</th><th scope="col">Checked first (N = ${fmt(checkN)})</th><th scope="col">Samples</th><th scope="col">Timer</th></tr></thead>
+      <tbody>${rows.join("")}</tbody></table></div>
     ${speedup ? `<p>Fused (the lesson's kernel) speed-up over plain: <strong id="time-speedup">${speedup.toFixed(2)}×</strong>.</p>` : ""}
     ${fastNote}
     <p class="note">${escapeHtml(result.flopConvention || "")} GB/s divides the emulator's byte count by the time;
@@ -390,19 +477,32 @@ function renderTime(result, counts, n, d, causal) {
     : "Timed.";
 }
 
+// ---- the model's sentence brings its own N and d ---------------------------------
+function useModelSizes() {
+  if (!$("input-model").checked) return;
+  const radio = $("input-model");
+  $("n").value = radio.dataset.n;
+  $("d").value = radio.dataset.d;
+  $("causal").checked = false;
+  status.textContent = `The model's sentence has N = ${radio.dataset.n} tokens and d = ${radio.dataset.d}; the form now says so.`;
+}
+
 // ---- wiring ----------------------------------------------------------------------
 form.addEventListener("submit", guarded(doCount));
 buttons.check.addEventListener("click", guarded(doCheck));
 buttons.time.addEventListener("click", guarded(doTime));
 buttons.cancel.addEventListener("click", doCancel);
 $("time-retry").addEventListener("click", guarded(doTime));
-readHash();
+openFromLink();
 // Start Python as soon as the learner reaches for the lab (a pointer over the
 // form, or focus in it), not at page load: the page itself stays light.
 for (const type of ["pointerenter", "focusin"]) {
   form.addEventListener(type, () => client.start(), { once: true });
 }
 window.addEventListener("hashchange", readHash);
+$("input-model").addEventListener("change", () => { useModelSizes(); markStale(); });
+form.addEventListener("input", markStale);
+form.addEventListener("change", markStale);
 
 // For tests and for the curious: the lab's actions, callable from the console.
 window.cannery = Object.assign(window.cannery || {}, { lab: { doCount, doCheck, doTime, client } });

@@ -242,14 +242,23 @@ function setup(root) {
 
   // ---------- the question ----------
   function openQuestion() {
-    if (st.open) { ui.input.focus(); return; }
+    if (st.open) { focusAnswer(); return; }
     st.open = true;
     ui.panel.hidden = false;
     ui.feedback.textContent = '';
     ui.feedback.className = 'film-q-feedback';
     ui.rewatch.hidden = true;
     ui.input.value = '';
-    ui.input.focus(); // its label is the question: announced once, by focus
+    focusAnswer();
+  }
+
+  function focusAnswer() {
+    // Whatever opened the question (playing, the slider, a chapter, a
+    // transcript line, a key), the answer box gets the focus; its label is the
+    // question, so it is announced once, by focus. A click handler that runs
+    // after this (a transcript line) must not move focus away: see below.
+    ui.input.focus({ preventScroll: true });
+    if (window.matchMedia('(max-width: 40rem)').matches) ui.panel.scrollIntoView({ block: 'nearest' });
   }
 
   function closeQuestion() {
@@ -262,7 +271,10 @@ function setup(root) {
     closeQuestion();
     const target = st.pending;
     st.pending = null;
+    // go on where the learner was heading, or straight to the answer's caption
+    // (no dead time on the question's caption once it is answered)
     if (target !== null) setTime(target);
+    else if (st.t < st.film.question.resume_s) setTime(st.film.question.resume_s);
     say(message);
     ui.play.focus();
     play();
@@ -344,7 +356,9 @@ function setup(root) {
     if (!btn) return;
     seek(Number(btn.dataset.start) + 0.001).then(() => {
       root.scrollIntoView({ block: 'nearest' });
-      ui.play.focus({ preventScroll: true });
+      // if the seek stopped at the question, its answer box keeps the focus
+      if (st.open) ui.input.focus({ preventScroll: true });
+      else ui.play.focus({ preventScroll: true });
     });
   });
 

@@ -21,6 +21,15 @@ function el(parent, tag, attrs = {}, text) {
   return node;
 }
 
+// A label with a shorter wording for phones: both are drawn, CSS shows one
+// (.film-wide above 40rem, .film-narrow below), so a frame still depends only on t.
+function dual(parent, attrs, wide, narrow, narrowAttrs = {}) {
+  const g = el(parent, 'g', {});
+  el(g, 'text', { ...attrs, class: `${attrs.class || ''} film-wide` }, wide);
+  el(g, 'text', { ...attrs, ...narrowAttrs, class: `${attrs.class || ''} film-narrow` }, narrow);
+  return g;
+}
+
 const group = (n) => Math.round(n).toLocaleString('en-US');
 const mib = (bytes) => {
   const v = bytes / MIB;
@@ -65,9 +74,9 @@ export function createFilm(host, data, gsap) {
   function memory(g, benchY = 70, benchH = 170) {
     // the bench (workgroup memory) above, the warehouse (global memory) below, a door between
     el(g, 'rect', { x: 250, y: benchY, width: 460, height: benchH, rx: 10, class: 'film-box film-bench' });
-    el(g, 'text', { x: 260, y: benchY - 10, class: 'film-label' }, 'the bench: workgroup memory, on the chip');
+    dual(g, { x: 260, y: benchY - 10, class: 'film-label' }, 'the bench: workgroup memory, on the chip', 'the bench (workgroup memory)');
     el(g, 'rect', { x: 120, y: 370, width: 720, height: 130, rx: 10, class: 'film-box film-warehouse' });
-    el(g, 'text', { x: 130, y: 525, class: 'film-label' }, 'the warehouse: global memory (HBM), off the chip');
+    dual(g, { x: 130, y: 525, class: 'film-label' }, 'the warehouse: global memory (HBM), off the chip', 'the warehouse: global memory (HBM)');
     el(g, 'rect', { x: 430, y: benchY + benchH, width: 100, height: 370 - benchY - benchH, class: 'film-door' });
     el(g, 'text', { x: 420, y: 320, 'text-anchor': 'end', class: 'film-label' }, 'the door');
   }
@@ -111,8 +120,8 @@ export function createFilm(host, data, gsap) {
       }
     }
     hide([...sCells, ...pCells]);
-    const sLabel = el(g, 'text', { x: gx + n * cell + 20, y: gy + 30, class: 'film-text text-s' }, 'S: one score for each query and key');
-    const pLabel = el(g, 'text', { x: gx + n * cell + 20, y: gy + 62, class: 'film-text text-p' }, 'P = softmax of each row: shares');
+    const sLabel = dual(g, { x: gx + n * cell + 20, y: gy + 30, class: 'film-text text-s' }, 'S: one score for each query and key', 'S: scores');
+    const pLabel = dual(g, { x: gx + n * cell + 20, y: gy + 62, class: 'film-text text-p' }, 'P = softmax of each row: shares', 'P: shares');
     const rowSums = [];
     for (let i = 0; i < n; i += 1) rowSums.push(el(g, 'text', { x: gx + n * cell + 8, y: gy + i * cell + 26, class: 'film-label' }, ''));
     hide([sLabel, pLabel]);
@@ -134,7 +143,14 @@ export function createFilm(host, data, gsap) {
     fadeIn(mixArrow, T('mix') + 0.8);
     tl.to([...os, oText], { autoAlpha: 1, duration: 0.3, stagger: 0.15 }, T('mix') + 1.2);
 
-    const first = [...qs, ...ks, qLabel, kLabel, ...sCells, ...pCells, sLabel, pLabel, ...vs, ...os, vText, oText, mixArrow];
+    // d, the head dimension: how many numbers each row of Q, K and V holds
+    const dims = el(g, 'g', {});
+    el(dims, 'text', { x: gx - 110, y: gy + n * cell + 70, class: 'film-text' }, 'd = numbers per row of Q, K, V');
+    el(dims, 'text', { x: gx - 110, y: gy + n * cell + 106, class: 'film-label' }, '(the head dimension); one table per head');
+    hide(dims);
+    fadeIn(dims, T('dim') + 0.3);
+
+    const first = [...qs, ...ks, qLabel, kLabel, ...sCells, ...pCells, sLabel, pLabel, ...vs, ...os, vText, oText, mixArrow, dims];
     fadeOut(first, T('square') - 0.3);
 
     // the table grows with N squared: four sizes, side proportional to N
@@ -153,9 +169,9 @@ export function createFilm(host, data, gsap) {
     // smaller squares in front of the larger ones
     for (const [sq] of [...squares].reverse()) g.append(sq);
     for (const [, lab] of squares) g.append(lab);
-    const big = el(g, 'text', { x: 560, y: 250, class: 'film-big' }, `${F.N} × ${F.N} × ${F.float_bytes} B`);
+    const big = dual(g, { x: 560, y: 250, class: 'film-big' }, `${F.N} × ${F.N} × ${F.float_bytes} B`, `${F.N}² × ${F.float_bytes} B`);
     const big2 = el(g, 'text', { x: 560, y: 295, class: 'film-big text-s' }, `= ${F.table.mib} MiB`);
-    const big3 = el(g, 'text', { x: 560, y: 330, class: 'film-label' }, 'one head, float32');
+    const big3 = dual(g, { x: 560, y: 330, class: 'film-label' }, 'one head, float32', 'one head, float32', { x: 610, y: 340 });
     hide([big, big2, big3]);
     fadeIn(big, T('size'));
     fadeIn([big2, big3], T('size') + 1.2);
@@ -171,7 +187,7 @@ export function createFilm(host, data, gsap) {
       el(g, 'text', { x: 20, y: 180, class: 'film-text' }, 'pass 3: mix V'),
     ];
     hide(passes);
-    const meterLabel = el(g, 'text', { x: 730, y: 60, class: 'film-label' }, 'through the door so far');
+    const meterLabel = dual(g, { x: 730, y: 60, class: 'film-label' }, 'through the door so far', 'so far', { y: 30 });
     const meter = el(g, 'text', { x: 730, y: 95, class: 'film-big' }, '0 MiB');
     const s = el(g, 'g', {});
     el(s, 'rect', { x: 440, y: 110, width: 80, height: 80, rx: 4, class: 'fill-s' });
@@ -207,8 +223,8 @@ export function createFilm(host, data, gsap) {
     const cross = { v: 0 };
     moves.forEach(([, at], k) => tl.to(cross, { v: (k + 1) * F.table.raw, duration: 1.2, ease: 'none' }, at));
     labels.push(() => { meter.textContent = `${mib(cross.v)} MiB`; });
-    const total = el(g, 'text', { x: 545, y: 295, class: 'film-text text-s' }, `the table crossed ${F.cross.times} times: ${F.cross.mib} MiB`);
-    const note = el(g, 'text', { x: 545, y: 325, class: 'film-label' }, 'and not one byte of Q, K, V or O yet');
+    const total = dual(g, { x: 545, y: 295, class: 'film-text text-s' }, `the table crossed ${F.cross.times} times: ${F.cross.mib} MiB`, `table: ${F.cross.mib} MiB`);
+    const note = dual(g, { x: 545, y: 325, class: 'film-label' }, 'and not one byte of Q, K, V or O yet', 'no Q, K, V or O yet', { y: 335 });
     hide([total, note]);
     fadeIn(total, T('door') + 0.5);
     fadeIn(note, T('cross'));
@@ -226,10 +242,10 @@ export function createFilm(host, data, gsap) {
     const braceText = el(g, 'text', { x: 477, y: 228, 'text-anchor': 'middle', class: 'film-text' }, 'share = e^score ÷ (total over the whole row)');
     fadeOut([...row, brace, braceText], T('byhand') - 0.3);
 
-    const mBox = el(g, 'text', { x: 600, y: 330, class: 'film-big text-m' }, 'm = –');
+    const mBox = el(g, 'text', { x: 600, y: 330, class: 'film-big text-m' }, 'm = −∞');
     const mNote = el(g, 'text', { x: 600, y: 355, class: 'film-label' }, 'largest score so far');
     const lName = el(g, 'text', { x: 120, y: 330, class: 'film-big text-l' }, 'l = 0');
-    const lNote = el(g, 'text', { x: 120, y: 355, class: 'film-label' }, 'running total of e^(score − m)');
+    const lNote = dual(g, { x: 120, y: 355, class: 'film-label' }, 'running total of e^(score − m)', 'running total');
     const lBar = el(g, 'rect', { x: 120, y: 370, width: 0, height: 34, class: 'fill-l' });
     const scale = 220; // px per unit of l
     const formula = el(g, 'text', { x: 120, y: 460, class: 'film-text' }, 'bigger score arrives:  l ← l · e^(old m − new m)');
@@ -259,7 +275,7 @@ export function createFilm(host, data, gsap) {
     const mP = { v: 0, shown: 0 };
     const lP = { v: 0 };
     labels.push(() => {
-      mBox.textContent = mP.shown < 0.5 ? 'm = –' : `m = ${+Number(mP.v).toFixed(3)}`;
+      mBox.textContent = mP.shown < 0.5 ? 'm = −∞' : `m = ${+Number(mP.v).toFixed(3)}`;
       lName.textContent = `l = ${lP.v.toFixed(3)}`;
       lBar.setAttribute('width', String(Math.max(0, lP.v * scale)));
     });
@@ -278,12 +294,18 @@ export function createFilm(host, data, gsap) {
     hide(shrinkNote);
     fadeIn(shrinkNote, t2 + 1.6);
     tl.to(lP, { v: s2.l, duration: 1.2, ease: 'power1.out' }, t2 + 4.2);
+    // then the tile's own terms are added: the note follows the step on screen
+    const gainNote = el(g, 'text', { x: 120, y: 430, class: 'film-label' }, `+ ${ex.l2_terms}: the new tile's terms`);
+    hide(gainNote);
+    fadeOut(shrinkNote, t2 + 4.0, 0.2);
+    fadeIn(gainNote, t2 + 4.2);
     fadeOut(formula, t2 + 1.2, 0.2);
-    const check = el(g, 'text', { x: 120, y: 470, class: 'film-text' },
-      `whole row: ${ex.scores_raw.map((v) => `e${sup(v)}`).join(' + ')} = ${ex.full};  ${ex.full} × ${ex.e_minus_m} = ${ex.l_from_full}`);
+    const check = dual(g, { x: 120, y: 470, class: 'film-text' },
+      `whole row: ${ex.scores_raw.map((v) => `e${sup(v)}`).join(' + ')} = ${ex.full};  ${ex.full} × ${ex.e_minus_m} = ${ex.l_from_full}`,
+      `whole row: ${ex.full} × ${ex.e_minus_m} = ${ex.l_from_full}`);
     const ok = el(g, 'text', { x: 120, y: 505, class: 'film-good-text' }, `✓ the same l, without holding the whole row`);
     hide([check, ok]);
-    fadeOut(shrinkNote, T('check'), 0.2);
+    fadeOut(gainNote, T('check'), 0.2);
     fadeIn(check, T('check') + 0.3);
     fadeIn(ok, T('check') + 2.5);
     const credit = el(g, 'text', { x: 600, y: 60, class: 'film-text' }, 'online softmax: Milakov & Gimelshein, 2018');
@@ -304,8 +326,9 @@ export function createFilm(host, data, gsap) {
     }
     const q = el(g, 'g', {});
     el(q, 'rect', { x: 150, y: 390, width: 120, height: 90, rx: 4, class: 'fill-q' });
-    el(q, 'text', { x: 210, y: 430, 'text-anchor': 'middle', class: 'film-on' }, 'Q tile');
-    el(q, 'text', { x: 210, y: 455, 'text-anchor': 'middle', class: 'film-on', 'font-size': 14 }, `${d.B_r} rows`);
+    el(q, 'text', { x: 210, y: 424, 'text-anchor': 'middle', class: 'film-on' }, 'Q tile');
+    el(q, 'text', { x: 210, y: 447, 'text-anchor': 'middle', class: 'film-on', 'font-size': 15 }, `${d.B_r} rows`);
+    el(q, 'text', { x: 210, y: 468, 'text-anchor': 'middle', class: 'film-on', 'font-size': 15 }, `d = ${d.d}`);
     hide(q);
     fadeIn(q, T('bench') + 0.2, 0.2);
     tl.to(q, { x: 120, y: -290, duration: 1.6, ease: 'power1.inOut' }, T('bench') + 0.6);
@@ -327,7 +350,7 @@ export function createFilm(host, data, gsap) {
       tl.to(kv, { x: 230, autoAlpha: 0, duration: span * 0.3, ease: 'power1.in' }, at + span * 0.7);
       walkers.push(kv);
     }
-    const kvNote = el(g, 'text', { x: 260, y: 215, class: 'film-label' }, `K, V tiles of ${d.B_c} rows: ${keyTiles} per query tile`);
+    const kvNote = dual(g, { x: 260, y: 215, class: 'film-label' }, `K, V tiles of ${d.B_c} rows: ${keyTiles} per query tile`, `K, V: ${d.B_c} rows`);
     hide(kvNote);
     fadeIn(kvNote, T('walk') + 0.5);
     // on the bench: a scratch S tile, m and l, and the O being built
@@ -352,7 +375,7 @@ export function createFilm(host, data, gsap) {
     const stay = el(g, 'text', { x: 260, y: 252, class: 'film-text text-s' }, 'S and P stay on the bench');
     hide(stay);
     fadeIn(stay, T('never'));
-    const fa = el(g, 'text', { x: W / 2, y: 40, 'text-anchor': 'middle', class: 'film-big' }, 'FlashAttention (Dao et al., 2022)');
+    const fa = dual(g, { x: W / 2, y: 40, 'text-anchor': 'middle', class: 'film-big' }, 'FlashAttention (Dao et al., 2022)', 'FlashAttention (2022)', { y: 32 });
     hide(fa);
     fadeIn(fa, T('fa'));
     void walkers;
@@ -401,7 +424,7 @@ export function createFilm(host, data, gsap) {
     ], 170, 470, 330, max);
     el(g, 'text', { x: 260, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d64.d}`);
     el(g, 'text', { x: 620, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d16.d}`);
-    el(g, 'text', { x: 480, y: 24, 'text-anchor': 'middle', class: 'film-label' }, `one head, N = ${F.N}, float32, bench of ${F.M} bytes`);
+    dual(g, { x: 480, y: 24, 'text-anchor': 'middle', class: 'film-label' }, `one head, N = ${F.N}, float32, bench of ${F.M} bytes`, `N = ${F.N}, float32`, { y: 28 });
     hide([b1, b2, b3, b4]);
     const grow = (b, at) => {
       tl.fromTo(b, { scaleY: 0, transformOrigin: '50% 100%' }, { scaleY: 1, duration: 1.2, ease: 'power2.out', immediateRender: false }, at);
@@ -409,12 +432,14 @@ export function createFilm(host, data, gsap) {
     };
     grow(b1, T('d64') + 0.5);
     grow(b2, T('d64') + 2.5);
-    const why64 = el(g, 'text', { x: 170, y: 54, class: 'film-text' }, `d = ${F.d64.d}: B_r = ${F.d64.B_r} query rows → ${F.d64.q_tiles} query tiles, K and V read ${F.d64.q_tiles} times`);
+    const why64 = dual(g, { x: 170, y: 54, class: 'film-text' }, `d = ${F.d64.d}: B_r = ${F.d64.B_r} query rows → ${F.d64.q_tiles} query tiles, K and V read ${F.d64.q_tiles} times`,
+      `K, V read ${F.d64.q_tiles}×`, { x: 260, y: 62, 'text-anchor': 'middle' });
     hide(why64);
     fadeIn(why64, T('d64why') + 1.0);
     grow(b3, T('d16') + 0.3);
     grow(b4, T('d16') + 1.3);
-    const why16 = el(g, 'text', { x: 170, y: 82, class: 'film-text' }, `d = ${F.d16.d}: B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles, K and V read ${F.d16.q_tiles} times`);
+    const why16 = dual(g, { x: 170, y: 82, class: 'film-text' }, `d = ${F.d16.d}: B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles, K and V read ${F.d16.q_tiles} times`,
+      `K, V read ${F.d16.q_tiles}×`, { x: 620, y: 62, 'text-anchor': 'middle' });
     hide(why16);
     fadeIn(why16, T('d16') + 0.8);
   }
@@ -427,9 +452,10 @@ export function createFilm(host, data, gsap) {
     ], 160, 470, 360, F.d16.plain_raw);
     void p; void f;
     el(g, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `N = ${F.N}, d = ${F.d16.d}`);
-    const ask = el(g, 'text', { x: 500, y: 250, class: 'film-big' }, 'fused: ? times less');
-    const ans = el(g, 'text', { x: 500, y: 250, class: 'film-big' }, `fused: ${F.d16.ratio} times less`);
-    const math = el(g, 'text', { x: 500, y: 290, class: 'film-label' }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} = ${F.d16.ratio2}`);
+    const ask = dual(g, { x: 500, y: 250, class: 'film-big' }, 'fused: ? times less', '? times less');
+    const ans = dual(g, { x: 500, y: 250, class: 'film-big' }, `fused: ${F.d16.ratio} times less`, `${F.d16.ratio} times less`);
+    const math = dual(g, { x: 500, y: 290, class: 'film-label' }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} = ${F.d16.ratio2}`,
+      `${F.d16.plain_mib} ÷ ${F.d16.fused_mib} ≈ ${F.d16.ratio2}`, { y: 300 });
     hide([ans, math]);
     fadeOut(ask, T('answer'), 0.2);
     fadeIn([ans, math], T('answer') + 0.2);
@@ -461,7 +487,10 @@ export function createFilm(host, data, gsap) {
       const title = el(g, 'text', { x: 20, y: 240, class: 'film-label' }, `checker, broken kernel: ${m.broken_failed} of ${m.checked_heads} heads flagged`);
       const cells = [];
       m.grid.forEach((row, L) => {
-        const lab = el(g, 'text', { x: gx - 10, y: gy + L * c + 19, 'text-anchor': 'end', class: 'film-label' }, `layer ${L + 1}`);
+        // facts.json numbers layers from 0 (layer 0 is the lab's input); so does the film
+        const num = m.grid_layers ? m.grid_layers[L] : L;
+        const tag = num === m.lab_layer ? `layer ${num} (lab)` : `layer ${num}`;
+        const lab = el(g, 'text', { x: gx - 10, y: gy + L * c + 19, 'text-anchor': 'end', class: 'film-label' }, tag);
         cells.push(lab);
         row.forEach((h, H) => {
           const r = el(g, 'rect', { x: gx + H * c, y: gy + L * c, width: c - 3, height: c - 3, rx: 3, class: h.broken_passed ? 'fill-v' : 'fill-s' });
@@ -514,7 +543,7 @@ export function createFilm(host, data, gsap) {
     hide([limit, limitT]);
     fadeIn([limit, limitT], T('grows') + 2.0);
     const edge = el(g, 'line', { x1: X(fp.ln_edge_raw), y1: y0, x2: X(fp.ln_edge_raw), y2: y0 - h, class: 'film-limit' });
-    const edgeT = el(g, 'text', { x: X(fp.ln_edge_raw) - 6, y: y0 - h - 12, 'text-anchor': 'end', class: 'film-label' }, `x ≈ ${fp.ln_edge}: from ${fp.edge}, ∞`);
+    const edgeT = dual(g, { x: X(fp.ln_edge_raw) - 6, y: y0 - h - 12, 'text-anchor': 'end', class: 'film-label' }, `x ≈ ${fp.ln_edge}: from ${fp.edge}, ∞`, `x ≈ ${fp.ln_edge}`);
     hide([edge, edgeT]);
     fadeIn([edge, edgeT], T('edge') + 0.5);
     if (F.model.row_max) {
@@ -538,11 +567,12 @@ export function createFilm(host, data, gsap) {
     el(small, 'path', { d: d2, class: 'film-curve-safe' });
     el(small, 'text', { x: px0 + pw + 6, y: py0 - ph + 5, class: 'film-label' }, '1');
     el(small, 'text', { x: px0 + pw, y: py0 + 22, 'text-anchor': 'end', class: 'film-label' }, 'score − m ≤ 0');
-    el(small, 'text', { x: px0, y: py0 - ph - 14, class: 'film-text text-m' }, 'e^(score − m) ≤ 1');
+    dual(small, { x: px0, y: py0 - ph - 14, class: 'film-text text-m' }, 'e^(score − m) ≤ 1', 'e^(s − m) ≤ 1', { x: 680 });
     hide(small);
     fadeIn(small, T('subtract') + 0.5);
     if (F.model.overflow_count) {
-      const held = el(g, 'text', { x: 480, y: 515, 'text-anchor': 'middle', class: 'film-text' }, `held-out sentences: ${F.model.overflow_count} of ${F.model.score_count} scores would overflow without it`);
+      const held = dual(g, { x: 480, y: 515, 'text-anchor': 'middle', class: 'film-text' }, `held-out sentences: ${F.model.overflow_count} of ${F.model.score_count} scores would overflow without it`,
+        `${F.model.overflow_count} of ${F.model.score_count} would overflow`);
       hide(held);
       fadeIn(held, T('heldout') + 0.3);
     }
@@ -560,7 +590,7 @@ export function createFilm(host, data, gsap) {
     cards.forEach(([id, text], k) => {
       const c = el(g, 'g', {});
       el(c, 'rect', { x: 130, y: 70 + k * 105, width: 700, height: 85, rx: 10, class: 'film-box' });
-      el(c, 'text', { x: 160, y: 122 + k * 105, class: 'film-big' }, text);
+      el(c, 'text', { x: 160, y: 122 + k * 105, class: 'film-big film-card-text' }, text);
       hide(c);
       fadeIn(c, T(id) + 0.2);
     });
