@@ -97,3 +97,58 @@ def test_shared_case_in_pyodide_equals_cpython(lab, case):
         if r.get("result"):
             r["result"].pop("seconds", None)
     assert reply == here
+
+
+def test_choosing_the_models_sentence_sets_n_and_d(lab):
+    lab.check("#input-model")
+    assert lab.input_value("#n") == lab.get_attribute("#input-model", "data-n")
+    assert lab.input_value("#d") == lab.get_attribute("#input-model", "data-d") == "32"
+    lab.select_option("#head", "3")
+    lab.select_option("#kernel", "fused-no-rescale")
+    lab.click("#check-button")
+    wait_idle(lab)
+    assert lab.inner_text("#check-verdict") == "Failed"
+    assert "head 3" in lab.inner_text("#check-body")
+    assert "input=model" in lab.url and "head=3" in lab.url
+    lab.check("#input-random")
+
+
+def test_results_say_when_the_form_has_moved_on(lab):
+    press(lab, "#count-button", n=300, d=16, kernel="fused")
+    wait_idle(lab)
+    note = lab.locator("#count-result .stale-note")
+    assert note.is_hidden()
+    lab.fill("#n", "301")
+    lab.dispatch_event("#n", "input")
+    assert note.is_visible() and "earlier settings" in note.inner_text()
+    assert "stale" in lab.get_attribute("#count-result", "class")
+    lab.fill("#n", "300")
+    lab.dispatch_event("#n", "input")
+    assert note.is_hidden()
+
+
+def test_a_shared_link_opens_with_every_setting(browser, server_url):
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(server_url + "#kernel=plain&n=777&d=64&causal=1&M=32768&seed=9")
+    assert page.input_value("#kernel") == "plain"
+    assert page.input_value("#n") == "777" and page.input_value("#d") == "64"
+    assert page.is_checked("#causal") and page.input_value("#workgroup_bytes") == "32768"
+    assert page.input_value("#seed") == "9"
+    assert "from your link" in page.inner_text("#lab-status")
+    ctx.close()
+
+
+@pytest.mark.gpu
+def test_time_checks_every_kernel_on_the_gpu_before_timing(lab, artifacts):
+    lab.check("#input-random")
+    press(lab, "#time-button", n=100, d=16, kernel="fused")
+    lab.wait_for_function("() => !document.getElementById('time-result').hidden && "
+                          "document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'",
+                          timeout=240_000)
+    body = lab.inner_text("#time-body")
+    assert "Checked first (N = 100)" in body
+    for kernel in ("plain", "fused", "fused-fast-16k"):
+        assert lab.inner_text(f"#time-{kernel}-check").startswith("passed"), kernel
+    assert lab.locator("#time-check-warning").count() == 0
+    lab.locator("#time-result").screenshot(path=str(artifacts / "lab-time.png"))
