@@ -367,7 +367,7 @@ export function createFilm(host, data, gsap) {
     // finished rows go back through the door, once
     const oOut = el(g, 'g', {});
     el(oOut, 'rect', { x: 560, y: 190, width: 120, height: 50, rx: 4, class: 'fill-o' });
-    el(oOut, 'text', { x: 620, y: 222, 'text-anchor': 'middle', class: 'film-on' }, 'O, finished');
+    dual(oOut, { x: 620, y: 222, 'text-anchor': 'middle', class: 'film-on' }, 'O, finished', 'O');
     hide(oOut);
     tl.set(oOut, { autoAlpha: 1 }, T('write') + 0.8);
     tl.set([oAcc, oText], { autoAlpha: 0 }, T('write') + 0.8);
