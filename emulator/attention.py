@@ -176,7 +176,7 @@ def row_bound(p: list, s64: list, vmax: float, qnorm: float, kmax: float,
       and P's division add a few ulp (we allow 10u).
 
     So every |o_c − o_c*| ≤ V_max·[2Δs + (2n + 2T + 10)·u + 2·u·Σ_j P_j(3 + 3|x_j|)].
-    This is our own bound for this lesson, not a published one. The
+    We derived this bound ourselves for the lesson; no paper states it. The
     checker also applies FlashAttention's rule (fused error ≤ 2× plain
     error, plus a tiny margin).
     """
