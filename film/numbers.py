@@ -240,7 +240,9 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
     """
     out: dict[str, Any] = {}
     for key, path in (("name", "model.model"), ("license", "model.model_license"),
-                      ("architecture", "model.architecture")):
+                      ("architecture", "model.architecture"), ("package", "model.package"),
+                      ("package_version", "model.package_version"),
+                      ("weights_sha256", "model.weights_sha256")):
         v = _dig(facts, path)
         if isinstance(v, str):
             out[key] = v

@@ -38,7 +38,7 @@ ALLOWED = {
     "3.6.2": "section number of the WebGPU specification (limits)",
 }
 
-NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)*(?:e[-+]?\d+)?")
+NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)*(?:e[-+]?\d+)?(?![A-Za-z_])")
 CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?:\.\d{1,3})?\b")
 
 
@@ -70,7 +70,7 @@ def _collect(obj, out: set):
             try:
                 out.add(float(token))
             except ValueError:
-                pass
+                out.add(token)  # a version such as 0.1.0: matched as written
     elif isinstance(obj, dict):
         for v in obj.values():
             _collect(v, out)
@@ -97,7 +97,7 @@ def data_numbers():
     for path in sorted((build.SITE / "content").glob("*.toml")):
         _collect(build.load_toml(path), values)
     # Derived units of the same data: bytes in MiB, shares as percentages.
-    for v in list(values):
+    for v in [v for v in values if isinstance(v, float)]:
         values.add(v / 2**20)
         values.add(v * 100)
     return values
@@ -107,6 +107,8 @@ def _matches(token: str, values: set) -> bool:
     text = token.rstrip(",").replace(",", "")
     if text in ALLOWED or token.rstrip(",") in ALLOWED:
         return True
+    if text in values:
+        return True
     try:
         x = float(text)
     except ValueError:
@@ -115,9 +117,10 @@ def _matches(token: str, values: set) -> bool:
     if "e" in text:  # scientific: compare to the digits shown
         mantissa = text.split("e")[0]
         digits = len(mantissa.replace(".", "")) - 1
-        return any(v != 0 and abs(v - x) <= 0.5 * 10 ** (-digits) * abs(x) * 1.0001 for v in values)
+        return any(isinstance(v, float) and v != 0 and abs(v - x) <= 0.5 * 10 ** (-digits) * abs(x) * 1.0001
+                   for v in values)
     tol = 0.5 * 10 ** (-decimals) * 1.0001
-    return any(abs(v - x) <= tol for v in values)
+    return any(isinstance(v, float) and abs(v - x) <= tol for v in values)
 
 
 def page_numbers(site):
