@@ -102,6 +102,8 @@ def _check_op(p: dict, raw: dict) -> dict:
             raise InputError("input", f"The model has heads 0 to {len(heads) - 1}; head {h} does not exist.")
         head = heads[h]
         q, k, v = head["Q"], head["K"], head["V"]
+        if len(q) != p["n"]:
+            raise InputError("n", f"The model's sentence has N = {len(q)} tokens; set N to {len(q)}.")
         if len(q[0]) != p["d"]:
             raise InputError("d", f"The model's sentence has head dimension d = {len(q[0])}; choose d = {len(q[0])}.")
         report = _check.check_arrays(p["kernel"], q, k, v, p["causal"], p["workgroup_bytes"])

@@ -152,3 +152,31 @@ def test_time_checks_every_kernel_on_the_gpu_before_timing(lab, artifacts):
         assert lab.inner_text(f"#time-{kernel}-check").startswith("passed"), kernel
     assert lab.locator("#time-check-warning").count() == 0
     lab.locator("#time-result").screenshot(path=str(artifacts / "lab-time.png"))
+
+
+@pytest.mark.gpu
+def test_time_at_d64_after_d16_gets_a_device_with_more_workgroup_memory(lab):
+    # d=16 fits the default 16 KB; fused-fast at d=64 needs 32 KB, so Time must
+    # ask a fresh adapter for a new device (an adapter gives out one device only).
+    for d in ("16", "64"):
+        press(lab, "#time-button", n=100, d=d, kernel="fused")
+        lab.wait_for_function("() => document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'",
+                              timeout=240_000)
+        assert lab.inner_text("#lab-alert") == "", lab.inner_text("#lab-alert")
+        assert f"d = {d}" in lab.inner_text("#time-body")
+        assert lab.inner_text("#time-fused-check").startswith("passed")
+
+
+@pytest.mark.parametrize("width", [320, 390])
+def test_results_fit_a_phone_screen(browser, server_url, width):
+    ctx = browser.new_context(viewport={"width": width, "height": 800}, is_mobile=True)
+    page = ctx.new_page()
+    page.goto(server_url + "#lab")
+    press(page, "#count-button", n=100, d=16)
+    page.wait_for_selector("#count-total", timeout=120_000)
+    wait_idle(page)
+    press(page, "#time-button")
+    page.wait_for_function("() => !document.getElementById('time-result').hidden", timeout=240_000)
+    wait_idle(page)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    ctx.close()

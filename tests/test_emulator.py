@@ -247,3 +247,9 @@ def test_cli_bad_arguments_exit_2_with_one_line(args):
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_models_sentence_brings_its_own_n():
+    reply = api.handle({"op": "check", "params": {"kernel": "fused", "n": "100", "d": "32", "input": "model"}})
+    assert not reply["ok"] and reply["errors"][0]["field"] == "n"
+    assert "69" in reply["errors"][0]["message"]

@@ -209,16 +209,22 @@ async function getDevice(need = {}) {
   if (wantBinding > DEFAULTS.maxStorageBufferBindingSize) requiredLimits.maxStorageBufferBindingSize = wantBinding;
   if (wantBuffer > DEFAULTS.maxBufferSize) requiredLimits.maxBufferSize = wantBuffer;
   if (wantWg > DEFAULTS.maxComputeWorkgroupStorageSize) requiredLimits.maxComputeWorkgroupStorageSize = wantWg;
-  const requiredFeatures = adapter.features.has("timestamp-query") ? ["timestamp-query"] : [];
-  if (state) resetDevice();
+  // An adapter gives out one device only (WebGPU §4.3: it is then "consumed"),
+  // so a device with higher limits needs a fresh adapter.
+  let fresh = adapter;
+  if (state) {
+    resetDevice();
+    fresh = await getAdapter();
+  }
+  const requiredFeatures = fresh.features.has("timestamp-query") ? ["timestamp-query"] : [];
   let device;
   try {
-    device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
+    device = await fresh.requestDevice({ requiredFeatures, requiredLimits });
   } catch (err) {
     throw fail("limits", `The GPU refused a device with these limits: ${err.message}`, err);
   }
   const s = {
-    adapter,
+    adapter: fresh,
     device,
     limits: {
       maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,

@@ -258,7 +258,9 @@ function setup(root) {
     // question, so it is announced once, by focus. A click handler that runs
     // after this (a transcript line) must not move focus away: see below.
     ui.input.focus({ preventScroll: true });
-    if (window.matchMedia('(max-width: 40rem)').matches) ui.panel.scrollIntoView({ block: 'nearest' });
+    // Bring the whole question into view (its prompt sits above the input).
+    const box = ui.panel.getBoundingClientRect();
+    if (box.top < 0 || box.bottom > window.innerHeight) ui.panel.scrollIntoView({ block: 'nearest' });
   }
 
   function closeQuestion() {
