@@ -27,7 +27,7 @@ from . import check as _check
 from . import traffic as _traffic
 from .inputs import random_qkv
 from .tiling import (BYTES, CHECK_MAX_N, COUNT_MAX_N, InputError, LESSON_KERNELS,
-                     MANIFEST, make_tiling, parse_request)
+                     MANIFEST, parse_request)
 
 MODEL_QKV_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                               "facts", "probe_qkv.json")

@@ -169,3 +169,27 @@ def test_timing_splits_a_run_when_it_would_pass_the_submission_limit(gpu_page):
     }""")
     assert r["submissionsPerSample"] >= 3 * 2  # each pass in >= 2 dispatches, one submission each
     assert r["medianMs"] > 0 and r["samples"] >= 3
+
+
+def test_the_page_loader_tiles_every_kernel_as_the_emulator_does(gpu_page):
+    """gpu.js reads the same manifest as emulator/tiling.py; this holds its
+    arithmetic to the emulator's for every kernel, d and a spread of M (odd ones
+    included), so the count shown is always the count of the kernel that runs."""
+    from emulator.tiling import HEAD_DIMS, InputError, KERNELS, make_tiling
+    cases = [(k, d, m) for k in KERNELS for d in HEAD_DIMS for m in (4096, 4224, 8192, 16384, 20000, 65536)]
+    got = gpu_page.evaluate(
+        """async (cases) => {
+             const g = await import('./static/js/gpu.js');
+             const manifest = await g.loadManifest();
+             return cases.map(([k, d, m]) => {
+               try { const t = g.lessonTiling(manifest, k, d, m); return [t.blockRows, t.blockCols]; }
+               catch (e) { return null; }
+             });
+           }""", cases)
+    for (kernel, d, m), js in zip(cases, got):
+        try:
+            t = make_tiling(kernel, 64, d, False, m)
+            expected = [t.block_rows, t.block_cols]
+        except InputError:
+            expected = None
+        assert js == expected, (kernel, d, m)
