@@ -4,7 +4,12 @@ Usage (the figures in docs/BENCHMARKS.md came from the command written there):
 
     python bench/bench_wgsl.py [--n 1024 4096 16384] [--d 16 64 128] [--heads 1 32]
         [--kernels plain fused fused-fast] [--limits default max] [--budget-s 480]
-        [--json out.json] [--md out.md]
+        [--fallback-n 4096] [--json out.json] [--md out.md]
+
+Where the device has subgroups, a kernel with a ``with_subgroups`` shader in the manifest
+runs that shader (each row records which: "shader"). ``--fallback-n`` also times those
+kernels at those N on a device opened without subgroups (rows with "subgroups": false),
+the shaders a browser without the feature runs.
 
 Order (llm.c's dev/cuda): the float64 reference, the kernels, a check of every kernel
 and head dimension against the reference on this very device, and only then timing.
@@ -61,7 +66,8 @@ def check_all(runner: Runner, kernels, ds) -> list:
                     continue  # does not fit at these limits; checked where it runs
                 err = float(np.abs(O - ref).max())
                 ok = bool(np.isfinite(O).all() and err < 1e-4)
-                rows.append({"kernel": kern, "d": d, "causal": causal, "max_abs_error": err, "ok": ok})
+                rows.append({"kernel": kern, "d": d, "causal": causal, "max_abs_error": err, "ok": ok,
+                             "shader": runner.shader(kern, d), "subgroups": runner.subgroup_min > 0})
                 if not ok:
                     raise SystemExit(f"check failed: {kern} d={d} causal={causal}: max error {err}")
     return rows
@@ -121,6 +127,8 @@ def main(argv=None):
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--max-run-s", type=float, default=8.0, help="skip a configuration predicted to take longer a run")
     ap.add_argument("--max-config-s", type=float, default=10.0, help="take fewer samples past this")
+    ap.add_argument("--fallback-n", type=int, nargs="*", default=[],
+                    help="also time kernels that have a subgroup shader without subgroups, at these N")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--summary", type=Path, help="print the side-by-side table of a saved --json run and exit")
     ap.add_argument("--md", type=Path)
@@ -150,48 +158,14 @@ def main(argv=None):
     default_refused = set()
     for mode in a.limits:
         runner = Runner(limits=mode)
-        results.setdefault("adapter", runner.info)
-        results.setdefault("limits", {})[mode] = {"max-storage-buffer-binding-size": runner.max_binding,
-                                                   "max-buffer-size": runner.max_buffer,
-                                                   "timestamps": runner.timestamps}
-        print(f"# limits={mode}: binding {runner.max_binding:,} B, buffer {runner.max_buffer:,} B, "
-              f"timestamps {runner.timestamps}, adapter {runner.info}", flush=True)
-        checks = check_all(runner, a.kernels, a.d)
-        results["checks"][mode] = checks
-        print(f"# limits={mode}: {len(checks)} checks passed (N=300, 2 heads, each kernel and d that fits, "
-              f"full and causal; max |O - ref| {max([c['max_abs_error'] for c in checks] or [0]):.2e})", flush=True)
-        for heads in a.heads:
-            for n in a.n:
-                for d in a.d:
-                    for cm in a.causal:
-                        causal = cm == "causal"
-                        for kern in a.kernels:
-                            key = (kern, n, d, heads, causal)
-                            # At the adapter's maximums, run only what default limits refused
-                            # (the same kernel at the same size runs the same code either way).
-                            if mode != a.limits[0] and key not in default_refused:
-                                continue
-                            row = {"limits": mode, "kernel": kern, "n": n, "d": d, "heads": heads, "causal": causal}
-                            if time.perf_counter() - t_start > a.budget_s:
-                                row["skipped"] = "time budget of the run spent"
-                            else:
-                                try:
-                                    r = runner.time(kern, n, d, heads, causal, max_run_ms=a.max_run_s * 1e3,
-                                                    max_config_ms=a.max_config_s * 1e3)
-                                    row.update(r)
-                                    row["gflops"] = gflops(n, d, heads, causal) / (r["medianMs"] * 1e6)
-                                    tb = traffic_bytes(kern, n, d, causal, heads)
-                                    if tb:
-                                        row["bytes"] = tb
-                                        row["gbps"] = tb / (r["medianMs"] * 1e6)
-                                except KernelError as e:
-                                    row["refused"] = str(e)
-                                    default_refused.add(key)
-                                except TooSlow as e:
-                                    row["skipped"] = str(e)
-                            results["rows"].append(row)
-                            print(json.dumps({k: v for k, v in row.items() if k != "samples"}), flush=True)
+        time_rows(a, runner, mode, results, default_refused, t_start, a.n, a.kernels)
         del runner
+        if a.fallback_n:
+            alt = [k for k in a.kernels if MANIFEST["kernels"][k]["wgsl"][0].get("with_subgroups")]
+            runner = Runner(limits=mode, subgroups=False)
+            time_rows(a, runner, mode, results, default_refused, t_start, a.fallback_n, alt,
+                      fallback=lambda k, d: str(d) in MANIFEST["kernels"][k]["wgsl"][0]["with_subgroups"]["file_by_d"])
+            del runner
     results["elapsed_s"] = time.perf_counter() - t_start
     if a.json:
         a.json.write_text(json.dumps(results, indent=1))
@@ -199,6 +173,63 @@ def main(argv=None):
     if a.md:
         a.md.write_text(table)
     print(table)
+
+
+def time_rows(a, runner, mode, results, default_refused, t_start, ns, kernels, fallback=None):
+    """Check, then time, every (heads, N, d, mask, kernel) on one device; rows into results.
+
+    ``fallback(kernel, d)``, given for a device opened without subgroups, picks the
+    configurations whose subgroup shader this run stands in for; their rows get
+    "fallback": true and stay out of ``summary``'s main table.
+    """
+    sg = runner.subgroup_min > 0
+    results.setdefault("adapter", runner.info)
+    results.setdefault("limits", {})[mode] = {"max-storage-buffer-binding-size": runner.max_binding,
+                                               "max-buffer-size": runner.max_buffer,
+                                               "timestamps": runner.timestamps}
+    print(f"# limits={mode}: binding {runner.max_binding:,} B, buffer {runner.max_buffer:,} B, "
+          f"timestamps {runner.timestamps}, subgroups {sg} (min size {runner.subgroup_min}), "
+          f"adapter {runner.info}", flush=True)
+    checks = check_all(runner, kernels, a.d)
+    results["checks"][mode if sg else mode + " (no subgroups)"] = checks
+    print(f"# limits={mode}: {len(checks)} checks passed (N=300, 2 heads, each kernel and d that fits, "
+          f"full and causal; max |O - ref| {max([c['max_abs_error'] for c in checks] or [0]):.2e})", flush=True)
+    for heads in a.heads:
+        for n in ns:
+            for d in a.d:
+                for cm in a.causal:
+                    causal = cm == "causal"
+                    for kern in kernels:
+                        if fallback and not fallback(kern, d):
+                            continue
+                        key = (kern, n, d, heads, causal, sg)
+                        # At the adapter's maximums, run only what default limits refused
+                        # (the same kernel at the same size runs the same code either way).
+                        if mode != a.limits[0] and key not in default_refused:
+                            continue
+                        row = {"limits": mode, "kernel": kern, "n": n, "d": d, "heads": heads, "causal": causal,
+                               "subgroups": sg, "shader": runner.shader(kern, d)}
+                        if fallback:
+                            row["fallback"] = True
+                        if time.perf_counter() - t_start > a.budget_s:
+                            row["skipped"] = "time budget of the run spent"
+                        else:
+                            try:
+                                r = runner.time(kern, n, d, heads, causal, max_run_ms=a.max_run_s * 1e3,
+                                                max_config_ms=a.max_config_s * 1e3)
+                                row.update(r)
+                                row["gflops"] = gflops(n, d, heads, causal) / (r["medianMs"] * 1e6)
+                                tb = traffic_bytes(kern, n, d, causal, heads)
+                                if tb:
+                                    row["bytes"] = tb
+                                    row["gbps"] = tb / (r["medianMs"] * 1e6)
+                            except KernelError as e:
+                                row["refused"] = str(e)
+                                default_refused.add(key)
+                            except TooSlow as e:
+                                row["skipped"] = str(e)
+                        results["rows"].append(row)
+                        print(json.dumps({k: v for k, v in row.items() if k != "samples"}), flush=True)
 
 
 def summary(results, kernels=("plain", "fused", "fused-fast-16k", "fused-fast")) -> str:
@@ -210,6 +241,8 @@ def summary(results, kernels=("plain", "fused", "fused-fast-16k", "fused-fast"))
     first = results["argv"][results["argv"].index("--limits") + 1] if "--limits" in results["argv"] else "default"
     got = {}
     for r in results["rows"]:
+        if r.get("fallback"):
+            continue
         key = (r["kernel"], r["n"], r["d"], r["heads"], r["causal"])
         if "medianMs" in r and key not in got:
             got[key] = r
@@ -229,16 +262,39 @@ def summary(results, kernels=("plain", "fused", "fused-fast-16k", "fused-fast"))
         cells = [cell(got.get((k, n, d, heads, causal))) for k in kernels]
         cells.append(cell(sdpa.get((n, d, heads, causal))))
         lines.append(f"| {heads} | {n:,} | {d} | {'causal' if causal else 'full'} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n" + fallback_table(results)
+
+
+def fallback_table(results) -> str:
+    """Kernels with a subgroup shader: with subgroups beside without ("" if none ran)."""
+    alt = {(r["kernel"], r["n"], r["d"], r["heads"], r["causal"]): r for r in results["rows"]
+           if r.get("fallback") and "medianMs" in r}
+    if not alt:
+        return ""
+    main = {(r["kernel"], r["n"], r["d"], r["heads"], r["causal"]): r for r in results["rows"]
+            if not r.get("fallback") and "medianMs" in r}
+    lines = ["", "| kernel | heads | N | d | mask | with subgroups | without subgroups | ratio |",
+             "|---|---:|---:|---:|---|---|---|---:|"]
+    for key, b in sorted(alt.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][3], kv[0][1], kv[0][4])):
+        a_ = main.get(key)
+        if a_ is None:
+            continue
+        k, n, d, heads, causal = key
+        lines.append(f"| {k} | {heads} | {n:,} | {d} | {'causal' if causal else 'full'} | "
+                     f"{a_['gflops']:,.0f} ({a_['medianMs']:.3g} ms, {a_.get('shader', '?')}) | "
+                     f"{b['gflops']:,.0f} ({b['medianMs']:.3g} ms, {b.get('shader', '?')}) | "
+                     f"{b['medianMs'] / a_['medianMs']:.2f}× |")
     return "\n".join(lines) + "\n"
 
 
 def markdown(results) -> str:
     """One table: rows (N, d, heads, causal), columns per kernel and limits mode, GFLOP/s."""
-    lines = ["| limits | heads | N | d | mask | kernel | median ms | GFLOP/s | GB/s (emulator bytes) | samples | method |",
+    lines = ["| limits | heads | N | d | mask | kernel (shader) | median ms | GFLOP/s | GB/s (emulator bytes) | samples | method |",
              "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
     for r in results["rows"]:
         mask = "causal" if r["causal"] else "full"
-        head = f"| {r['limits']} | {r['heads']} | {r['n']:,} | {r['d']} | {mask} | {r['kernel']} |"
+        shader = f" ({r['shader']}{', no subgroups' if r.get('fallback') else ''})" if "shader" in r else ""
+        head = f"| {r['limits']} | {r['heads']} | {r['n']:,} | {r['d']} | {mask} | {r['kernel']}{shader} |"
         if "refused" in r:
             lines.append(head + f" refused: {r['refused']} | | | | |")
         elif "skipped" in r:

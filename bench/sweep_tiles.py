@@ -2,13 +2,17 @@
 
     python bench/sweep_tiles.py --kernel fused-fast-16k --d 16 --rows 16 32 64 --cols 16 \
         --n 4096 --heads 1 32 [--limits default] [--tx 8 16]
+    python bench/sweep_tiles.py --kernel fused-fast-16k --file fused_lanes.wgsl --d 64 \
+        --rows 32 64 --cols 16 --r 2 4 --tx 2 4 [--swz 0 4] [--sdpa]
 
 Each (B_r, B_c[, TX]) is patched into the manifest in memory (host and emulator alike),
 checked against float64 at N = 300, then timed with bench.wgsl_host.Runner.time. The
 manifest file is not changed: copy the winner into kernels_wgsl/manifest.json by hand.
 The shader is the manifest's for that kernel and d: fused_tiled.wgsl needs d / B_c in
 {1, 2, 3, 4}; fused_streams.wgsl (d = 16, 64) takes any B_c and TX streams per row group
-(``--tx``; B_c a multiple of 4 TX).
+(``--tx``; B_c a multiple of 4 TX). ``--file fused_lanes.wgsl`` runs the subgroup kernel
+instead, with R rows per invocation (``--r``), TX streams and the bank swizzle SWZ
+(``--swz``); ``--sdpa`` times PyTorch's SDPA float32 at the same sizes in the same run.
 """
 from __future__ import annotations
 
@@ -30,6 +34,14 @@ def shader(kernel: str, d: int) -> str:
     return host.shader_file(host.MANIFEST["kernels"][kernel]["wgsl"][0], d)
 
 
+def fits_lanes(d: int, br: int, bc: int, r: int, tx: int) -> bool:
+    """Whether fused_lanes.wgsl supports these tiles (see its opening comment)."""
+    td, tile4 = d // 16, bc * d // 4
+    threads = td * tx * (br // r)
+    return (br % bc == 0 and r in (1, 2, 4) and br % r == 0 and bc % (4 * tx) == 0 and br <= 4 * bc
+            and threads <= min(256, tile4) and -(-tile4 // threads) <= 4)
+
+
 def fits(kernel: str, d: int, br: int, bc: int, tx: int | None) -> bool:
     """Whether the kernel's shader supports these tiles (see each file's opening comment)."""
     if br % bc:
@@ -46,9 +58,16 @@ def fits(kernel: str, d: int, br: int, bc: int, tx: int | None) -> bool:
     return tx is None and d % bc == 0 and d // bc <= 4 and (br // 4) * (bc // 4) <= 256
 
 
-def patch(kernel: str, d: int, br: int, bc: int, tx: int | None) -> None:
-    """Set the kernel's tiles (and TX) at d in both in-memory manifests."""
-    streams = shader(kernel, d) == "fused_streams.wgsl"
+def patch(kernel: str, d: int, br: int, bc: int, tx: int | None, extra: dict | None = None,
+          file: str | None = None) -> None:
+    """Set the kernel's tiles (TX, other constants, shader file) at d in both in-memory manifests."""
+    if file:
+        for m in (host.MANIFEST, tiling.MANIFEST):
+            m["kernels"][kernel]["wgsl"][0].setdefault("file_by_d", {})[str(d)] = file
+            m["kernels"][kernel]["wgsl"][0].setdefault("constants_by_d", {})[str(d)] = {}
+    for m in (host.MANIFEST, tiling.MANIFEST):
+        m["kernels"][kernel]["wgsl"][0].pop("with_subgroups", None)  # sweep exactly this shader
+    streams = shader(kernel, d) in ("fused_streams.wgsl", "fused_lanes.wgsl")
     for m in (host.MANIFEST, tiling.MANIFEST):
         k = m["kernels"][kernel]
         k["tiling"]["block_rows"][str(d)] = br
@@ -57,6 +76,7 @@ def patch(kernel: str, d: int, br: int, bc: int, tx: int | None) -> None:
         by_d = k["wgsl"][0].setdefault("constants_by_d", {})
         if tx is not None:
             by_d.setdefault(str(d), {})["TX"] = tx
+        by_d.setdefault(str(d), {}).update(extra or {})
 
 
 def main(argv=None) -> None:
@@ -69,26 +89,46 @@ def main(argv=None) -> None:
     ap.add_argument("--heads", type=int, nargs="+", default=[1, 32])
     ap.add_argument("--limits", default="default")
     ap.add_argument("--tx", type=int, nargs="+", default=[None], help="fused_streams.wgsl: streams per row group")
+    ap.add_argument("--file", default=None, help="shader to run instead of the manifest's (fused_lanes.wgsl)")
+    ap.add_argument("--r", type=int, nargs="+", default=[None], help="fused_lanes.wgsl: rows per invocation")
+    ap.add_argument("--swz", type=int, nargs="+", default=[None], help="fused_lanes.wgsl: bank swizzle")
+    ap.add_argument("--sdpa", action="store_true", help="also time PyTorch SDPA float32 (needs CUDA)")
     a = ap.parse_args(argv)
     runner = host.Runner(limits=a.limits)
+    if a.sdpa:
+        from bench.bench_wgsl import time_torch
+        for h in a.heads:
+            t = time_torch(a.n, a.d, h, False)
+            if t:
+                print(f"SDPA fp32 d={a.d} heads={h}: {t['medianMs']:.3f} ms, "
+                      f"{host.gflops(a.n, a.d, h, False) / (t['medianMs'] * 1e6):.0f} GFLOP/s", flush=True)
     rng = np.random.default_rng(3)
+    lanes = a.file == "fused_lanes.wgsl"
     for br in a.rows:
-        for bc, tx in ((bc, tx) for bc in a.cols for tx in a.tx):
-            if not fits(a.kernel, a.d, br, bc, tx):
+        for bc, tx, r, swz in ((bc, tx, r, swz) for bc in a.cols for tx in a.tx for r in a.r for swz in a.swz):
+            extra = {}
+            if lanes:
+                if not fits_lanes(a.d, br, bc, r, tx):
+                    continue
+                extra["R"] = r
+                if swz is not None:
+                    extra["SWZ"] = swz
+            elif not fits(a.kernel, a.d, br, bc, tx):
                 continue
-            patch(a.kernel, a.d, br, bc, tx)
+            patch(a.kernel, a.d, br, bc, tx, extra, a.file)
             runner._pipelines.clear()  # the host caches pipelines by (B_r, B_c) only; TX changes the shader
+            tag = f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''}{f' R={r}' if r else ''}{f' SWZ={swz}' if swz is not None else ''}"
             Q, K, V = (rng.standard_normal((1, 300, a.d)).astype(np.float32) for _ in range(3))
             try:
                 O, _ = runner.run(a.kernel, Q, K, V, True)
             except host.KernelError as e:
-                print(f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''}: refused: {e}")
+                print(f"{tag}: refused: {e}")
                 continue
             err = float(np.abs(O - reference(Q, K, V, True)).max())
             for h in a.heads:
-                r = runner.time(a.kernel, a.n, a.d, h, False)
-                print(f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''} heads={h}: {r['medianMs']:.3f} ms, "
-                      f"{host.gflops(a.n, a.d, h, False) / (r['medianMs'] * 1e6):.0f} GFLOP/s, "
+                res = runner.time(a.kernel, a.n, a.d, h, False)
+                print(f"{tag} heads={h}: {res['medianMs']:.3f} ms, "
+                      f"{host.gflops(a.n, a.d, h, False) / (res['medianMs'] * 1e6):.0f} GFLOP/s, "
                       f"max error {err:.1e}", flush=True)
 
 

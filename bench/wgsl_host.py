@@ -106,10 +106,14 @@ class Runner:
 
     ``limits="default"`` asks for nothing beyond WebGPU's defaults (what a page gets);
     ``limits="max"`` asks for the adapter's maximum storage binding and buffer sizes.
+    ``subgroups=True`` asks for the subgroup feature where the adapter has it, and then
+    runs a pass's ``with_subgroups`` shader where the manifest gives one (see
+    ``pass_variant``); ``False`` runs the shaders every WebGPU device can.
     Raises KernelError when no adapter exists.
     """
 
-    def __init__(self, limits: str = "default", power_preference: str = "high-performance"):
+    def __init__(self, limits: str = "default", power_preference: str = "high-performance",
+                 subgroups: bool = True):
         os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
         import wgpu
 
@@ -121,7 +125,7 @@ class Runner:
         feats = []
         if "timestamp-query" in adapter.features:
             feats.append("timestamp-query")
-        if "subgroup" in adapter.features:
+        if subgroups and "subgroup" in adapter.features:
             feats.append("subgroup")
         req = None
         if limits == "max":
@@ -143,6 +147,43 @@ class Runner:
             self.max_wg_bytes = min(self.max_wg_bytes, BROWSER_DEFAULT_LIMITS["max-compute-workgroup-storage-size"])
         self.timestamps = "timestamp-query" in self.device.features
         self._pipelines: dict = {}
+        # Smallest subgroup a pipeline may get (0: no subgroups). wgpu-native 0.32 reports a
+        # generic range (4 to 128, under the adapter-info key "stackgroup_min_size") on every
+        # Vulkan device we tried, NVIDIA's fixed 32 included, where a browser reports the
+        # device's own (gpu.js reads adapter.info.subgroupMinSize). So the size is also
+        # measured with a one-workgroup shader, and the larger of the two is kept. The
+        # float64 check before any timing guards the choice.
+        self.subgroup_min = 0
+        if "subgroup" in self.device.features:
+            info = adapter.info
+            reported = int(info.get("subgroup_min_size") or info.get("stackgroup_min_size") or 0)
+            self.subgroup_min = max(reported, self.measure_subgroup_size())
+
+    def measure_subgroup_size(self) -> int:
+        """Subgroup size (invocations) one compute pipeline of this device runs with, read
+        back from the WGSL builtin subgroup_size; 0 without the subgroup feature."""
+        if "subgroup" not in self.device.features:
+            return 0
+        src = """
+        @group(0) @binding(0) var<storage, read_write> out: array<u32, 4>;
+        @compute @workgroup_size(64)
+        fn main(@builtin(subgroup_size) sg: u32, @builtin(local_invocation_index) i: u32) {
+          if (i == 0u) { out[0] = sg; }
+        }"""
+        dev = self.device
+        buf = self._storage(16)
+        pipe = dev.create_compute_pipeline(
+            layout="auto", compute={"module": dev.create_shader_module(code=src), "entry_point": "main"})
+        group = dev.create_bind_group(layout=pipe.get_bind_group_layout(0),
+                                      entries=[{"binding": 0, "resource": {"buffer": buf}}])
+        enc = dev.create_command_encoder()
+        cpass = enc.begin_compute_pass()
+        cpass.set_pipeline(pipe)
+        cpass.set_bind_group(0, group)
+        cpass.dispatch_workgroups(1)
+        cpass.end()
+        dev.queue.submit([enc.finish()])
+        return int(np.frombuffer(dev.queue.read_buffer(buf), np.uint32)[0])
 
     def _wait(self) -> None:
         """Block until all submitted work is done.
@@ -167,19 +208,29 @@ class Runner:
         if key in self._pipelines:
             return self._pipelines[key]
         spec = MANIFEST["kernels"][kernel]["wgsl"][pass_index]
-        src = (KERNEL_DIR / shader_file(spec, d)).read_text()
+        file, constants = pass_variant(spec, d, tiling, self.subgroup_min)
+        src = (KERNEL_DIR / file).read_text()
         if instrumented:
             src = instrument(src)
+        # WGSL asks a shader that uses subgroup built-ins to say `enable subgroups;`
+        # (WGSL spec, "Enable Extensions"); Tint requires it. Naga in wgpu-native 0.32
+        # implements the built-ins behind the device feature but rejects the directive.
+        src = re.sub(r"^enable subgroups;$", "// (enable subgroups; left to the device feature)", src, flags=re.M)
         module = self.device.create_shader_module(code=src)
         msgs = [m for m in module.get_compilation_info_sync() if m.type == "error"]
         if msgs:
-            raise KernelError(f"{shader_file(spec, d)}: {msgs}")
-        constants = override_constants(spec, d, tiling)
+            raise KernelError(f"{file}: {msgs}")
         pipe = self.device.create_compute_pipeline(
             layout="auto", compute={"module": module, "entry_point": spec.get("entry_point", "main"),
                                     "constants": constants})
         self._pipelines[key] = (pipe, spec)
+        self.last_shader = file
         return self._pipelines[key]
+
+    def shader(self, kernel: str, d: int) -> str:
+        """The .wgsl file this device runs for the first pass of ``kernel`` at d."""
+        spec = MANIFEST["kernels"][kernel]["wgsl"][0]
+        return pass_variant(spec, d, kernel_tiling(kernel, d, self.max_wg_bytes), self.subgroup_min)[0]
 
     # ----------------------------------------------------------------- buffers
     def _storage(self, size: int, data: np.ndarray | None = None):
@@ -427,6 +478,25 @@ def override_constants(spec: dict, d: int, tiling: Tiling) -> dict:
         out[name] = int(val) if isinstance(val, bool) else val
     out.update(spec.get("constants_by_d", {}).get(str(d), {}))
     return out
+
+
+def pass_variant(spec: dict, d: int, tiling: Tiling, subgroup_min: int) -> tuple[str, dict]:
+    """The shader file and override constants of one pass at d on a device.
+
+    A pass may give ``with_subgroups`` (file_by_d, constants_by_d, min_subgroup_size_by_d):
+    at those d, a device with the subgroup feature whose smallest subgroup holds at least
+    that many invocations runs that shader instead, with the same tiles (so the same
+    bytes). ``subgroup_min`` is 0 on a device without subgroups. gpu.js (passVariant)
+    applies the same rule.
+    """
+    alt = spec.get("with_subgroups") or {}
+    key = str(d)
+    if key in alt.get("file_by_d", {}) and subgroup_min >= alt["min_subgroup_size_by_d"][key]:
+        values = {"D": d, "BR": tiling.block_rows, "BC": tiling.block_cols}
+        constants = {name: values[name] for name in spec.get("overrides", [])}
+        constants.update(alt.get("constants_by_d", {}).get(key, {}))
+        return alt["file_by_d"][key], constants
+    return shader_file(spec, d), override_constants(spec, d, tiling)
 
 
 def workgroup_bytes_needed(kernel: str, d: int) -> int:

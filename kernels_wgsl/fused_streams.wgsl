@@ -17,7 +17,8 @@
 // double-buffered in workgroup memory, and the next tile's K and V are loaded into
 // registers while this tile is computed: one barrier per key tile.
 //   fused-fast-16k: d = 16: B_r = 64, B_c = 64, TX = 8    d = 64: B_r = 64, B_c = 16, TX = 4
-//   fused-fast:     d = 16: B_r = 64, B_c = 64, TX = 16   d = 64: B_r = 32, B_c = 32, TX = 8
+//   fused-fast:     d = 16: B_r = 64, B_c = 64, TX = 16   d = 64: B_r = 32, B_c = 16, TX = 4
+// At d = 64, a device with subgroups runs fused_lanes.wgsl instead, with the same tiles.
 // Workgroup array (floats): 2 buffers x (K tile + V tile) = 4 * B_c * d, so 16 * B_c * d
 // bytes (16,384 at d = 16, B_c = 64). The Q tile and the final merge reuse it, which needs
 // B_r <= 4 B_c, TX >= 4, TX * TY <= B_c * d / 4 <= 2 TX * TY and B_c a multiple of 4 TX.

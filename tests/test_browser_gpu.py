@@ -27,7 +27,7 @@ async ({kernel, n, d, causal, q, k, v, instrumented, chunks}) => {
   try {
     const r = await g.runAttention({kernel, n, d, causal, instrumented, chunks,
       Q: new Float32Array(q), K: new Float32Array(k), V: new Float32Array(v)});
-    return {ok: true, O: Array.from(r.O), counts: r.counts || null, tiling: r.tiling};
+    return {ok: true, O: Array.from(r.O), counts: r.counts || null, tiling: r.tiling, shaders: r.shaders};
   } catch (e) {
     return {ok: false, kind: e.kind || e.name, message: e.message};
   }
@@ -81,8 +81,9 @@ def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
     # build every other d (16, 32, 64) through the same path.
     report = gpu_page.evaluate("async () => (await import('./static/js/gpu.js')).compileAll({ds: [128]})")
     files = {r["file"] for r in report}
+    lanes = {"fused_lanes.wgsl"} if gpu_page.probe["adapterInfo"]["subgroupMinSize"] >= 4 else set()
     assert files == {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl",
-                     "fused_fast.wgsl", "fused_tiled.wgsl", "fused_streams.wgsl"}
+                     "fused_fast.wgsl", "fused_tiled.wgsl", "fused_streams.wgsl"} | lanes
     modules = [r for r in report if r["d"] is None]
     assert len(modules) == 2 * len(files)  # plain and instrumented build of each file
     pipelines = [r for r in report if r["d"] is not None]
@@ -193,3 +194,34 @@ def test_the_page_loader_tiles_every_kernel_as_the_emulator_does(gpu_page):
         except InputError:
             expected = None
         assert js == expected, (kernel, d, m)
+
+
+
+def _subgroups(page):
+    """The adapter's smallest subgroup, or a skip: the lanes kernel needs d / 16 of them."""
+    p = page.probe
+    if not p["features"]["subgroups"] or p["adapterInfo"]["subgroupMinSize"] < 4:
+        pytest.skip(f"this adapter has no subgroups of 4 or more: {p['adapterInfo']}")
+    return p["adapterInfo"]["subgroupMinSize"]
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused-fast-16k", "fused-fast"],
+                                                     [(65, 64, True), (77, 64, False), (1, 64, False)]))
+def test_with_subgroups_the_tuned_kernels_run_the_lanes_shader_with_the_same_bytes(gpu_page, kernel, n, d, causal):
+    """d = 64 on an adapter with subgroups: gpu.js picks fused_lanes.wgsl (the manifest's
+    with_subgroups), its instrumented bytes equal the emulator's count for the kernel's
+    tiles, and its output passes the float64 check."""
+    _subgroups(gpu_page)
+    (q, k, v), O, r = _run(gpu_page, kernel, n, d, causal, instrumented=True, seed=2)
+    assert r["shaders"] == ["fused_lanes.wgsl"]
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in r["counts"].items()} == expected.reads
+    assert {t: c["write"] for t, c in r["counts"].items()} == expected.writes
+    report = check_output(O, q, k, v, causal, kernel="fused")
+    assert report["passed"], report
+
+
+def test_without_a_lanes_shader_at_this_d_the_tuned_kernel_keeps_its_own(gpu_page):
+    _subgroups(gpu_page)
+    _, _, r = _run(gpu_page, "fused-fast-16k", 40, 16, False)
+    assert r["shaders"] == ["fused_streams.wgsl"]

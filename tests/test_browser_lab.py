@@ -155,16 +155,22 @@ def test_time_checks_every_kernel_on_the_gpu_before_timing(lab, artifacts):
 
 
 @pytest.mark.gpu
-def test_time_at_d64_after_d16_gets_a_device_with_more_workgroup_memory(lab):
-    # d=16 fits the default 16 KB; fused-fast at d=64 needs 32 KB, so Time must
-    # ask a fresh adapter for a new device (an adapter gives out one device only).
-    for d in ("16", "64"):
+def test_time_with_more_workgroup_memory_after_a_smaller_run_gets_a_new_device(lab):
+    # M = 16,384 B fits WebGPU's default limit; M = 32,768 B makes the lesson kernels
+    # declare 32 KB, so Time must ask a fresh adapter for a new device (an adapter gives
+    # out one device only). Then d = 64, where the tuned kernels may run another shader.
+    for d, m in (("16", "16384"), ("16", "32768"), ("64", "16384")):
+        lab.fill("#workgroup_bytes", m)
         press(lab, "#time-button", n=100, d=d, kernel="fused")
         lab.wait_for_function("() => document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'",
                               timeout=240_000)
         assert lab.inner_text("#lab-alert") == "", lab.inner_text("#lab-alert")
         assert f"d = {d}" in lab.inner_text("#time-body")
         assert lab.inner_text("#time-fused-check").startswith("passed")
+        assert lab.inner_text("#time-fused-shader") == "fused.wgsl"
+        if m == "32768":
+            assert "B_r = 256, B_c = 128" in lab.inner_text("#time-body")
+    lab.fill("#workgroup_bytes", "16384")
 
 
 @pytest.mark.parametrize("width", [320, 390])

@@ -7,6 +7,9 @@ What is held here (issue 3 parts 2-3, issue 7 items 1-3, 5):
 * No NaN or inf anywhere in O, checked on the CPU after readback.
 * The instrumented build's byte counts (one atomicAdd per element loaded or stored)
   equal emulator.traffic.count for every tensor, ragged N and causal included.
+* Where a kernel has a subgroup shader (manifest "with_subgroups", fused_lanes.wgsl at
+  d = 64), both shaders are held to that: the one a device with subgroups runs and the
+  one a device without them runs, with the same tiles and so the same bytes.
 
 Skipped, with the reason, where wgpu-py finds no adapter.
 """
@@ -198,3 +201,79 @@ def test_every_streams_kernel_has_tiles_the_shader_supports():
                 assert spec["workgroup_bytes"][str(d)] == 16 * bc * d
                 seen += 1
     assert seen >= 4
+
+
+@pytest.fixture(scope="module")
+def runner_no_subgroups(runner):
+    """A device opened without the subgroup feature: the shaders every browser can run."""
+    from bench.wgsl_host import Runner
+
+    return Runner(limits="default", subgroups=False)
+
+
+LANES = [(65, 64, True), (77, 64, False), (1, 64, False), (300, 64, True)]
+
+
+@pytest.mark.parametrize("n,causal", [(65, True), (77, False), (300, True)])
+def test_the_lanes_shader_at_d128_passes_and_counts_the_same(runner, n, causal):
+    """d = 128 splits a row over 8 lanes, so it needs subgroups of 8. wgpu-native reports a
+    generic minimum of 4; the host measures the size its pipelines get (8 on lavapipe,
+    32 on NVIDIA) and picks fused_lanes.wgsl at d = 128 when it is 8 or more."""
+    size = runner.measure_subgroup_size()
+    if size < 8:
+        pytest.skip(f"this device's subgroups hold {size} invocations; d = 128 needs 8")
+    assert runner.subgroup_min == size
+    assert runner.shader("fused-fast-16k", 128) == "fused_lanes.wgsl"
+    (q, k, v), O, counts = _run(runner, "fused-fast-16k", n, 128, causal, seed=6, instrumented=True)
+    expected = count("fused-fast-16k", n, 128, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel="fused")
+    assert report["passed"], report
+
+
+@pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused-fast-16k", "fused-fast"], LANES))
+def test_both_shaders_of_a_kernel_with_a_subgroup_variant_pass_and_count_the_same(
+        runner, runner_no_subgroups, kernel, n, d, causal, subgroups):
+    r = runner if subgroups else runner_no_subgroups
+    if subgroups and r.subgroup_min < 4:
+        pytest.skip(f"this adapter has no subgroups of 4 or more ({r.subgroup_min})")
+    assert r.shader(kernel, d) == ("fused_lanes.wgsl" if subgroups else "fused_streams.wgsl")
+    (q, k, v), O, counts = _run(r, kernel, n, d, causal, seed=5, instrumented=True)
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel="fused")
+    assert report["passed"], report
+    assert report["rows_checked"] == n
+
+
+def test_every_lanes_variant_has_tiles_the_shader_supports():
+    """fused_lanes.wgsl (see its opening comment): TD = d / 16 lanes a row group, R in
+    {1, 2, 4} rows an invocation, B_c a multiple of 4 TX, B_r <= 4 B_c,
+    TD TX B_r / R <= min(256, B_c d / 4), at most 4 vec4s of K per invocation, 16 B_c d
+    bytes within WebGPU's default 16,384, and a subgroup of at least TD; the kernel's tiles
+    are those of its other shader."""
+    from bench.wgsl_host import MANIFEST
+
+    seen = 0
+    for name, spec in MANIFEST["kernels"].items():
+        for pass_spec in spec["wgsl"]:
+            alt = pass_spec.get("with_subgroups")
+            if not alt:
+                continue
+            for key, file in alt["file_by_d"].items():
+                assert file == "fused_lanes.wgsl"
+                d = int(key)
+                br, bc = spec["tiling"]["block_rows"][key], spec["tiling"]["block_cols"][key]
+                c = alt["constants_by_d"][key]
+                r, tx, td = c["R"], c["TX"], d // 16
+                threads = td * tx * br // r
+                assert r in (1, 2, 4) and br % r == 0 and bc % (4 * tx) == 0 and br <= 4 * bc, (name, d)
+                assert threads <= min(256, bc * d // 4) and -(-(bc * d // 4) // threads) <= 4, (name, d)
+                # The manifest's figure is what the pipeline may declare: both shaders fit in it.
+                assert 16 * bc * d <= spec["workgroup_bytes"][key] <= 16384
+                assert alt["min_subgroup_size_by_d"][key] == td
+                seen += 1
+    assert seen >= 3

@@ -216,7 +216,7 @@ async function getDevice(need = {}) {
     resetDevice();
     fresh = await getAdapter();
   }
-  const requiredFeatures = fresh.features.has("timestamp-query") ? ["timestamp-query"] : [];
+  const requiredFeatures = ["timestamp-query", "subgroups"].filter((f) => fresh.features.has(f));
   let device;
   try {
     device = await fresh.requestDevice({ requiredFeatures, requiredLimits });
@@ -232,6 +232,9 @@ async function getDevice(need = {}) {
       maxComputeWorkgroupStorageSize: device.limits.maxComputeWorkgroupStorageSize,
     },
     timestamps: device.features.has("timestamp-query"),
+    // Smallest subgroup the adapter may use; 0 without the feature (or where the browser
+    // does not report it), and then no pass runs its with_subgroups shader.
+    subgroupMin: device.features.has("subgroups") ? Number((fresh.info || {}).subgroupMinSize) || 0 : 0,
     lost: false,
     lostMessage: "",
     expectedLoss: false,
@@ -274,6 +277,8 @@ export async function probeGpu() {
         architecture: info.architecture || "",
         device: info.device || "",
         description: info.description || "",
+        subgroupMinSize: info.subgroupMinSize || 0,
+        subgroupMaxSize: info.subgroupMaxSize || 0,
       },
       limits,
       defaults: { ...DEFAULTS },
@@ -326,6 +331,25 @@ function overrideConstants(spec, d, tiling) {
   return out;
 }
 
+/**
+ * The shader file and override constants of one pass at d on a device whose smallest
+ * subgroup is `subgroupMin` (0: no subgroups). A pass's `with_subgroups` shader runs
+ * where it lists d and the subgroup is large enough: same tiles, same bytes.
+ * bench/wgsl_host.py (pass_variant) applies the same rule.
+ */
+export function passVariant(spec, d, tiling, subgroupMin) {
+  const alt = spec.with_subgroups || {};
+  const key = String(d);
+  if (alt.file_by_d && alt.file_by_d[key] && subgroupMin >= alt.min_subgroup_size_by_d[key]) {
+    const values = { D: d, BR: tiling.blockRows, BC: tiling.blockCols };
+    const constants = {};
+    for (const name of spec.overrides || []) constants[name] = values[name];
+    Object.assign(constants, (alt.constants_by_d || {})[key] || {});
+    return { file: alt.file_by_d[key], constants, subgroups: true };
+  }
+  return { file: shaderFile(spec, d), constants: overrideConstants(spec, d, tiling), subgroups: false };
+}
+
 async function compileModule(s, manifest, file, instrumented) {
   const key = `module:${file}:${instrumented}`;
   if (s.pipelines.has(key)) return s.pipelines.get(key);
@@ -351,15 +375,15 @@ async function getPipeline(s, manifest, kernel, passIndex, d, tiling, instrument
   const spec = manifest.kernels[kernel].wgsl[passIndex];
   const key = `${kernel}:${passIndex}:${d}:${tiling.blockRows}:${tiling.blockCols}:${instrumented}`;
   if (s.pipelines.has(key)) return s.pipelines.get(key);
-  const file = shaderFile(spec, d);
+  const { file, constants } = passVariant(spec, d, tiling, s.subgroupMin);
   const module = await compileModule(s, manifest, file, instrumented);
   const pipeline = await scoped(s.device, `building ${file}`, () =>
     s.device.createComputePipelineAsync({
       layout: "auto",
-      compute: { module, entryPoint: spec.entry_point || "main", constants: overrideConstants(spec, d, tiling) },
+      compute: { module, entryPoint: spec.entry_point || "main", constants },
     }),
   );
-  const entry = { pipeline, spec };
+  const entry = { pipeline, spec, file };
   s.pipelines.set(key, entry);
   return entry;
 }
@@ -385,7 +409,8 @@ export async function compileAll({ ds } = {}) {
     for (const [kernel, spec] of Object.entries(manifest.kernels)) {
       if (!spec.wgsl) continue;
       for (const [i, pass] of spec.wgsl.entries()) {
-        for (const file of [pass.file, ...Object.values(pass.file_by_d || {})]) {
+        const alt = s.subgroupMin > 0 ? Object.values((pass.with_subgroups || {}).file_by_d || {}) : [];
+        for (const file of [pass.file, ...Object.values(pass.file_by_d || {}), ...alt]) {
           if (files.has(file)) continue;
           files.add(file);
           let code = await loadSource(file);
@@ -404,7 +429,7 @@ export async function compileAll({ ds } = {}) {
           const errors = [];
           const wb = spec.workgroup_bytes ? spec.workgroup_bytes[String(d)] : 0;
           if (wb > s.limits.maxComputeWorkgroupStorageSize) {
-            out.push({ file: shaderFile(pass, d), kernel, instrumented, d, errors, skipped: `needs ${wb} B of workgroup memory` });
+            out.push({ file: passVariant(pass, d, lessonTiling(manifest, kernel, d), s.subgroupMin).file, kernel, instrumented, d, errors, skipped: `needs ${wb} B of workgroup memory` });
             continue;
           }
           try {
@@ -412,7 +437,7 @@ export async function compileAll({ ds } = {}) {
           } catch (err) {
             errors.push(err.message);
           }
-          out.push({ file: shaderFile(pass, d), kernel, instrumented, d, errors });
+          out.push({ file: passVariant(pass, d, lessonTiling(manifest, kernel, d), s.subgroupMin).file, kernel, instrumented, d, errors });
         }
       }
     }
@@ -424,7 +449,7 @@ export async function compileAll({ ds } = {}) {
 const USAGE_STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
 /** Sizes a run needs; throws "limits"/"input" GpuErrors with the numbers. */
-function planSizes(manifest, kernel, n, d, heads, instrumented) {
+function planSizes(manifest, kernel, n, d, heads, instrumented, workgroupBytes = DEFAULTS.maxComputeWorkgroupStorageSize) {
   if (!Number.isInteger(n) || n < 1) throw fail("input", `N must be a whole number ≥ 1, not ${n}.`);
   const spec = manifest.kernels[kernel];
   if (!spec || !spec.wgsl) throw fail("input", `Kernel “${kernel}” has no WGSL build.`);
@@ -443,7 +468,11 @@ function planSizes(manifest, kernel, n, d, heads, instrumented) {
   if (instrumented && n * n * heads > 2 ** 31) {
     throw fail("input", "Instrumented runs count elements in 32-bit counters; use N ≤ 4,096.");
   }
-  const wg = spec.workgroup_bytes ? spec.workgroup_bytes[String(d)] : DEFAULTS.maxComputeWorkgroupStorageSize;
+  // Tuned kernels declare their workgroup memory in the manifest; the lesson kernels'
+  // tiles are cut from M (the lab's workgroup memory), so they need at most M.
+  const wg = spec.workgroup_bytes
+    ? spec.workgroup_bytes[String(d)]
+    : Math.max(workgroupBytes, DEFAULTS.maxComputeWorkgroupStorageSize);
   return { maxStorageBufferBindingSize: binding, maxBufferSize: binding, maxComputeWorkgroupStorageSize: wg, headBatch };
 }
 
@@ -487,8 +516,10 @@ async function prepareRun(s, manifest, { kernel, n, d, heads, causal, tiling, in
     if (instrumented) bufs.counters = makeStorage(device, manifest.instrument.slots.length * 4, "counters");
     const units = planDispatches(manifest, kernel, n, heads, headBatch, tiling, chunks);
     const encoded = [];
+    const shaders = [];
     for (const u of units) {
-      const { pipeline, spec } = await getPipeline(s, manifest, kernel, u.passIndex, d, tiling, instrumented);
+      const { pipeline, spec, file } = await getPipeline(s, manifest, kernel, u.passIndex, d, tiling, instrumented);
+      if (!shaders.includes(file)) shaders.push(file);
       const params = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
       device.queue.writeBuffer(params, 0, new Uint32Array([n, causal ? 1 : 0, u.h0, u.xBase]));
       const entries = Object.entries(spec.bindings).map(([name, binding]) => ({
@@ -499,7 +530,7 @@ async function prepareRun(s, manifest, { kernel, n, d, heads, causal, tiling, in
       const bindGroup = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
       encoded.push({ ...u, pipeline, bindGroup, params });
     }
-    return { bufs, units: encoded };
+    return { bufs, units: encoded, shaders };
   });
 }
 
@@ -541,7 +572,7 @@ async function readBuffer(device, src, bytes) {
  * Run one kernel once on Q, K, V (Float32Array, N*d each, row-major (N, d)).
  * `chunks` > 1 splits every pass into that many dispatches along x (as timing does for
  * long runs), each with its own x_base; the result must not change.
- * Returns {O: Float32Array(N*d), counts?: {Q: {read, write}, ...} in bytes, tiling}.
+ * Returns {O: Float32Array(N*d), counts?: {Q: {read, write}, ...} in bytes, tiling, shaders: [.wgsl files run]}.
  * Throws GpuError.
  */
 export async function runAttention({ kernel, n, d, causal = false, Q, K, V, instrumented = false, workgroupBytes = 16384, chunks = 1 }) {
@@ -553,7 +584,7 @@ export async function runAttention({ kernel, n, d, causal = false, Q, K, V, inst
         throw fail("input", `${name} must be a Float32Array of N·d = ${n * d} numbers.`);
       }
     }
-    const need = planSizes(manifest, kernel, n, d, 1, instrumented);
+    const need = planSizes(manifest, kernel, n, d, 1, instrumented, workgroupBytes);
     const s = await getDevice(need);
     checkLost(s);
     const run = await prepareRun(s, manifest, {
@@ -580,7 +611,7 @@ export async function runAttention({ kernel, n, d, causal = false, Q, K, V, inst
         return { O, counts };
       });
       checkLost(s);
-      return { ...out, tiling, kernel };
+      return { ...out, tiling, kernel, shaders: run.shaders };
     } finally {
       destroyRun(run);
     }
@@ -610,7 +641,7 @@ function randomFloats(count, seed) {
 async function timeOne(s, manifest, { kernel, n, d, heads, causal, workgroupBytes, minSampleMs, minSamples, maxSubmitMs, onProgress }) {
   const device = s.device;
   const tiling = lessonTiling(manifest, kernel, d, workgroupBytes);
-  const need = planSizes(manifest, kernel, n, d, heads, false);
+  const need = planSizes(manifest, kernel, n, d, heads, false, workgroupBytes);
   const data = {};
   ["Q", "K", "V"].forEach((name, i) => (data[name] = randomFloats(heads * n * d, 12345 + i)));
   const useTs = s.timestamps;
@@ -705,6 +736,7 @@ async function timeOne(s, manifest, { kernel, n, d, heads, causal, workgroupByte
       method: useTs ? "timestamp" : "wall",
       belowResolution: below || medianMs * reps < RESOLUTION_MS,
       tiling,
+      shaders: run.shaders,
     };
   } finally {
     destroyRun(run);
@@ -714,7 +746,7 @@ async function timeOne(s, manifest, { kernel, n, d, heads, causal, workgroupByte
 /**
  * Time plain and fused at (N, d) on random float32 inputs; one head by default.
  * Returns {kernels: {name: {medianMs, samples, sampleMs, reps, method,
- * belowResolution, tiling, gflops}}, method, note, flopConvention, speedup}.
+ * belowResolution, tiling, shaders, gflops}}, method, note, flopConvention, speedup}.
  * GFLOP/s counts 4·N²·d per head, half that for causal. Throws GpuError.
  */
 export async function timeKernels({
@@ -734,7 +766,7 @@ export async function timeKernels({
     const manifest = await loadManifest();
     const need = { maxStorageBufferBindingSize: 0, maxBufferSize: 0, maxComputeWorkgroupStorageSize: 0 };
     for (const k of kernels) {
-      const p = planSizes(manifest, k, n, d, heads, false);
+      const p = planSizes(manifest, k, n, d, heads, false, workgroupBytes);
       for (const key of Object.keys(need)) need[key] = Math.max(need[key], p[key]);
     }
     if (requiredLimits) {

@@ -321,7 +321,7 @@ function renderGpuCard(probe) {
     <dt>Largest storage buffer</dt><dd>${fmt(lim.maxStorageBufferBindingSize || 0)} B</dd>
     <dt>Invocations per workgroup</dt><dd>${fmt(lim.maxComputeInvocationsPerWorkgroup || 0)}</dd>
     <dt>Timestamp queries</dt><dd>${yes(feat.timestamp)}</dd>
-    <dt>Subgroups</dt><dd>${yes(feat.subgroups)}</dd>
+    <dt>Subgroups</dt><dd>${yes(feat.subgroups)}${feat.subgroups && info.subgroupMinSize ? ` (${info.subgroupMinSize}–${info.subgroupMaxSize} invocations)` : ""}</dd>
     <dt>16-bit floats (f16)</dt><dd>${yes(feat.f16)}</dd></dl></div>`;
 }
 
@@ -442,7 +442,8 @@ function renderTime(result, counts, n, d, causal, checks = {}, checkN = 0) {
     const checked = !c ? "–" : c.passed
       ? `<span class="verdict-pass">passed</span> (${sci(c.max_abs_error)})`
       : `<span class="verdict-fail">failed</span> (${c.error ? escapeHtml(c.error) : sci(c.max_abs_error)})`;
-    rows.push(`<tr><th scope="row">${escapeHtml(name)}<br><span class="note">${tiles}</span></th>
+    const shaders = (k.shaders || []).join(", ");
+    rows.push(`<tr><th scope="row">${escapeHtml(name)}<br><span class="note">${tiles}</span><br><span class="note" id="time-${name}-shader">${escapeHtml(shaders)}</span></th>
       <td id="time-${name}-ms">${msText(ms)}${low}</td>
       <td>${rate(k.gflops)}</td><td>${fmt(bytes)}</td><td>${rate(bytes / (ms / 1000) / 1e9)}</td>
       <td id="time-${name}-speedup">${speed}</td>
