@@ -161,8 +161,13 @@ def test_keyboard_only_journey_film_question_lab(browser, server_url, artifacts)
         page.keyboard.press("Enter")
         page.wait_for_function("() => window.canneryFilm.answered")
         assert page.evaluate("document.activeElement.classList.contains('film-play')")
+        # answering goes on from the answer (End's target is the film's end), playing
+        page.wait_for_function("() => window.canneryFilm.playing", polling=100)
+        resume = page.evaluate("() => fetch(document.querySelector('[data-film]').dataset.film)"
+                               ".then((r) => r.json()).then((f) => f.question.resume_s)")
+        assert page.evaluate("window.canneryFilm.time") >= resume
         page.keyboard.press("Enter")           # pause
-        page.wait_for_function("() => !window.canneryFilm.playing")
+        page.wait_for_function("() => !window.canneryFilm.playing", polling=100)
         # the lab: N and d, then Count with Enter in the form
         tab_to(page, "#n")
         outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from emulator import api
+from emulator.tiling import MANIFEST
 from test_emulator import CASES, dig
 
 pytestmark = pytest.mark.browser
@@ -168,9 +169,29 @@ def test_time_with_more_workgroup_memory_after_a_smaller_run_gets_a_new_device(l
         assert f"d = {d}" in lab.inner_text("#time-body")
         assert lab.inner_text("#time-fused-check").startswith("passed")
         assert lab.inner_text("#time-fused-shader") == "fused.wgsl"
+        # Time redraws Count for the same settings, so neither card says it is out of date
+        assert lab.evaluate("() => document.querySelectorAll('.stale').length") == 0
         if m == "32768":
             assert "B_r = 256, B_c = 128" in lab.inner_text("#time-body")
     lab.fill("#workgroup_bytes", "16384")
+
+
+@pytest.mark.gpu
+def test_time_says_which_tuned_kernel_it_left_out_and_why(lab):
+    # d = 128: fused-fast declares 45,056 B of workgroup memory (manifest), more than
+    # SwiftShader's 32,768 B, so Time leaves it out and says so with both numbers.
+    need = f"{MANIFEST['kernels']['fused-fast']['workgroup_bytes']['128']:,}"
+    press(lab, "#time-button", n=40, d=128, kernel="fused")
+    lab.wait_for_function("() => document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'",
+                          timeout=240_000)
+    offered = lab.evaluate("async () => (await (await navigator.gpu.requestAdapter()).limits)"
+                           ".maxComputeWorkgroupStorageSize")
+    if offered >= int(need.replace(",", "")):
+        pytest.skip(f"this adapter offers {offered} B: nothing is left out")
+    note = lab.inner_text("#time-left-out")
+    assert f"fused-fast needs {need} B of workgroup memory at d = 128" in note
+    assert f"{offered:,} B" in note
+    assert lab.locator("#time-fused-fast-16k-ms").count() == 1
 
 
 @pytest.mark.parametrize("width", [320, 390])

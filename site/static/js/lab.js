@@ -183,7 +183,7 @@ function renderCount(r) {
   const causal = s.causal ? ", causal" : "";
   body.innerHTML = `
     <p>${r.label}, N = ${fmt(s.n)}, d = ${s.d}${causal}, M = ${fmt(s.workgroup_bytes)} B:
-       tiles of B_r = ${s.block_rows} query rows and B_c = ${s.block_cols} key rows (${fmt(s.query_tiles)} query tiles).</p>
+       tiles of B_r = ${s.block_rows} query rows and B_c = ${s.block_cols} key rows (${fmt(s.query_tiles)} query ${s.query_tiles === 1 ? "tile" : "tiles"}).</p>
     <p class="big-number" id="count-total">${fmt(s.total_bytes)} bytes</p>
     <p>${size(s.total_bytes)} to and from global memory, one head, float32.</p>
     ${trafficTable(s, "Bytes per tensor, " + r.label)}
@@ -321,7 +321,7 @@ function renderGpuCard(probe) {
     <dt>Largest storage buffer</dt><dd>${fmt(lim.maxStorageBufferBindingSize || 0)} B</dd>
     <dt>Invocations per workgroup</dt><dd>${fmt(lim.maxComputeInvocationsPerWorkgroup || 0)}</dd>
     <dt>Timestamp queries</dt><dd>${yes(feat.timestamp)}</dd>
-    <dt>Subgroups</dt><dd>${yes(feat.subgroups)}${feat.subgroups && info.subgroupMinSize ? ` (${info.subgroupMinSize}–${info.subgroupMaxSize} invocations)` : ""}</dd>
+    <dt>Subgroups</dt><dd>${yes(feat.subgroups)}${feat.subgroups && info.subgroupMinSize ? ` (${info.subgroupMinSize === info.subgroupMaxSize ? info.subgroupMinSize : `${info.subgroupMinSize}–${info.subgroupMaxSize}`} invocations)` : ""}</dd>
     <dt>16-bit floats (f16)</dt><dd>${yes(feat.f16)}</dd></dl></div>`;
 }
 
@@ -369,6 +369,7 @@ async function doTime() {
     }
     renderCount(counts.result);
     lastCount = counts.result;
+    markShown("count-result", p);
     status.textContent = "Timing the plain and fused kernels on your GPU…";
     const s = counts.result.selected;
     const n = Number(s.n), d = Number(s.d);
@@ -376,8 +377,11 @@ async function doTime() {
     // workgroup memory (the manifest says how much each declares).
     const kernels = ["plain", "fused"];
     const wgLimit = Number((probe.limits || {}).maxComputeWorkgroupStorageSize || 16384);
+    const leftOut = [];
     for (const [name, t] of Object.entries(counts.result.timed || {})) {
-      if (Number(t.declared_workgroup_bytes || t.workgroup_bytes) <= wgLimit) kernels.push(name);
+      const need = Number(t.declared_workgroup_bytes || t.workgroup_bytes);
+      if (need <= wgLimit) kernels.push(name);
+      else leftOut.push({ name, need });
     }
     // Check before timing: every kernel's output at a small ragged size goes
     // back to Python and through the float64 checker, so a wrong kernel can
@@ -407,7 +411,7 @@ async function doTime() {
       requiredLimits: plan.result.required_limits,
     });
     writeHash(p);
-    renderTime(result, counts.result, n, d, Boolean(s.causal), checks, checkN);
+    renderTime(result, counts.result, n, d, Boolean(s.causal), checks, checkN, leftOut, wgLimit);
     markShown("time-result", p);
   } catch (err) {
     showGpuFailure(err);
@@ -426,7 +430,7 @@ function msText(ms) {
   return ms >= 1 ? ms.toFixed(2) : ms.toPrecision(3);
 }
 
-function renderTime(result, counts, n, d, causal, checks = {}, checkN = 0) {
+function renderTime(result, counts, n, d, causal, checks = {}, checkN = 0, leftOut = [], wgLimit = 0) {
   const kernels = result.kernels || {};
   const rows = [];
   const plain = kernels.plain;
@@ -442,13 +446,13 @@ function renderTime(result, counts, n, d, causal, checks = {}, checkN = 0) {
     const checked = !c ? "–" : c.passed
       ? `<span class="verdict-pass">passed</span> (${sci(c.max_abs_error)})`
       : `<span class="verdict-fail">failed</span> (${c.error ? escapeHtml(c.error) : sci(c.max_abs_error)})`;
-    const shaders = (k.shaders || []).join(", ");
-    rows.push(`<tr><th scope="row">${escapeHtml(name)}<br><span class="note">${tiles}</span><br><span class="note" id="time-${name}-shader">${escapeHtml(shaders)}</span></th>
+    const shaders = (k.shaders || []).map(escapeHtml).join("<br>");
+    rows.push(`<tr><th scope="row">${escapeHtml(name)}<br><span class="note">${tiles}</span><br><span class="note" id="time-${name}-shader">${shaders}</span></th>
       <td id="time-${name}-ms">${msText(ms)}${low}</td>
       <td>${rate(k.gflops)}</td><td>${fmt(bytes)}</td><td>${rate(bytes / (ms / 1000) / 1e9)}</td>
       <td id="time-${name}-speedup">${speed}</td>
       <td id="time-${name}-check">${checked}</td>
-      <td>${k.samples}</td><td>${k.method === "timestamp" ? "GPU timestamps" : "wall clock"}</td></tr>`);
+      <td>${k.samples} × ${k.method === "timestamp" ? "GPU timestamps" : "wall clock"}</td></tr>`);
   }
   const speedup = result.speedup;
   const fastest = Object.entries(kernels).filter(([name]) => name !== "plain" && name !== "fused")
@@ -464,10 +468,11 @@ function renderTime(result, counts, n, d, causal, checks = {}, checkN = 0) {
       went through the float64 checker (largest error in brackets).</p>
     ${Object.values(checks).some((c) => !c.passed) ? `<p class="verdict-fail" id="time-check-warning">A kernel gave wrong answers on this GPU: its time measures nothing useful.</p>` : ""}
     <div class="table-scroll" tabindex="0" role="region" aria-label="Times on your GPU"><table class="numbers"><caption>Times on your GPU</caption>
-      <thead><tr><th scope="col">Kernel</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">Bytes (counted)</th><th scope="col">GB/s</th><th scope="col">Speed-up over plain</th><th scope="col">Checked first (N = ${fmt(checkN)})</th><th scope="col">Samples</th><th scope="col">Timer</th></tr></thead>
+      <thead><tr><th scope="col">Kernel</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">Bytes (counted)</th><th scope="col">GB/s</th><th scope="col">Speed-up over plain</th><th scope="col">Checked first (N = ${fmt(checkN)})</th><th scope="col">Samples × timer</th></tr></thead>
       <tbody>${rows.join("")}</tbody></table></div>
     ${speedup ? `<p>Fused (the lesson's kernel) speed-up over plain: <strong id="time-speedup">${speedup.toFixed(2)}×</strong>.</p>` : ""}
     ${fastNote}
+    ${leftOut.length ? `<p id="time-left-out">Not timed here: ${leftOut.map((k) => `${escapeHtml(k.name)} needs ${fmt(k.need)} B of workgroup memory at d = ${d}`).join("; ")}, and this GPU offers ${fmt(wgLimit)} B.</p>` : ""}
     <p class="note">${escapeHtml(result.flopConvention || "")} GB/s divides the emulator's byte count by the time;
       caches can make it exceed what memory alone delivers. ${escapeHtml(result.note || "")}</p>`;
   $("time-result").hidden = false;
