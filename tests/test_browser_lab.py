@@ -170,7 +170,7 @@ def test_time_with_more_workgroup_memory_after_a_smaller_run_gets_a_new_device(l
         assert lab.inner_text("#time-fused-check").startswith("passed")
         assert lab.inner_text("#time-fused-shader") == "fused.wgsl"
         # Time redraws Count for the same settings, so neither card says it is out of date
-        assert lab.evaluate("() => document.querySelectorAll('.stale').length") == 0
+        assert lab.evaluate("() => document.querySelectorAll('#count-result.stale, #time-result.stale').length") == 0
         if m == "32768":
             assert "B_r = 256, B_c = 128" in lab.inner_text("#time-body")
     lab.fill("#workgroup_bytes", "16384")

@@ -275,9 +275,10 @@ function setup(root) {
     st.pending = null;
     // go on where the learner was heading, or straight to the answer's caption
     // (no dead time on the question's caption once it is answered)
-    // (a target at the very end, from End or the slider's far right, would only show
-    // "the film has ended": go on from the answer instead of starting over at 0:00)
-    if (target !== null && target < runtime) setTime(target);
+    // (a target in the film's last second, from End or the slider's far right, which
+    // its 0.1 s steps leave a fraction short of the runtime, would only show "the film
+    // has ended": go on from the answer instead)
+    if (target !== null && target < runtime - 1) setTime(target);
     else if (st.t < st.film.question.resume_s) setTime(st.film.question.resume_s);
     say(message);
     ui.play.focus();
