@@ -260,7 +260,7 @@ def main(argv=None) -> int:
             else:
                 stale = compare_dirs(fresh, args.out)
         import facts as facts_pkg
-        facts_problem = facts_pkg.stale_reason() if hasattr(facts_pkg, "stale_reason") else None
+        facts_problem = facts_pkg.stale_reason()
         if stale or facts_problem:
             if stale:
                 print(f"{args.out} is stale: {len(stale)} files differ, e.g. {', '.join(stale[:5])}. "

@@ -24,14 +24,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import emulator.tiling as tiling  # noqa: E402
+from emulator.tiling import MANIFEST  # noqa: E402
 from bench import wgsl_host as host  # noqa: E402
 from bench.bench_wgsl import reference  # noqa: E402
 
 
 def shader(kernel: str, d: int) -> str:
     """The .wgsl file the manifest runs for ``kernel`` at head dimension d."""
-    return host.shader_file(host.MANIFEST["kernels"][kernel]["wgsl"][0], d)
+    return host.shader_file(MANIFEST["kernels"][kernel]["wgsl"][0], d)
 
 
 def fits_lanes(d: int, br: int, bc: int, r: int, tx: int) -> bool:
@@ -55,28 +55,26 @@ def fits(kernel: str, d: int, br: int, bc: int, tx: int | None) -> bool:
         tile4 = bc * d // 4
         return (br % rpi == 0 and tx >= 4 and bc % (4 * tx) == 0 and threads <= 256 and br <= 4 * bc
                 and threads <= tile4 and tile4 <= 2 * threads)
-    return tx is None and d % bc == 0 and d // bc <= 4 and (br // 4) * (bc // 4) <= 256
+    return (tx is None and br % 4 == 0 and bc % 4 == 0 and d % bc == 0 and d // bc <= 4
+            and (br // 4) * (bc // 4) <= 256)
 
 
 def patch(kernel: str, d: int, br: int, bc: int, tx: int | None, extra: dict | None = None,
           file: str | None = None) -> None:
-    """Set the kernel's tiles (TX, other constants, shader file) at d in both in-memory manifests."""
+    """Set the kernel's tiles (TX, other constants, shader file) at d in the in-memory manifest."""
+    k = MANIFEST["kernels"][kernel]  # the one manifest the host and the emulator read
     if file:
-        for m in (host.MANIFEST, tiling.MANIFEST):
-            m["kernels"][kernel]["wgsl"][0].setdefault("file_by_d", {})[str(d)] = file
-            m["kernels"][kernel]["wgsl"][0].setdefault("constants_by_d", {})[str(d)] = {}
-    for m in (host.MANIFEST, tiling.MANIFEST):
-        m["kernels"][kernel]["wgsl"][0].pop("with_subgroups", None)  # sweep exactly this shader
+        k["wgsl"][0].setdefault("file_by_d", {})[str(d)] = file
+        k["wgsl"][0].setdefault("constants_by_d", {})[str(d)] = {}
+    k["wgsl"][0].pop("with_subgroups", None)  # sweep exactly this shader
     streams = shader(kernel, d) in ("fused_streams.wgsl", "fused_lanes.wgsl")
-    for m in (host.MANIFEST, tiling.MANIFEST):
-        k = m["kernels"][kernel]
-        k["tiling"]["block_rows"][str(d)] = br
-        k["tiling"]["block_cols"][str(d)] = bc
-        k["workgroup_bytes"][str(d)] = 16 * bc * d if streams else 4 * (d * br + bc * bc + bc * br)
-        by_d = k["wgsl"][0].setdefault("constants_by_d", {})
-        if tx is not None:
-            by_d.setdefault(str(d), {})["TX"] = tx
-        by_d.setdefault(str(d), {}).update(extra or {})
+    k["tiling"]["block_rows"][str(d)] = br
+    k["tiling"]["block_cols"][str(d)] = bc
+    k["workgroup_bytes"][str(d)] = 16 * bc * d if streams else 4 * (d * br + bc * bc + bc * br)
+    by_d = k["wgsl"][0].setdefault("constants_by_d", {})
+    if tx is not None:
+        by_d.setdefault(str(d), {})["TX"] = tx
+    by_d.setdefault(str(d), {}).update(extra or {})
 
 
 def main(argv=None) -> None:
@@ -116,7 +114,6 @@ def main(argv=None) -> None:
             elif not fits(a.kernel, a.d, br, bc, tx):
                 continue
             patch(a.kernel, a.d, br, bc, tx, extra, a.file)
-            runner._pipelines.clear()  # the host caches pipelines by (B_r, B_c) only; TX changes the shader
             tag = f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''}{f' R={r}' if r else ''}{f' SWZ={swz}' if swz is not None else ''}"
             Q, K, V = (rng.standard_normal((1, 300, a.d)).astype(np.float32) for _ in range(3))
             try:

@@ -11,7 +11,6 @@ float32 in global memory (plain kernel only). Byte counts are 4 bytes an element
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -26,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KERNEL_DIR = ROOT / "kernels_wgsl"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-MANIFEST = json.loads((KERNEL_DIR / "manifest.json").read_text())
+from emulator.tiling import MANIFEST  # noqa: E402  (one manifest for the host and the emulator)
 
 # WebGPU default limits (WebGPU spec, section "Limits"): what a page gets without asking.
 BROWSER_DEFAULT_LIMITS = {
@@ -60,10 +59,12 @@ def instrument(source: str) -> str:
 
 @dataclass(frozen=True)
 class Tiling:
-    """Query tile rows B_r, key tile rows B_c, for one kernel at head dimension d."""
+    """Query tile rows B_r, key tile rows B_c, and the workgroup memory the kernel's
+    pipelines declare (bytes), for one kernel at head dimension d."""
 
     block_rows: int
     block_cols: int
+    workgroup_bytes: int
 
 
 def kernel_tiling(kernel: str, d: int, workgroup_bytes: int = 16384) -> Tiling:
@@ -84,7 +85,7 @@ def kernel_tiling(kernel: str, d: int, workgroup_bytes: int = 16384) -> Tiling:
         t = make_tiling(kernel, 1, d, False, workgroup_bytes)
     except InputError as e:
         raise KernelError(e.message) from None
-    return Tiling(t.block_rows, t.block_cols)
+    return Tiling(t.block_rows, t.block_cols, t.workgroup_bytes)
 
 
 def causal_key_end(n: int, row0: int, br: int, bc: int, causal: bool) -> int:
@@ -204,11 +205,11 @@ class Runner:
 
     # ----------------------------------------------------------------- pipelines
     def pipeline(self, kernel: str, pass_index: int, d: int, tiling: Tiling, instrumented: bool):
-        key = (kernel, pass_index, d, tiling, instrumented)
-        if key in self._pipelines:
-            return self._pipelines[key]
         spec = MANIFEST["kernels"][kernel]["wgsl"][pass_index]
         file, constants = pass_variant(spec, d, tiling, self.subgroup_min)
+        key = (file, spec.get("entry_point", "main"), tuple(sorted(constants.items())), instrumented)
+        if key in self._pipelines:
+            return self._pipelines[key], spec
         src = (KERNEL_DIR / file).read_text()
         if instrumented:
             src = instrument(src)
@@ -223,9 +224,8 @@ class Runner:
         pipe = self.device.create_compute_pipeline(
             layout="auto", compute={"module": module, "entry_point": spec.get("entry_point", "main"),
                                     "constants": constants})
-        self._pipelines[key] = (pipe, spec)
-        self.last_shader = file
-        return self._pipelines[key]
+        self._pipelines[key] = pipe
+        return pipe, spec
 
     def shader(self, kernel: str, d: int) -> str:
         """The .wgsl file this device runs for the first pass of ``kernel`` at d."""
@@ -247,7 +247,7 @@ class Runner:
         Raises KernelError with the numbers when a buffer would exceed a limit.
         """
         tiling = kernel_tiling(kernel, d, workgroup_bytes)
-        wg = workgroup_bytes_needed(kernel, d)
+        wg = tiling.workgroup_bytes
         if wg > self.max_wg_bytes:
             raise KernelError(f"{kernel} at d={d} needs {wg:,} B of workgroup memory; "
                               f"this device allows {self.max_wg_bytes:,} B")
@@ -497,9 +497,3 @@ def pass_variant(spec: dict, d: int, tiling: Tiling, subgroup_min: int) -> tuple
         constants.update(alt.get("constants_by_d", {}).get(key, {}))
         return alt["file_by_d"][key], constants
     return shader_file(spec, d), override_constants(spec, d, tiling)
-
-
-def workgroup_bytes_needed(kernel: str, d: int) -> int:
-    """Workgroup memory a kernel's pipeline declares at head dimension d (bytes)."""
-    wb = MANIFEST["kernels"][kernel].get("workgroup_bytes")
-    return int(wb[str(d)]) if wb else 16384

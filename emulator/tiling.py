@@ -167,8 +167,8 @@ def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
 # ---------------------------------------------------------------------------
 # Parsing raw form values: the one place the lab's rules live.
 
-_INTEGER = re.compile(r"[+-]?[0-9][0-9,_]*", re.ASCII)
-_DECIMAL = re.compile(r"[+-]?[0-9][0-9,_]*\.[0-9]*", re.ASCII)
+_INTEGER = re.compile(r"[+-]?[0-9]+(?:[,_][0-9]+)*", re.ASCII)
+_DECIMAL = re.compile(r"[+-]?[0-9]+(?:[,_][0-9]+)*\.[0-9]*", re.ASCII)
 
 
 def _shown(raw) -> str:

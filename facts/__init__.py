@@ -10,6 +10,13 @@ pass up to Q, K, V), sentences (the inputs), build (the computations).
 """
 
 
+def stale_files(m):
+    """The committed outputs (paths) that differ from what the model ``m`` computes now."""
+    from . import build
+    return [path for path, text in build.render(m).items()
+            if not path.is_file() or path.read_text("utf-8") != text]
+
+
 def stale_reason():
     """Why facts/facts.json or facts/probe_qkv.json is stale, or None if current.
 
@@ -18,12 +25,11 @@ def stale_reason():
     without it (``make facts-model`` fetches it).
     """
     import sys
-    from . import build, model
+    from . import model
     try:
         m = model.load()
     except (model.ModelUnavailable, model.ModelMismatch) as exc:
         print(f"facts: not checked ({exc})", file=sys.stderr)
         return None
-    stale = [path.name for path, text in build.render(m).items()
-             if not path.is_file() or path.read_text("utf-8") != text]
+    stale = [path.name for path in stale_files(m)]
     return f"{', '.join(stale)} differ from a fresh computation; run `python -m facts`" if stale else None

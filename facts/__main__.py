@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import build
+from . import build, stale_files
 from . import model as model_mod
 
 
@@ -25,19 +25,15 @@ def main(argv=None) -> int:
     except (model_mod.ModelUnavailable, model_mod.ModelMismatch) as e:
         print(f"facts: {e}", file=sys.stderr)
         return 2
-    outputs = build.render(m)
     if args.check:
-        stale = []
-        for path, text in outputs.items():
-            if not path.is_file() or path.read_text("utf-8") != text:
-                stale.append(path)
+        stale = stale_files(m)
         for path in stale:
             print(f"facts: {path.relative_to(build.HERE.parent)} is stale; run `python -m facts`",
                   file=sys.stderr)
         if not stale:
             print("facts: facts.json and probe_qkv.json are current")
         return 1 if stale else 0
-    for path, text in outputs.items():
+    for path, text in build.render(m).items():
         path.write_text(text, encoding="utf-8")
         print(f"facts: wrote {path.relative_to(build.HERE.parent)} ({len(text.encode()):,} bytes)")
     return 0

@@ -101,10 +101,9 @@ def player_data(film: Mapping[str, Any]) -> dict:
     }
 
 
-def write_assets(film_ctx: Mapping[str, Any], out_dir: Path) -> list[Path]:
+def write_assets(film: Mapping[str, Any], out_dir: Path) -> list[Path]:
     """Write media/captions.vtt, media/chapters.vtt and media/film.json under
-    out_dir (UTF-8). ``film_ctx`` is build()'s result. Returns the paths."""
-    film = film_ctx
+    out_dir (UTF-8). ``film`` is build()'s result. Returns the paths."""
     media = Path(out_dir) / "media"
     media.mkdir(parents=True, exist_ok=True)
     paths = [media / "captions.vtt", media / "chapters.vtt", media / "film.json"]

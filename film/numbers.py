@@ -12,6 +12,9 @@ import math
 import struct
 from typing import Any, Mapping
 
+from emulator import traffic  # the one byte counter (emulator/traffic.py)
+from emulator.tiling import lesson_blocks
+
 BYTES_PER_FLOAT32 = 4
 MIB = 1 << 20
 
@@ -59,7 +62,6 @@ def _traffic(counts: Mapping[str, Any] | None, key: str, n: int, d: int, workgro
     when it has ``key``, else from ``emulator.traffic.count`` directly.
 
     Returns {'plain': int bytes, 'fused': int bytes, 'plain_reads': {tensor: bytes}, ...}.
-    Raises FilmError if neither source is available.
     """
     out: dict[str, Any] = {}
     entry = (counts or {}).get(key) if counts else None
@@ -70,10 +72,6 @@ def _traffic(counts: Mapping[str, Any] | None, key: str, n: int, d: int, workgro
             reads = dict(k["reads"] if isinstance(k, Mapping) else k.reads)
             writes = dict(k["writes"] if isinstance(k, Mapping) else k.writes)
         else:
-            try:
-                from emulator import traffic  # the one byte counter (emulator/traffic.py)
-            except ImportError as exc:  # pragma: no cover - depends on tree state
-                raise FilmError(f"film needs emulator.traffic for {key}: {exc}") from exc
             t = traffic.count(kernel, n, d, causal=False, workgroup_bytes=workgroup_bytes)
             total, reads, writes = t.total_bytes, dict(t.reads), dict(t.writes)
         out[kernel] = int(total)
@@ -85,10 +83,6 @@ def _traffic(counts: Mapping[str, Any] | None, key: str, n: int, d: int, workgro
 def _tiling(d: int, workgroup_bytes: int) -> tuple[int, int]:
     """(B_r, B_c) of the lesson tiling (emulator/tiling.py lesson_blocks: the
     query tile gets half of workgroup memory, K and V share the other half)."""
-    try:
-        from emulator.tiling import lesson_blocks
-    except ImportError as exc:  # pragma: no cover - depends on tree state
-        raise FilmError(f"film needs emulator.tiling: {exc}") from exc
     b_r, b_c = lesson_blocks(d, workgroup_bytes)
     return int(b_r), int(b_c)
 

@@ -3,11 +3,11 @@
 //
 // Follows FlashAttention-2 (arXiv:2307.08691), section 3.1 (Algorithm 1): the
 // outer loop is over query tiles (one workgroup each), the inner loop over key tiles;
-// l is kept unnormalised and O is divided by l once at the end. Section 3.2's
+// l is kept unnormalised and O is divided by l once at the end. Section 3.3's
 // split of work inside a block is done here by an invocation grid of TY x TX.
 //
-// Tiling: explicit per head dimension (manifest.json, kernels "fused-fast" and
-// "fused-fast-16k": block_rows = B_r, block_cols = B_c, plus TX and TY). Each of the
+// Tiling: explicit per head dimension (manifest.json: "fused-fast-16k" at d = 128 on a device
+// without subgroups of 8, B_r = 16, B_c = 8, TX = 8, TY = 16 by default). Each of the
 // TY x TX invocations owns RM = B_r / TY query rows; for S = Q K^T it owns CN = B_c / TX
 // key columns of those rows (columns tx, tx + TX, ...), and for O it owns DN = d / TX
 // columns of d. Two register micro-tiles per invocation, RM x CN scores and RM x DN
@@ -27,7 +27,8 @@
 //
 // Masking as in fused.wgsl: no -inf (NEG_BIG is finite), masked keys never enter m or
 // l, no early return before a barrier. Private arrays are sized by constants (WGSL
-// rule) at the largest micro-tile the manifest uses; after the overrides are fixed
+// rule) at the largest micro-tile the shader allows (the manifest's one use needs
+// RM = 1, CN = 1, DN = 16); after the overrides are fixed
 // every loop bound is a constant, so drivers can unroll them into registers.
 //
 // The instrumented build (tests only) uncomments every "// @instrument: " line.

@@ -1,7 +1,8 @@
 // fused_lanes.wgsl: fused attention for timing, on devices with the "subgroups" feature.
-// It stands in for fused_streams.wgsl (same manifest kernel, same tiles B_r x B_c, so the
-// same bytes) where the adapter offers subgroups; the host checks the feature and the
-// smallest subgroup size (>= TD) first, and runs fused_streams.wgsl otherwise.
+// It stands in for fused_streams.wgsl at d = 64 and fused_fast.wgsl at d = 128 (same
+// manifest kernel, same tiles B_r x B_c, so the same bytes) where the adapter offers
+// subgroups; the host checks the feature and the smallest subgroup size (>= TD) first,
+// and runs the other shader otherwise.
 //
 // Follows FlashAttention-2 (arXiv:2307.08691), section 3.1 (Algorithm 1): one workgroup per
 // query tile, an inner loop over key tiles, online softmax with the running max m and the

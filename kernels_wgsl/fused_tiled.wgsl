@@ -1,5 +1,5 @@
 // fused_tiled.wgsl: fused attention with 4 x 4 register micro-tiles held in vec4s, for
-// timing (manifest kernels "fused-fast" and, at d = 16, 32, 64, "fused-fast-16k").
+// timing (manifest kernels "fused-fast" at d = 32 and 128, "fused-fast-16k" at d = 32).
 //
 // Follows FlashAttention-2 (arXiv:2307.08691), section 3.1 (Algorithm 1): one
 // workgroup per query tile, an inner loop over key tiles, the running max m and the
@@ -11,9 +11,8 @@
 // (NCH = 1 to 4): S sums over the chunks, and for O = P V the invocation owns columns
 // 4tx..4tx+3 of each chunk. Every micro-tile is four vec4 registers (no arrays), so
 // nothing spills: one vec4 read of Q and one of K feed 16 multiply-adds, likewise P, V.
-//   fused-fast:     d = 16: B_r = 256, B_c = 16   d = 32: 128, 32   d = 64: 64, 64   d = 128: 64, 32
-//   fused-fast-16k: d = 16: B_r = 64,  B_c = 16   d = 32: 32, 32    d = 64: 32, 32
-//   (fused-fast-16k at d = 128 would need 8 chunks; it runs fused_fast.wgsl instead)
+//   fused-fast:     d = 32: B_r = 128, B_c = 32 (NCH = 1)   d = 128: B_r = 64, B_c = 32 (NCH = 4)
+//   fused-fast-16k: d = 32: B_r = 32,  B_c = 32 (NCH = 1)
 // Workgroup arrays (floats): Q tile transposed d*B_r, one chunk of K or V B_c*B_c (V is
 // loaded over K once the scores are done), P tile transposed B_c*B_r (also the row-max
 // and row-sum exchange): 4*(d*B_r + B_c*B_c + B_c*B_r) bytes.
@@ -34,7 +33,7 @@
 
 override D: u32 = 64u;    // head dimension d
 override BR: u32 = 64u;   // B_r, a multiple of 4
-override BC: u32 = 64u;   // B_c, d or d / 2
+override BC: u32 = 64u;   // B_c: d / NCH
 override TX: u32 = BC / 4u;
 override TY: u32 = BR / 4u;
 override NCH: u32 = D / BC;  // chunks of d: 1, 2, 3 or 4

@@ -183,14 +183,14 @@ def test_the_page_loader_tiles_every_kernel_as_the_emulator_does(gpu_page):
              const g = await import('./static/js/gpu.js');
              const manifest = await g.loadManifest();
              return cases.map(([k, d, m]) => {
-               try { const t = g.lessonTiling(manifest, k, d, m); return [t.blockRows, t.blockCols]; }
+               try { const t = g.lessonTiling(manifest, k, d, m); return [t.blockRows, t.blockCols, t.workgroupBytes]; }
                catch (e) { return null; }
              });
            }""", cases)
     for (kernel, d, m), js in zip(cases, got):
         try:
             t = make_tiling(kernel, 64, d, False, m)
-            expected = [t.block_rows, t.block_cols]
+            expected = [t.block_rows, t.block_cols, t.workgroup_bytes]
         except InputError:
             expected = None
         assert js == expected, (kernel, d, m)

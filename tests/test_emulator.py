@@ -93,6 +93,11 @@ def test_causal_skips_key_tiles_past_the_diagonal():
 
 # ---- tiling rules -------------------------------------------------------------
 
+@pytest.mark.parametrize("text", ["4,096", "4_096", " 4096 "])
+def test_a_separator_between_digits_is_allowed(text):
+    assert parse_request({"kernel": "fused", "n": text, "d": "16"})["n"] == 4096
+
+
 @pytest.mark.parametrize("d,br,bc", [(16, 128, 64), (32, 64, 32), (64, 32, 16), (128, 16, 8)])
 def test_lesson_tiles(d, br, bc):
     t = make_tiling("fused", 4096, d)
@@ -101,11 +106,13 @@ def test_lesson_tiles(d, br, bc):
 
 @pytest.mark.parametrize("field,params", [
     ("n", {"n": "0"}), ("n", {"n": "-5"}), ("n", {"n": "1000000000"}), ("n", {"n": "1.5"}),
-    ("n", {"n": ""}), ("n", {"n": "text"}), ("d", {"d": "17"}), ("d", {"d": "sixteen"}),
+    ("n", {"n": ""}), ("n", {"n": "text"}), ("n", {"n": "12,"}), ("n", {"n": "1,,2"}), ("n", {"n": "1_"}),
+    ("d", {"d": "17"}), ("d", {"d": "sixteen"}),
     ("workgroup_bytes", {"d": "128", "workgroup_bytes": "8192"}),
     ("workgroup_bytes", {"workgroup_bytes": "1000"}), ("kernel", {"kernel": "turbo"}),
 ])
 def test_bad_input_names_its_field(field, params):
+    # (separators only between digits: "4,096" and "4_096" are N = 4,096; "12," is not a number)
     raw = {"kernel": "fused", "n": "64", "d": "16", **params}
     with pytest.raises(InputError) as err:
         parse_request(raw)

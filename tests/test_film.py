@@ -151,10 +151,9 @@ def test_fp16_limits_come_from_the_bit_pattern_and_agree_with_facts_json(context
     assert lim["edge"] == 65520.0
     assert lim["ln_edge"] == pytest.approx(math.log(65520.0))
     assert f"{lim['ln_edge']:.2f}" == "11.09"
-    overflow = context["facts"].get("overflow", {})
-    if "fp16_max" in overflow:
-        assert overflow["fp16_max"] == lim["max"]
-        assert overflow["fp16_overflow_from"] == lim["edge"]
+    overflow = context["facts"]["overflow"]
+    assert overflow["fp16_max"] == lim["max"]
+    assert overflow["fp16_overflow_from"] == lim["edge"]
 
 
 def test_every_number_in_every_caption_is_a_computed_figure_or_an_allowed_token(film_ctx):
@@ -357,13 +356,10 @@ def test_sources_ledger_names_the_papers_and_what_each_does_not_prove(film_ctx):
 
 
 def test_model_entry_is_rendered_from_facts_json_provenance(film_ctx, context):
-    model = context["facts"].get("model", {})
+    model = context["facts"]["model"]
     entry = next(s for s in film_ctx["sources"] if s["id"] == "facts")
-    if "model" in model:
-        assert model["model"] in entry["source"]
-        assert model["model_license"] in entry["source"]
-    else:  # facts.json not written yet: the entry says less, never a typed figure
-        assert "facts.json" in entry["source"]
+    assert model["model"] in entry["source"]
+    assert model["model_license"] in entry["source"]
 
 
 def test_page_has_the_four_sections_in_order(page_html):
@@ -395,9 +391,8 @@ def test_film_script_and_ledger_share_no_eight_word_run_with_the_seeds():
 
 def test_checker_grid_keeps_facts_json_layer_numbers_starting_at_zero(film_ctx, context):
     model = film_ctx["figures"]["model"]
-    layers = context["facts"].get("check", {}).get("layers")
-    if not layers:
-        pytest.skip("facts.json has no checker layers")
+    layers = context["facts"]["check"]["layers"]
+    assert layers
     assert model["grid_layers"] == sorted(int(k) for k in layers)
     assert model["grid_layers"][0] == 0 and len(model["grid"]) == len(layers)
     assert model["lab_layer"] == context["facts"]["lab"]["layer"]

@@ -94,8 +94,6 @@ def data_numbers():
     _collect(f["figures"], values)
     _collect(f["question"], values)
     _collect([c.get("start") for c in f["cues"]], values)
-    for path in sorted((build.SITE / "content").glob("*.toml")):
-        _collect(build.load_toml(path), values)
     # Derived units of the same data: bytes in MiB, shares as percentages.
     for v in [v for v in values if isinstance(v, float)]:
         values.add(v / 2**20)

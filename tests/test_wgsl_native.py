@@ -55,9 +55,9 @@ def runner_max(runner):
 
 def _runner_for(kernel, d, runner, runner_max):
     """The default-limits device, or the max-limits one; skip if neither has the memory."""
-    from bench.wgsl_host import workgroup_bytes_needed
+    from bench.wgsl_host import kernel_tiling
 
-    need = workgroup_bytes_needed(kernel, d)
+    need = kernel_tiling(kernel, d).workgroup_bytes
     for r in (runner, runner_max):
         if need <= r.max_wg_bytes:
             return r

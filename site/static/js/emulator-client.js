@@ -58,10 +58,6 @@ export class EmulatorClient {
     });
   }
 
-  get busy() {
-    return this.pending.size > 0;
-  }
-
   /** Drop this worker (its Python failed to start); the next request starts a fresh one. */
   restart() {
     if (this.worker) this.worker.terminate();

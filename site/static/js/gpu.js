@@ -118,7 +118,8 @@ export function lessonTiling(manifest, kernel, d, workgroupBytes = 16384) {
   }
   const br = spec.tiling.block_rows[String(d)];
   const bc = spec.tiling.block_cols[String(d)];
-  return { blockRows: br, blockCols: bc, workgroupBytes: BYTES * d * (br + 2 * bc) };
+  const declared = (spec.workgroup_bytes || {})[String(d)];
+  return { blockRows: br, blockCols: bc, workgroupBytes: declared ?? BYTES * d * (br + 2 * bc) };
 }
 
 // ---------------------------------------------------------------- device
@@ -743,6 +744,30 @@ async function timeOne(s, manifest, { kernel, n, d, heads, causal, workgroupByte
   }
 }
 
+/** The limits that running every one of `kernels` at (N, d) needs (see planSizes). */
+function needsOf(manifest, { kernels, n, d, heads = 1, workgroupBytes = DEFAULTS.maxComputeWorkgroupStorageSize }) {
+  const need = { maxStorageBufferBindingSize: 0, maxBufferSize: 0, maxComputeWorkgroupStorageSize: 0 };
+  for (const k of kernels) {
+    const p = planSizes(manifest, k, n, d, heads, false, workgroupBytes);
+    for (const key of Object.keys(need)) need[key] = Math.max(need[key], p[key]);
+  }
+  return need;
+}
+
+/**
+ * Open (or keep) a device with the limits all of `kernels` need at (N, d), so that
+ * later runAttention and timeKernels calls at that size or smaller share it and its
+ * compiled pipelines. Throws GpuError.
+ */
+export async function openDevice({ kernels, n, d, heads = 1, workgroupBytes = 16384 }) {
+  try {
+    const manifest = await loadManifest();
+    await getDevice(needsOf(manifest, { kernels, n, d, heads, workgroupBytes }));
+  } catch (err) {
+    throw asGpuError(err);
+  }
+}
+
 /**
  * Time plain and fused at (N, d) on random float32 inputs; one head by default.
  * Returns {kernels: {name: {medianMs, samples, sampleMs, reps, method,
@@ -756,7 +781,6 @@ export async function timeKernels({
   heads = 1,
   kernels = ["plain", "fused"],
   workgroupBytes = 16384,
-  requiredLimits = null,
   minSampleMs = 10,
   minSamples = 5,
   maxSubmitMs = 1000,
@@ -764,15 +788,7 @@ export async function timeKernels({
 } = {}) {
   try {
     const manifest = await loadManifest();
-    const need = { maxStorageBufferBindingSize: 0, maxBufferSize: 0, maxComputeWorkgroupStorageSize: 0 };
-    for (const k of kernels) {
-      const p = planSizes(manifest, k, n, d, heads, false, workgroupBytes);
-      for (const key of Object.keys(need)) need[key] = Math.max(need[key], p[key]);
-    }
-    if (requiredLimits) {
-      for (const key of Object.keys(need)) need[key] = Math.max(need[key], requiredLimits[key] || 0);
-    }
-    const s = await getDevice(need);
+    const s = await getDevice(needsOf(manifest, { kernels, n, d, heads, workgroupBytes }));
     const out = {};
     const flop = 4 * n * n * d * heads * (causal ? 0.5 : 1);
     for (const kernel of kernels) {
@@ -783,7 +799,6 @@ export async function timeKernels({
     const method = s.timestamps ? "timestamp" : "wall";
     return {
       kernels: out,
-      ...out,
       method,
       note: s.timestamps ? TIMESTAMP_NOTE : WALL_NOTE,
       flopConvention: "4·N²·d FLOP per head (QKᵀ and PV, 2 FLOP per multiply-add); causal counts half.",

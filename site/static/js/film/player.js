@@ -227,6 +227,9 @@ function setup(root) {
   async function seek(target) {
     await load();
     let t = Math.min(runtime, Math.max(0, target));
+    // the slider's steps (0.1 s) leave its far right, and End, a fraction short of the
+    // runtime: within one step of the end is the end
+    if (runtime - t < Number(ui.seek.step || 0)) t = runtime;
     if (!st.answered && t >= stop) {
       // seeking over the question stops at it; the target is remembered
       st.pending = t > stop + 0.05 ? t : null;
@@ -275,10 +278,8 @@ function setup(root) {
     st.pending = null;
     // go on where the learner was heading, or straight to the answer's caption
     // (no dead time on the question's caption once it is answered)
-    // (a target in the film's last second, from End or the slider's far right, which
-    // its 0.1 s steps leave a fraction short of the runtime, would only show "the film
-    // has ended": go on from the answer instead)
-    if (target !== null && target < runtime - 1) setTime(target);
+    // (a target at the end would only show "the film has ended": go on from the answer)
+    if (target !== null && target < runtime) setTime(target);
     else if (st.t < st.film.question.resume_s) setTime(st.film.question.resume_s);
     say(message);
     ui.play.focus();
