@@ -140,6 +140,11 @@ def test_every_internal_link_anchor_asset_and_track_in_dist_resolves(built_site)
             checked += 1
             if not target.is_file():
                 broken.append(f"{page.name}: <{tag} {attr}={value!r}> → missing {target}")
+            elif anchor and "=" in anchor:
+                # a lab state in the fragment (the module page links into the lab): keys the lab reads
+                state = dict(part.split("=", 1) for part in anchor.split("&"))
+                if set(state) != {"kernel", "n", "d", "causal", "M"} or state["kernel"] not in build.MANIFEST["kernels"]:
+                    broken.append(f"{page.name}: <{tag} {attr}={value!r}> → not a lab state")
             elif anchor and target.suffix == ".html" and anchor not in _parse(target).ids:
                 broken.append(f"{page.name}: <{tag} {attr}={value!r}> → no id {anchor!r}")
         for src in c.tracks:
