@@ -19,7 +19,7 @@ let restoring = false; // set while progress is loaded into the editors (not a l
 const runner = new ExerciseRunner({
   seconds,
   onBoot: (stage) => {
-    if (activeSection && stage === "python") activeSection.querySelector(".step-status").textContent = msg.msgBooting;
+    if (activeSection && runner.busy && stage === "python") activeSection.querySelector(".step-status").textContent = msg.msgBooting;
   },
 });
 
