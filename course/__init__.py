@@ -47,7 +47,7 @@ def load_exercise(slug: str) -> dict:
     return ex
 
 
-def io_chart(n: int = 4096, d: int = 32, width: int = 640, height: int = 360) -> dict:
+def io_chart(n: int = 4096, d: int = 32, width: int = 560, height: int = 340) -> dict:
     """Log-log chart data: fused and plain bytes against M at fixed N and d,
     beside the line 64·N²d²/M (Theorem 2's Θ(N²d²/M) with the constant our
     tiling gives: K and V, 2·N·d numbers of 4 bytes, read N/B_r = 8·N·d/M times)."""
@@ -55,7 +55,7 @@ def io_chart(n: int = 4096, d: int = 32, width: int = 640, height: int = 360) ->
     fused = [traffic.count("fused", n, d, False, m).total_bytes for m in ms]
     plain = [traffic.count("plain", n, d, False, m).total_bytes for m in ms]
     theory = [64 * n * n * d * d / m for m in ms]
-    pad_l, pad_r, pad_t, pad_b = 92, 150, 20, 52
+    pad_l, pad_r, pad_t, pad_b = 84, 56, 20, 52
     x0, x1 = math.log2(ms[0]), math.log2(ms[-1])
     lo = 2 ** math.floor(math.log2(min(fused + theory)))
     hi = 2 ** math.ceil(math.log2(max(plain)))
@@ -78,8 +78,8 @@ def io_chart(n: int = 4096, d: int = 32, width: int = 640, height: int = 360) ->
         "fused_path": path(fused), "plain_path": path(plain), "theory_path": path(theory),
         "xticks": [{"m": m, "x": x(m)} for m in ms],
         "yticks": [{"v": v, "y": y(v), "mib": v / 2**20} for v in yticks],
-        "label": {"fused": (x(ms[-1]) + 8, y(fused[-1])), "plain": (x(ms[-1]) + 8, y(plain[-1])),
-                  "theory": (x(ms[-1]) + 8, y(theory[-1]) + 14)},
+        "label": {"fused": (x(ms[-1]) - 4, y(fused[-1]) - 10), "plain": (x(ms[-1]) - 4, y(plain[-1]) - 10),
+                  "theory": (pad_l + 8, height - pad_b - 10)},
         "axis": {"left": pad_l, "right": width - pad_r, "top": pad_t, "bottom": height - pad_b},
     }
 

@@ -94,8 +94,8 @@ def test_predict_a_wrong_guess_fails_and_a_close_one_passes_then_the_reasoning_s
     page.fill("#predict-fused", "524288")
     check(page, "predict")
     expect(section.locator(".step-status")).to_have_text("0 of 2 tests pass.")
-    expect(section.locator(".result.fail").first).to_contain_text("N = 1,024, d = 32, M = 16,384 B")
-    expect(section.locator(".result.fail").first).to_contain_text("too low")
+    expect(section.locator(".test-result.fail").first).to_contain_text("N = 1,024, d = 32, M = 16,384 B")
+    expect(section.locator(".test-result.fail").first).to_contain_text("too low")
     expect(section.locator(".solution")).to_be_hidden()
     page.fill("#predict-plain", "21,000,000")   # within 10% of the emulator's 21,233,664
     page.fill("#predict-fused", "4,500,000")    # within 10% of 4,456,448
@@ -115,7 +115,7 @@ def test_a_typical_wrong_answer_shows_the_failing_test_with_its_input(exercise, 
     expect(section.locator(".step-status")).to_have_text(re.compile(r"^\d+ of \d+ tests pass\.$"))
     report = __import__("exercises.runner", fromlist=["check"]).check(SLUG, step, source)
     first = next(r for r in report["results"] if not r["ok"])
-    failing = section.locator(".result.fail").first
+    failing = section.locator(".test-result.fail").first
     expect(failing.locator(".result-message")).to_have_text(first["message"])
     expect(failing.locator(".result-values")).to_contain_text(first["input"])
     if step == "scratch":
@@ -357,7 +357,7 @@ def test_axe_finds_no_violations(path, scheme, browser, server_url, artifacts):
             expect(page.locator("#step-scratch .cm-editor")).to_be_visible()
             type_code(page, "scratch", _wrong("scratch", "no_max_subtraction.py"))
             check(page, "scratch")
-            expect(page.locator("#step-scratch .result.fail").first).to_be_visible(timeout=LONG)
+            expect(page.locator("#step-scratch .test-result.fail").first).to_be_visible(timeout=LONG)
             page.locator("#step-scratch .hint-button").click()
             page.locator("#step-probe .show-answer").click()
         page.add_script_tag(path=str(AXE))

@@ -70,12 +70,12 @@ function renderReport(section, report) {
   const list = box.querySelector(".results-list");
   list.replaceChildren();
   if (report.error) {
-    const li = el("li", "result fail");
+    const li = el("li", "test-result fail");
     li.append(el("p", "result-title", msg.msgDidNotLoad), el("pre", "traceback", report.error));
     list.append(li);
   }
   for (const r of report.results) {
-    const li = el("li", `result ${r.ok ? "pass" : "fail"}`);
+    const li = el("li", `test-result ${r.ok ? "pass" : "fail"}`);
     const title = el("p", "result-title");
     title.append(el("span", "result-mark", r.ok ? msg.msgTestPass : msg.msgTestFail), " ", r.title);
     li.append(title);
