@@ -47,6 +47,7 @@ function showState(section) {
   const ladder = document.querySelector(`.ladder-state[data-step="${key}"]`);
   if (ladder) ladder.textContent = record.passed ? `(${msg.msgPassed})` : "";
   if (record.passed || (record.fails || 0) >= OFFER_AFTER_FAILS) section.querySelector(".solution").hidden = false;
+  section.querySelector(".next-step").hidden = !record.passed;
   const hints = [...section.querySelectorAll(".hint-item")];
   hints.forEach((h, i) => { h.hidden = i >= (record.hints || 0); });
   const button = section.querySelector(".hint-button");

@@ -17,9 +17,9 @@ def _judge(mod, name, kernel):
     raw = need(mod, name)
     with given(SETTING):
         try:
-            guess = raw if isinstance(raw, int) and not isinstance(raw, bool) else parse_int(name, str(raw), name)
+            guess = parse_int(name, raw, f"Your {kernel} figure")
         except InputError as exc:
-            raise Failure(f"{name}: {exc.message}", input=SETTING, expected="a whole number of bytes", got=fmt(raw))
+            raise Failure(exc.message, input=SETTING, expected="a whole number of bytes", got=fmt(raw))
         actual = traffic.count(kernel, N, D, False, M).total_bytes
         if guess <= 0 or abs(guess - actual) > TOL * actual:
             how = "too high" if guess > actual else "too low"
