@@ -369,3 +369,16 @@ def test_axe_finds_no_violations(path, scheme, browser, server_url, artifacts):
         assert violations == [], json.dumps(violations, indent=1)
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("path", ["module/index.html", EXERCISE])
+def test_the_page_fits_the_screen_without_sideways_scrolling(path, width, browser, server_url, artifacts):
+    ctx, page = open_page(browser, server_url + path, viewport=(width, 900))
+    try:
+        if path == EXERCISE:
+            expect(page.locator("#step-scratch .cm-editor")).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.screenshot(path=str(artifacts / f"module-{path.replace('/', '_')}-{width}.png"), full_page=True)
+    finally:
+        ctx.close()
