@@ -27,7 +27,7 @@ from . import check as _check
 from . import traffic as _traffic
 from .inputs import random_qkv
 from .tiling import (BYTES, CHECK_MAX_N, COUNT_MAX_N, InputError, LESSON_KERNELS,
-                     MANIFEST, parse_request)
+                     MANIFEST, parse_int, parse_request)
 
 MODEL_QKV_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                               "facts", "probe_qkv.json")
@@ -94,10 +94,7 @@ def _check_op(p: dict, raw: dict) -> dict:
     if raw.get("input", "random") == "model":
         data = _load_model_qkv(raw.get("model_path"))
         heads = data["heads"]
-        try:
-            h = int(raw.get("head", 0))
-        except (TypeError, ValueError):
-            raise InputError("input", "Choose a head by number.") from None
+        h = parse_int("input", raw.get("head", 0), "The model's head")
         if not 0 <= h < len(heads):
             raise InputError("input", f"The model has heads 0 to {len(heads) - 1}; head {h} does not exist.")
         head = heads[h]

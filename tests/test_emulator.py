@@ -260,3 +260,21 @@ def test_the_models_sentence_brings_its_own_n():
     reply = api.handle({"op": "check", "params": {"kernel": "fused", "n": "100", "d": "32", "input": "model"}})
     assert not reply["ok"] and reply["errors"][0]["field"] == "n"
     assert "69" in reply["errors"][0]["message"]
+
+
+# ---- one parser for every integer and every yes/no field -------------------------
+
+@pytest.mark.parametrize("head", ["٣", "３", "3.0", "three", ""])
+def test_the_models_head_takes_only_ascii_digits(head):
+    """Like N, the head is a whole number in the digits 0-9 (Arabic-Indic ٣ is not 3)."""
+    reply = api.handle({"op": "check", "params": {"kernel": "fused", "n": "69", "d": "32",
+                                                   "input": "model", "head": head}})
+    assert not reply["ok"]
+    assert reply["errors"][0]["field"] == "input"
+    assert "whole number" in reply["errors"][0]["message"]
+
+
+def test_cli_refuses_a_head_in_other_digits():
+    out = run_cli("check", "--kernel", "fused", "--input", "model", "--head", "٣")
+    assert out.returncode == 2
+    assert "digits 0–9" in out.stderr and len(out.stderr.strip().splitlines()) == 1
