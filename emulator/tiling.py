@@ -200,6 +200,35 @@ def parse_int(field: str, raw, label: str) -> int:
     raise InputError(field, f"{label} must be a whole number written with the digits 0–9; “{_shown(raw)}” is not.")
 
 
+TRUE_WORDS = tuple(LESSON["true_words"])
+FALSE_WORDS = tuple(LESSON["false_words"])
+
+
+def parse_bool(field: str, raw, label: str) -> bool:
+    """Parse a yes/no form value: True, False, None (absent: False), the integers
+    1 and 0, or a word of the manifest's lesson ``true_words`` / ``false_words``
+    (true, yes, on, 1 / false, no, off, 0), trimmed and in any case.
+
+    Raises InputError naming ``field`` for anything else, so a link with
+    ``causal=maybe`` gets a message instead of a silent "not causal".
+    """
+    if raw is None or isinstance(raw, bool):
+        return bool(raw)
+    if isinstance(raw, int) and raw in (0, 1):
+        return bool(raw)
+    text = str(raw).strip().casefold() if isinstance(raw, str) else None
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise InputError(field, f"{label} takes {_either(TRUE_WORDS)} to turn it on and "
+                            f"{_either(FALSE_WORDS)} to turn it off; “{_shown(raw)}” is neither.")
+
+
+def _either(words) -> str:
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
+
+
 def parse_request(params: dict, purpose: str = "count") -> dict:
     """Validate raw lab inputs; return clean ones or raise InputError.
 
@@ -253,10 +282,11 @@ def parse_request(params: dict, purpose: str = "count") -> dict:
     except InputError as e:
         errors.append(e)
 
-    causal = params.get("causal", False)
-    if isinstance(causal, str):
-        causal = causal.strip().lower() in ("1", "true", "yes", "on")
-    out["causal"] = bool(causal)
+    try:
+        out["causal"] = parse_bool("causal", params.get("causal", False), "Causal")
+    except InputError as e:
+        errors.append(e)
+        out["causal"] = False
 
     try:
         out["seed"] = parse_int("seed", params.get("seed", 0), "Seed")

@@ -278,3 +278,27 @@ def test_cli_refuses_a_head_in_other_digits():
     out = run_cli("check", "--kernel", "fused", "--input", "model", "--head", "٣")
     assert out.returncode == 2
     assert "digits 0–9" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ("true", True), (" YES ", True), ("On", True), ("1", True), (True, True), (1, True),
+    ("false", False), ("No", False), (" off", False), ("0", False), (False, False), (0, False),
+    (None, False),
+])
+def test_causal_reads_the_manifests_words(raw, expected):
+    assert parse_request({"kernel": "fused", "n": "64", "d": "16", "causal": raw})["causal"] is expected
+
+
+@pytest.mark.parametrize("raw", ["maybe", "", "2", "tru", "٣", "y", 2, 1.5])
+def test_causal_refuses_what_it_cannot_read(raw):
+    with pytest.raises(InputError) as err:
+        parse_request({"kernel": "fused", "n": "64", "d": "16", "causal": raw})
+    assert err.value.field == "causal"
+    assert "true, yes, on or 1" in err.value.message and "false, no, off or 0" in err.value.message
+
+
+def test_causal_words_are_one_list_in_the_manifest():
+    from emulator.tiling import FALSE_WORDS, MANIFEST, TRUE_WORDS
+
+    assert list(TRUE_WORDS) == MANIFEST["lesson"]["true_words"] == ["true", "yes", "on", "1"]
+    assert list(FALSE_WORDS) == MANIFEST["lesson"]["false_words"] == ["false", "no", "off", "0"]
