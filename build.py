@@ -112,12 +112,15 @@ def sri(path: Path) -> str:
 
 
 def python_bundle(out: Path) -> None:
-    """Write py/bundle.json: the emulator's own source files and the kernel
-    manifest, which the Pyodide worker writes into its file system."""
+    """Write py/bundle.json: the emulator's own source files, the kernel
+    manifest and the WGSL sources (emulator/shaders.py sizes each pass from
+    them), which the Pyodide worker writes into its file system."""
     files = {}
     for path in sorted((ROOT / "emulator").glob("*.py")):
         files[f"emulator/{path.name}"] = path.read_text(encoding="utf-8")
     files["kernels_wgsl/manifest.json"] = (ROOT / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8")
+    for path in sorted((ROOT / "kernels_wgsl").glob("*.wgsl")):  # gpu_plan reads each pass's limits
+        files[f"kernels_wgsl/{path.name}"] = path.read_text(encoding="utf-8")
     target = out / "py" / "bundle.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps({"files": files}, sort_keys=True), encoding="utf-8")

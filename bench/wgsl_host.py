@@ -27,13 +27,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 from emulator.tiling import MANIFEST  # noqa: E402  (one manifest for the host and the emulator)
 
-# WebGPU default limits (WebGPU spec, section "Limits"): what a page gets without asking.
-BROWSER_DEFAULT_LIMITS = {
-    "max-compute-workgroup-storage-size": 16384,
-    "max-compute-invocations-per-workgroup": 256,
-    "max-storage-buffer-binding-size": 134217728,
-    "max-buffer-size": 268435456,
-}
+from emulator.shaders import DEFAULT_LIMITS  # noqa: E402
+
+# WebGPU's default limits (manifest "webgpu_default_limits", WebGPU §3.6.2): what a page
+# gets without asking, under wgpu-py's names (maxBufferSize -> "max-buffer-size").
+BROWSER_DEFAULT_LIMITS = {re.sub(r"([A-Z])", r"-\1", name).lower(): value
+                          for name, value in DEFAULT_LIMITS.items()}
 
 TENSORS = ("Q", "K", "V", "S", "P", "O")
 
