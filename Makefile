@@ -57,4 +57,4 @@ test: setup facts-model
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 bench: setup
-	$(PY) bench/bench_lab.py
+	$(PY) -m bench.bench_lab

@@ -32,7 +32,6 @@ SITE = ROOT / "site"
 NODE = ROOT / "node_modules"
 DEFAULT_OUT = ROOT / "dist"
 
-sys.path.insert(0, str(ROOT))
 from emulator import traffic  # noqa: E402
 from emulator.tiling import MANIFEST, HEAD_DIMS, COUNT_MAX_N, CHECK_MAX_N, M_MIN, M_MAX  # noqa: E402
 
