@@ -33,7 +33,7 @@ NODE = ROOT / "node_modules"
 DEFAULT_OUT = ROOT / "dist"
 
 from emulator import traffic  # noqa: E402
-from emulator.tiling import MANIFEST, HEAD_DIMS, COUNT_MAX_N, CHECK_MAX_N, M_MIN, M_MAX  # noqa: E402
+from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, M_MAX, M_MIN, MANIFEST  # noqa: E402
 
 # Only the Pyodide files the page needs (core runtime, stdlib, lock file).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",

@@ -8,7 +8,6 @@ measurements, not tests: nothing here fails on a slow machine.
 """
 from __future__ import annotations
 
-import os
 import platform
 import statistics
 import subprocess

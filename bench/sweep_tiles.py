@@ -110,7 +110,8 @@ def main(argv=None) -> None:
             elif not fits(a.kernel, a.d, br, bc, tx):
                 continue
             patch(a.kernel, a.d, br, bc, tx, extra, a.file)
-            tag = f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''}{f' R={r}' if r else ''}{f' SWZ={swz}' if swz is not None else ''}"
+            tag = (f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''}{f' R={r}' if r else ''}"
+                   f"{f' SWZ={swz}' if swz is not None else ''}")
             Q, K, V = (rng.standard_normal((1, 300, a.d)).astype(np.float32) for _ in range(3))
             try:
                 O, _ = runner.run(a.kernel, Q, K, V, True)

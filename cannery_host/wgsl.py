@@ -21,8 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emulator.shaders import (DEFAULT_LIMITS, instrument, override_constants, pass_variant,
-                              shader_file)
+from emulator.shaders import DEFAULT_LIMITS, instrument, override_constants, pass_variant, shader_file
 from emulator.tiling import MANIFEST  # one manifest for the host and the emulator
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
@@ -295,7 +294,6 @@ class Runner:
         return out
 
     def _make_buffers(self, kernel, n, d, heads, causal, plan, Q=None, K=None, V=None, instrumented=False):
-        wgpu = self.wgpu
         rng = np.random.default_rng(0)
         shape = (heads, n, d)
         bufs = {}

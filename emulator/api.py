@@ -27,8 +27,17 @@ from . import check as _check
 from . import shaders as _shaders
 from . import traffic as _traffic
 from .inputs import random_qkv
-from .tiling import (CHECK_MAX_N, COUNT_MAX_N, LESSON_KERNELS, M_MIN, MANIFEST, InputError,
-                     make_tiling, parse_int, parse_request)
+from .tiling import (
+    CHECK_MAX_N,
+    COUNT_MAX_N,
+    LESSON_KERNELS,
+    M_MIN,
+    MANIFEST,
+    InputError,
+    make_tiling,
+    parse_int,
+    parse_request,
+)
 
 MODEL_QKV_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                               "facts", "probe_qkv.json")

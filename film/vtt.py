@@ -8,7 +8,7 @@ that the format cannot carry (a blank line, '-->', NUL) is refused by
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .numbers import FilmError
 from .script import format_timestamp
@@ -69,6 +69,7 @@ def check_roundtrip(text: str, cues: list[Mapping]) -> None:
     has the same cues, times and text. Raises FilmError on any difference."""
     try:
         import io
+
         import webvtt  # webvtt-py, in the [test] extra
     except ImportError:
         return
@@ -78,7 +79,7 @@ def check_roundtrip(text: str, cues: list[Mapping]) -> None:
         raise FilmError(f"captions.vtt does not parse: {exc}") from exc
     if len(parsed) != len(cues):
         raise FilmError(f"captions.vtt has {len(parsed)} cues, script has {len(cues)}")
-    for p, c in zip(parsed, cues):
+    for p, c in zip(parsed, cues, strict=True):
         if abs(_secs(p.start) - c["start_s"]) > 0.0015 or abs(_secs(p.end) - c["end_s"]) > 0.0015:
             raise FilmError(f"cue {c['id']!r}: times changed in captions.vtt")
         if " ".join(p.text.split()) != escape(c["text"]) and " ".join(p.text.split()) != c["text"]:

@@ -9,12 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from emulator import api, attention as att
+from emulator import api
+from emulator import attention as att
 from emulator.check import check, check_arrays, rows_to_check
 from emulator.inputs import random_qkv
-from emulator.tiling import HEAD_DIMS, InputError, M_MAX, M_MIN, make_tiling, parse_request
+from emulator.tiling import HEAD_DIMS, M_MAX, M_MIN, InputError, make_tiling, parse_request
 from emulator.traffic import closed_form, count, walk
 
 ROOT = Path(__file__).resolve().parent.parent

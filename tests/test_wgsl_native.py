@@ -136,8 +136,8 @@ def test_instrumented_build_differs_only_in_uncommented_lines():
     for path in sorted(KERNEL_DIR.glob("*.wgsl")):
         src = path.read_text()
         out = instrument(src)
-        changed = [(a, b) for a, b in zip(src.splitlines(), out.splitlines()) if a != b]
         assert len(src.splitlines()) == len(out.splitlines())
+        changed = [(a, b) for a, b in zip(src.splitlines(), out.splitlines(), strict=True) if a != b]
         assert changed, f"{path.name} has no instrument lines"
         for a, b in changed:
             assert a.strip() == marker + b.strip()
