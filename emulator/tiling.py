@@ -44,7 +44,10 @@ LESSON = MANIFEST["lesson"]
 BYTES = int(MANIFEST["bytes_per_element"])  # float32: 4 bytes per element
 HEAD_DIMS = tuple(int(x) for x in MANIFEST["head_dims"])
 KERNELS = tuple(MANIFEST["kernels"].keys())
-LESSON_KERNELS = ("plain", "fused", "fused-no-rescale")
+# The kernels the lesson's Count and Check show, in manifest order ("lesson": true).
+LESSON_KERNELS = tuple(k for k, e in MANIFEST["kernels"].items() if e.get("lesson"))
+# Every tensor name a kernel may declare, in display order (manifest "tensors").
+TENSOR_ORDER = tuple(MANIFEST["tensors"]["order"])
 M_DEFAULT = int(LESSON["workgroup_bytes_default"])
 M_MIN = int(LESSON["workgroup_bytes_min"])
 M_MAX = int(LESSON["workgroup_bytes_max"])
@@ -52,7 +55,6 @@ MIN_KEY_TILE = int(LESSON["min_key_tile_rows"])
 COUNT_MAX_N = int(LESSON["count_max_n"])
 CHECK_MAX_N = int(LESSON["check_max_n"])
 CHECK_ALL_ROWS_MAX_N = int(LESSON["check_all_rows_max_n"])
-CHECK_SUBSET_ROWS = int(LESSON["check_subset_rows"])
 
 
 class InputError(ValueError):
@@ -99,6 +101,23 @@ class Tiling:
         """Rows [start, stop) of query tile i (the last one may be ragged)."""
         start = i * self.block_rows
         return start, min(self.n, start + self.block_rows)
+
+    def key_tile_rows(self, j: int) -> tuple[int, int]:
+        """Rows [start, stop) of key tile j (the last one may be ragged)."""
+        start = j * self.block_cols
+        return start, min(self.n, start + self.block_cols)
+
+    def queries_visiting(self, key_start: int) -> int:
+        """Query rows whose tiles visit the key tile starting at ``key_start``.
+
+        The transpose of :meth:`keys_visited`: full attention, all N rows;
+        causal, the rows of every query tile whose last row reaches the key
+        tile, i.e. rows [⌊key_start/B_r⌋·B_r, N). A backward pass that walks
+        key tiles (FlashAttention-2 Algorithm 2) streams exactly these.
+        """
+        if not self.causal:
+            return self.n
+        return self.n - (key_start // self.block_rows) * self.block_rows
 
     def keys_visited(self, stop_row: int) -> int:
         """Keys a query tile ending at row ``stop_row`` (exclusive) streams past.
