@@ -385,14 +385,18 @@ def test_the_models_sentence_brings_its_own_n():
 
 # ---- one parser for every integer and every yes/no field -------------------------
 
-@pytest.mark.parametrize("head", ["٣", "３", "3.0", "three", ""])
-def test_the_models_head_takes_only_ascii_digits(head):
-    """Like N, the head is a whole number in the digits 0-9 (Arabic-Indic ٣ is not 3)."""
+@pytest.mark.parametrize("head,says", [
+    ("٣", "takes the digits 0–9 only"), ("３", "takes the digits 0–9 only"),
+    ("three", "written with the digits 0–9"), ("", "is empty"),
+])
+def test_the_models_head_takes_only_ascii_digits(head, says):
+    """Like N, the head goes through parse_int: digits 0-9 only (Arabic-Indic ٣ is not 3)."""
     reply = api.handle({"op": "check", "params": {"kernel": "fused", "n": "69", "d": "32",
                                                    "input": "model", "head": head}})
     assert not reply["ok"]
     assert reply["errors"][0]["field"] == "input"
-    assert "whole number" in reply["errors"][0]["message"]
+    assert reply["errors"][0]["message"].startswith("The model's head ")
+    assert says in reply["errors"][0]["message"]
 
 
 def test_cli_refuses_a_head_in_other_digits():
