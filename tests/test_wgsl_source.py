@@ -34,7 +34,7 @@ COUNTERS = "counters"
 def wgsl_files() -> list[Path]:
     out = []
     for folder, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]  # hidden: scratch copies
         out.extend(Path(folder) / f for f in files if f.endswith(".wgsl"))
     return sorted(out)
 
