@@ -1,0 +1,247 @@
+"""The backward pass (issue 15, emulator part): exact gradients, float32
+mirrors within their bound, the broken kernel caught, and byte counts."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from emulator import backward as bw
+from emulator.inputs import random_qkv
+
+# ---- the float64 reference ----------------------------------------------------
+
+
+def _loss(q, k, v, do, causal, mask):
+    """Σ O∘dO: its gradient with respect to Q, K, V is (dQ, dK, dV) for upstream dO."""
+    o, _ = bw.forward64(q, k, v, causal, mask)
+    return math.fsum(a * b for orow, drow in zip(o, do) for a, b in zip(orow, drow))
+
+
+def _finite_difference(q, k, v, do, causal, mask, h=1e-6):
+    """Central differences of :func:`_loss` for every entry of Q, K and V."""
+    grads = {}
+    for name, which in (("dQ", 0), ("dK", 1), ("dV", 2)):
+        rows = []
+        for i in range(len(q)):
+            row = []
+            for c in range(len(q[0])):
+                args = [[r[:] for r in m] for m in (q, k, v)]
+                args[which][i][c] += h
+                up = _loss(*args, do, causal, mask)
+                args[which][i][c] -= 2 * h
+                down = _loss(*args, do, causal, mask)
+                row.append((up - down) / (2 * h))
+            rows.append(row)
+        grads[name] = rows
+    return grads
+
+
+FD_CASES = [
+    (4, 3, False, None),
+    (5, 2, True, None),
+    # row 1 sees no key, key 3 is seen by no row: both get exactly zero gradients
+    (5, 3, True, [[j != 3 and i != 1 for j in range(5)] for i in range(5)]),
+]
+
+
+@pytest.mark.parametrize("n,d,causal,mask", FD_CASES,
+                         ids=[f"{n=}-{d=}-{causal=}-mask={m is not None}" for n, d, causal, m in FD_CASES])
+def test_reference_gradients_match_finite_differences(n, d, causal, mask):
+    q, k, v = random_qkv(n, d, seed=7)
+    do = bw.random_do(n, d, seed=7)
+    ref = bw.reference(q, k, v, do, causal, mask)
+    fd = _finite_difference(q, k, v, do, causal, mask)
+    for name in ("dQ", "dK", "dV"):
+        for got_row, want_row in zip(ref[name], fd[name]):
+            for got, want in zip(got_row, want_row):
+                # central differences with h = 1e-6: truncation ~h², cancellation ~1e-16/h
+                assert abs(got - want) <= 1e-7, (name, got, want)
+    if mask is not None:
+        assert ref["dQ"][1] == [0.0] * d and ref["L"][1] == -math.inf
+        assert ref["dK"][3] == [0.0] * d and ref["dV"][3] == [0.0] * d
+    # the gradients are not all zero: the test would otherwise prove nothing
+    assert max(abs(x) for row in ref["dQ"] for x in row) > 1e-3
+
+
+def test_identity_residual_is_rounding_only():
+    """rowsum(dO∘O) = rowsum(dP∘P): in float64, the two sums of ≤ 32 terms of size
+    ≤ 1 differ by rounding only, so we allow 1e-13 (about 450 units of 2⁻⁵³)."""
+    q, k, v = random_qkv(65, 32, seed=3)
+    do = bw.random_do(65, 32, seed=3)
+    ref = bw.reference(q, k, v, do, causal=True)
+    assert ref["identity_residual"] <= 1e-13
+    assert ref["identity_residual"] == max(abs(a - b) for a, b in zip(ref["D"], ref["D_softmax"]))
+    # D itself is far from zero, so the residual is a real cancellation
+    assert max(abs(x) for x in ref["D"]) > 0.1
+
+
+def test_reference_gradient_of_v_is_p_transposed_do():
+    # N = 2, d = 1, full attention, written out by hand
+    q, k, v, do = [[1.0], [0.0]], [[0.0], [2.0]], [[3.0], [5.0]], [[1.0], [-1.0]]
+    e = math.exp(2.0)
+    p0 = [1 / (1 + e), e / (1 + e)]  # row 0: scores 0 and 2
+    p1 = [0.5, 0.5]                  # row 1: scores 0 and 0
+    ref = bw.reference(q, k, v, do)
+    assert ref["dV"][0][0] == pytest.approx(p0[0] * 1 - p1[0], abs=1e-15)
+    assert ref["dV"][1][0] == pytest.approx(p0[1] * 1 - p1[1], abs=1e-15)
+    # dS row 0: P ∘ (dP − D), dP = dO·v = (3, 5), D = p0·dP
+    dd = p0[0] * 3 + p0[1] * 5
+    ds0 = [p0[0] * (3 - dd), p0[1] * (5 - dd)]
+    assert ref["dQ"][0][0] == pytest.approx(ds0[0] * 0 + ds0[1] * 2, abs=1e-15)
+
+
+# ---- float32 mirrors against the bound ----------------------------------------
+
+MIRROR_CASES = [  # (n, d, causal, workgroup bytes): ragged N, several tiles, d = 16 to 128
+    (1, 16, False, 16384),
+    (65, 32, True, 4096),
+    (77, 16, True, 4096),
+    (100, 16, False, 4096),
+    (33, 128, True, 16384),
+    (40, 64, False, 16384),
+]
+
+
+@pytest.mark.parametrize("kernel", ["plain", "fused"])
+@pytest.mark.parametrize("n,d,causal,m", MIRROR_CASES,
+                         ids=[f"{n=}-{d=}-{causal=}-{m=}" for n, d, causal, m in MIRROR_CASES])
+def test_mirror_within_bound(kernel, n, d, causal, m):
+    r = bw.check(kernel, n, d, causal, seed=1, workgroup_bytes=m)
+    assert r["passed"], r["tensors"]
+    for name, t in r["tensors"].items():
+        assert t["nan_entries"] == 0
+        assert t["worst_ratio"] <= 1.0 and t["max_abs_error"] <= t["max_bound"]
+    if n > 1:
+        # float32 really rounded: some error, of float32 size
+        assert 0.0 < r["tensors"]["dV"]["max_abs_error"] < 1e-5
+    assert r["identity_residual"] <= 1e-13
+
+
+def test_rows_with_no_keys_give_zero_gradients():
+    n, d = 20, 16
+    q, k, v = random_qkv(n, d, seed=3)
+    do = bw.random_do(n, d, seed=3)
+    mask = [[not (i in (0, 5) or j == 7) for j in range(n)] for i in range(n)]
+    o, lse = bw.forward32(q, k, v, True, mask, 4)
+    assert lse[0] == lse[5] == -math.inf
+    for mirror in (bw.fused, bw.plain):
+        dq, dk, dv, _ = mirror(q, k, v, o, lse, do, True, mask, block_rows=8, block_cols=4)
+        assert dq[0] == dq[5] == [0.0] * d
+        assert dk[7] == dv[7] == [0.0] * d
+        assert all(x == x for row in dq + dk + dv for x in row)  # no NaN
+    for kernel in ("plain", "fused"):
+        r = bw.check_arrays(kernel, q, k, v, do, True, mask, block_rows=8, block_cols=4)
+        assert r["passed"], r["tensors"]
+
+
+def test_broken_backward_is_caught():
+    r = bw.check("fused-no-D", 77, 16, True, seed=1, workgroup_bytes=4096)
+    assert not r["passed"]
+    assert not r["tensors"]["dQ"]["passed"] and r["tensors"]["dQ"]["worst_ratio"] > 10
+    assert not r["tensors"]["dK"]["passed"] and r["tensors"]["dK"]["worst_ratio"] > 10
+    # dV = Pᵀ·dO never uses D: leaving D out cannot hurt it
+    assert r["tensors"]["dV"]["passed"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 40), d=st.sampled_from([16, 32]), causal=st.booleans(),
+       m=st.sampled_from([4096, 8192]), seed=st.integers(0, 1000))
+def test_fused_mirror_within_bound_random_shapes(n, d, causal, m, seed):
+    r = bw.check("fused", n, d, causal, seed, m)
+    assert r["passed"], r["tensors"]
+    assert bw.check("fused-no-D", n, d, causal, seed, m)["tensors"]["dV"]["passed"]
+
+
+# ---- bytes --------------------------------------------------------------------
+
+def _tally(kernel, n, d, causal, m):
+    q, k, v = random_qkv(n, d, seed=0)
+    do = bw.random_do(n, d, seed=0)
+    bc = bw.lesson_blocks(d, m)[1]
+    o, lse = bw.forward32(q, k, v, causal, None, bc)
+    return bw.MIRRORS[bw.kernel_name(kernel)](q, k, v, o, lse, do, causal, None, m)[3]
+
+
+COUNT_CASES = [(1, 16, False, 4096), (65, 16, True, 4096), (77, 32, False, 4096),
+               (77, 32, True, 4096), (100, 16, True, 8192), (33, 64, True, 16384)]
+
+
+@pytest.mark.parametrize("kernel", list(bw.KERNELS))
+@pytest.mark.parametrize("n,d,causal,m", COUNT_CASES,
+                         ids=[f"{n=}-{d=}-{causal=}-{m=}" for n, d, causal, m in COUNT_CASES])
+def test_mirror_loads_equal_closed_form(kernel, n, d, causal, m):
+    tally = _tally(kernel, n, d, causal, m)
+    closed = bw.closed_form(kernel, n, d, causal, m)
+    assert [p["name"] for p in tally["passes"]] == [p["name"] for p in closed["passes"]]
+    for got, want in zip(tally["passes"], closed["passes"]):
+        assert got["reads"] == want["reads"] and got["writes"] == want["writes"], got["name"]
+    assert tally["total_bytes"] == closed["total_bytes"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 48), d=st.sampled_from([16, 32]), causal=st.booleans(),
+       m=st.sampled_from([4096, 8192, 16384]), kernel=st.sampled_from(list(bw.KERNELS)))
+def test_mirror_loads_equal_closed_form_random_shapes(n, d, causal, m, kernel):
+    assert _tally(kernel, n, d, causal, m)["total_bytes"] == bw.closed_form(kernel, n, d, causal, m)["total_bytes"]
+
+
+def test_fused_backward_figure_by_hand():
+    # N = 4,096, d = 64, M = 16,384: B_r = 32, B_c = 16, 128 query tiles, 256 key tiles
+    n, d = 4096, 64
+    nd = n * d
+    elements = (
+        2 * nd + n                                  # preprocess: O, dO in; D out
+        + 2 * nd + 2 * 256 * nd + 2 * 256 * n + 2 * nd  # dkv: K, V; Q, dO per key tile; L, D; dK, dV
+        + 2 * nd + 2 * n + 2 * 128 * nd + nd          # dq: Q, dO, L, D; K, V per query tile; dQ
+    )
+    cf = bw.closed_form("fused", n, d)
+    assert cf["total_bytes"] == 4 * elements == 823_181_312  # about 3.04 × the forward's 270,532,608 B
+    assert cf["reads"]["Q"] == 4 * (256 + 1) * nd
+    assert cf["reads"]["K"] == cf["reads"]["V"] == 4 * (128 + 1) * nd
+    assert cf["writes"]["dQ"] == cf["writes"]["dK"] == cf["writes"]["dV"] == 4 * nd
+    for table in ("S", "P", "dP", "dS"):
+        assert cf["reads"][table] == cf["writes"][table] == 0
+
+
+def test_plain_backward_moves_the_tables():
+    n, d = 4096, 16
+    cf = bw.closed_form("plain", n, d)
+    table = 4 * n * n
+    assert cf["writes"]["S"] == cf["writes"]["P"] == cf["writes"]["dP"] == cf["writes"]["dS"] == table
+    assert cf["reads"]["S"] == cf["reads"]["dP"] == table
+    assert cf["reads"]["P"] == cf["reads"]["dS"] == 2 * table  # read by ds and dq/dkv
+    assert cf["total_bytes"] > 8 * bw.closed_form("fused", n, d)["total_bytes"]
+
+
+def test_causal_skips_tiles_in_every_pass():
+    full = bw.closed_form("fused", 4096, 64)
+    causal = bw.closed_form("fused", 4096, 64, causal=True)
+    for fp, cp in zip(full["passes"], causal["passes"]):
+        for t in fp["reads"]:
+            if fp["name"] != "preprocess" and t in ("Q", "K", "V") and fp["reads"][t] > 4 * 4096 * 64:
+                # the streamed tensor: about half the tiles are above the diagonal
+                assert 0.49 < cp["reads"][t] / fp["reads"][t] < 0.52, (fp["name"], t)
+
+
+def test_closed_form_equals_walk():
+    """The generic walk of emulator.traffic over the manifest's declared passes."""
+    from emulator import traffic
+    from emulator.tiling import MANIFEST
+    if "fused-backward" not in MANIFEST["kernels"]:
+        pytest.skip("the manifest does not declare the backward kernels yet")
+    for kernel in bw.KERNELS.values():
+        for n, d, causal, m in COUNT_CASES + [(4096, 64, False, 16384), (4096, 16, True, 16384)]:
+            walked = traffic.count(kernel, n, d, causal, m)
+            closed = bw.closed_form(kernel, n, d, causal, m)
+            assert walked.total_bytes == closed["total_bytes"], (kernel, n, d, causal, m)
+
+
+def test_unknown_kernel_and_large_check_are_refused():
+    with pytest.raises(bw.InputError) as e:
+        bw.closed_form("fused-no-rescale", 64, 16)
+    assert e.value.field == "kernel"
+    with pytest.raises(bw.InputError) as e:
+        bw.check("fused", bw.CHECK_MAX_N + 1, 16)
+    assert e.value.field == "n"
