@@ -8,9 +8,12 @@ page only shows the messages.
 
 ops
   count     bytes per tensor for the chosen kernel, plus plain and fused for
-            comparison (and any timed kernel that tiles differently)
+            comparison (and any timed kernel that tiles differently);
+            "direction": "backward" counts the backward kernels instead
+            (emulator.backward), with backward ÷ forward traffic
   check     float32 mirror against float64 on seeded random inputs, or on the
-            model's own Q, K, V ("input": "model", "head": h)
+            model's own Q, K, V ("input": "model", "head": h); "direction":
+            "backward" checks dQ, dK, dV (random inputs only)
   gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...})
   inputs    the seeded random Q, K, V (flat, row-major) for a GPU run
   check_output  check a GPU's O ("outputs": N·d floats) on those inputs
@@ -23,10 +26,11 @@ import math
 import os
 import time
 
+from . import backward as _backward
 from . import check as _check
 from . import traffic as _traffic
 from .inputs import random_qkv
-from .tiling import (BYTES, CHECK_MAX_N, COUNT_MAX_N, InputError, LESSON_KERNELS,
+from .tiling import (BYTES, CHECK_MAX_N, COUNT_MAX_N, KERNELS, InputError, LESSON_KERNELS,
                      MANIFEST, parse_request)
 
 MODEL_QKV_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -188,13 +192,67 @@ def gpu_plan(p: dict, limits: dict) -> dict:
             "required_limits": required}
 
 
+def _direction(raw: dict) -> str:
+    """"forward" (the default) or "backward"; raises InputError (field "direction") otherwise."""
+    direction = str(raw.get("direction", "forward")).strip().lower()
+    if direction not in ("forward", "backward"):
+        raise InputError("direction", f"Direction must be forward or backward, not {direction!r}.")
+    return direction
+
+
+def _backward_request(raw: dict, purpose: str) -> dict:
+    """parse_request for a backward kernel: same N, d and M rules, the lesson tiling."""
+    name = _backward.kernel_name(str(raw.get("kernel", "fused")))
+    p = parse_request(dict(raw, kernel=name if name in KERNELS else "fused"), purpose)
+    p["kernel"] = name
+    return p
+
+
+# Each backward kernel beside the forward kernel it differentiates.
+_FORWARD_OF = {"plain-backward": "plain", "fused-backward": "fused", "fused-backward-no-D": "fused"}
+
+
+def _backward_count(p: dict) -> dict:
+    """Bytes per tensor and per pass of a backward kernel, its forward's, and the ratio."""
+    n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
+    selected = _backward.closed_form(p["kernel"], n, d, causal, m)
+    forward = _traffic.count(_FORWARD_OF[p["kernel"]], n, d, causal, m)
+    plain = _backward.closed_form("plain", n, d, causal, m)
+    fused = _backward.closed_form("fused", n, d, causal, m)
+    return {
+        "direction": "backward",
+        "selected": selected,
+        "forward": forward.as_dict(),
+        "backward_to_forward_ratio": selected["total_bytes"] / forward.total_bytes,
+        "plain": plain,
+        "fused": fused,
+        "ratio": plain["total_bytes"] / fused["total_bytes"],
+        "label": MANIFEST["kernels"].get(p["kernel"], {}).get("label", p["kernel"]),
+    }
+
+
+def _backward_check(p: dict, raw: dict) -> dict:
+    if raw.get("input", "random") != "random":
+        raise InputError("input", "The backward check runs on random inputs only.")
+    start = time.perf_counter()
+    report = _backward.check(p["kernel"], p["n"], p["d"], p["causal"], p["seed"], p["workgroup_bytes"])
+    report["input"] = "random"
+    report["label"] = MANIFEST["kernels"].get(p["kernel"], {}).get("label", p["kernel"])
+    report["seconds"] = time.perf_counter() - start
+    return report
+
+
 def handle(request: dict) -> dict:
     """Answer one request from the page (see module docstring). Never raises."""
     op = request.get("op") if isinstance(request, dict) else None
     raw = (request.get("params") or {}) if isinstance(request, dict) else {}
     try:
-        if op == "count":
+        if op == "count" and _direction(raw) == "backward":
+            result = _backward_count(_backward_request(raw, "count"))
+        elif op == "count":
             result = _count(parse_request(raw, "count"))
+        elif op == "check" and _direction(raw) == "backward":
+            result = _backward_check(_backward_request(raw, "check"), raw)
         elif op == "check":
             result = _check_op(parse_request(raw, "check"), raw)
         elif op == "gpu_plan":

@@ -245,3 +245,62 @@ def test_unknown_kernel_and_large_check_are_refused():
     with pytest.raises(bw.InputError) as e:
         bw.check("fused", bw.CHECK_MAX_N + 1, 16)
     assert e.value.field == "n"
+
+
+# ---- the page's entry point and the CLI -----------------------------------------
+
+def test_api_counts_and_checks_backward():
+    from emulator import api
+    params = {"kernel": "fused", "n": "4,096", "d": "64", "direction": "backward"}
+    reply = api.handle({"op": "count", "params": params})
+    assert reply["ok"], reply
+    r = reply["result"]
+    assert r["selected"]["kernel"] == "fused-backward"
+    assert r["selected"]["total_bytes"] == 823_181_312
+    assert r["forward"]["total_bytes"] == 270_532_608
+    assert r["backward_to_forward_ratio"] == 823_181_312 / 270_532_608
+    assert r["ratio"] == r["plain"]["total_bytes"] / r["fused"]["total_bytes"]
+    reply = api.handle({"op": "check", "params": dict(params, n="65", d="16", causal=True)})
+    assert reply["ok"] and reply["result"]["passed"], reply
+    broken = api.handle({"op": "check", "params": dict(params, kernel="fused-no-D", n="65", d="16")})
+    assert broken["ok"] and not broken["result"]["passed"]
+    # the forward path is untouched by the new parameter
+    fwd = api.handle({"op": "count", "params": {"kernel": "fused", "n": "4096", "d": "16"}})
+    assert fwd["result"]["selected"]["total_bytes"] == 17_301_504
+
+
+@pytest.mark.parametrize("params,field", [
+    ({"kernel": "fused-no-rescale", "n": "64", "d": "16", "direction": "backward"}, "kernel"),
+    ({"kernel": "fused", "n": "64", "d": "16", "direction": "sideways"}, "direction"),
+    ({"kernel": "fused", "n": "0", "d": "16", "direction": "backward"}, "n"),
+    ({"kernel": "fused", "n": "64", "d": "17", "direction": "backward"}, "d"),
+])
+def test_api_backward_bad_input(params, field):
+    from emulator import api
+    for op in ("count", "check"):
+        reply = api.handle({"op": op, "params": params})
+        assert not reply["ok"] and reply["errors"][0]["field"] == field, reply
+
+
+def test_cli_backward_count_and_check_json():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+
+    def run(*args):
+        out = subprocess.run([sys.executable, "-m", "emulator", *args, "--json"], cwd=root,
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+    c = run("count", "--kernel", "plain", "--direction", "backward", "--n", "77", "--d", "32",
+            "--causal", "--workgroup-bytes", "4096")
+    want = bw.closed_form("plain", 77, 32, True, 4096)
+    assert c["total_bytes"] == want["total_bytes"] and c["reads"] == want["reads"]
+    assert set(c["reads"]) == set(bw.TENSORS)
+    r = run("check", "--kernel", "fused", "--direction", "backward", "--n", "65", "--d", "16", "--causal")
+    assert r["passed"] is True and set(r["tensors"]) == {"dQ", "dK", "dV"}
+    assert r["identity_residual"] <= 1e-13
+    for t in r["tensors"].values():
+        assert t["worst_error"] <= t["worst_bound"] and t["worst_ratio"] <= 1.0
