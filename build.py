@@ -34,7 +34,7 @@ DEFAULT_OUT = ROOT / "dist"
 
 sys.path.insert(0, str(ROOT))
 from emulator import traffic  # noqa: E402
-from emulator.tiling import MANIFEST, HEAD_DIMS, COUNT_MAX_N, CHECK_MAX_N, M_MIN, M_MAX  # noqa: E402
+from emulator.tiling import MANIFEST, HEAD_DIMS, COUNT_MAX_N, CHECK_MAX_N, LESSON_KERNELS, M_MIN, M_MAX  # noqa: E402
 
 # Only the Pyodide files the page needs (core runtime, stdlib, lock file).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
@@ -176,6 +176,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         "facts": facts,
         "counts": counts,
         "manifest": MANIFEST,
+        "lesson_kernels": list(LESSON_KERNELS),
         "lab": lab,
         "limits": {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
                    "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},

@@ -255,7 +255,7 @@ class Runner:
         if qkv > self.max_binding:
             raise KernelError(f"Q needs {qkv:,} B; the storage binding limit is {self.max_binding:,} B")
         plan = {"tiling": tiling, "head_batch": heads, "heads": heads}
-        if "scores" in MANIFEST["kernels"][kernel]["passes"]:
+        if writes_scores(kernel):
             per_head = n * n * 4
             cap = min(self.max_binding, self.max_buffer)
             if per_head > cap:
@@ -315,7 +315,7 @@ class Runner:
                 arr = rng.standard_normal(shape, dtype=np.float32)
             bufs[name] = self._storage(0, np.asarray(arr, np.float32).reshape(shape))
         bufs["O"] = self._storage(heads * n * d * 4)
-        if "scores" in MANIFEST["kernels"][kernel]["passes"]:
+        if writes_scores(kernel):
             nn = plan["head_batch"] * n * n * 4
             bufs["S"] = self._storage(nn)
             bufs["P"] = self._storage(nn)
@@ -463,6 +463,11 @@ class Runner:
                 "belowResolution": bool(med * reps < 0.1),
                 "headBatch": plan["head_batch"], "split": split,
                 "tiling": [plan["tiling"].block_rows, plan["tiling"].block_cols]}
+
+
+def writes_scores(kernel: str) -> bool:
+    """Whether ``kernel`` stores the N×N scores S (and so P) in global memory (manifest passes)."""
+    return any("S" in p["writes"] for p in MANIFEST["kernels"][kernel]["passes"])
 
 
 def shader_file(spec: dict, d: int) -> str:
