@@ -65,7 +65,7 @@ def main(argv=None) -> int:
         sys.stderr.write("emulator: " + " ".join(e["message"] for e in reply["errors"]) + "\n")
         return 2
     r = reply["result"]
-    if args.direction == "backward":
+    if r.get("direction") == "backward":
         return _print_backward(args.op, r, args.json)
     if args.op == "count":
         out = dict(r["selected"])
@@ -96,8 +96,7 @@ def _print_backward(op: str, r: dict, as_json: bool) -> int:
     """Print a backward count (bytes per tensor and pass) or check (per-tensor errors)."""
     if op == "count":
         out = dict(r["selected"])
-        out.update(direction="backward", workgroup_bytes=r["forward"]["workgroup_bytes"],
-                   forward_total_bytes=r["forward"]["total_bytes"],
+        out.update(forward_total_bytes=r["forward"]["total_bytes"],
                    backward_to_forward_ratio=r["backward_to_forward_ratio"])
         if as_json:
             print(json.dumps(out, sort_keys=True))

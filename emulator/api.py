@@ -30,7 +30,7 @@ from . import backward as _backward
 from . import check as _check
 from . import traffic as _traffic
 from .inputs import random_qkv
-from .tiling import (BYTES, CHECK_MAX_N, COUNT_MAX_N, KERNELS, InputError, LESSON_KERNELS,
+from .tiling import (BYTES, CHECK_MAX_N, COUNT_MAX_N, InputError, LESSON_KERNELS,
                      MANIFEST, parse_request)
 
 MODEL_QKV_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -193,41 +193,37 @@ def gpu_plan(p: dict, limits: dict) -> dict:
 
 
 def _direction(raw: dict) -> str:
-    """"forward" (the default) or "backward"; raises InputError (field "direction") otherwise."""
+    """"forward" (the default) or "backward" (asked for, or a kernel the manifest
+    declares backward); raises InputError (field "direction") otherwise."""
     direction = str(raw.get("direction", "forward")).strip().lower()
     if direction not in ("forward", "backward"):
         raise InputError("direction", f"Direction must be forward or backward, not {direction!r}.")
-    return direction
+    declared = MANIFEST["kernels"].get(str(raw.get("kernel", "")), {}).get("direction")
+    return "backward" if declared == "backward" else direction
 
 
 def _backward_request(raw: dict, purpose: str) -> dict:
-    """parse_request for a backward kernel: same N, d and M rules, the lesson tiling."""
-    name = _backward.kernel_name(str(raw.get("kernel", "fused")))
-    p = parse_request(dict(raw, kernel=name if name in KERNELS else "fused"), purpose)
-    p["kernel"] = name
-    return p
-
-
-# Each backward kernel beside the forward kernel it differentiates.
-_FORWARD_OF = {"plain-backward": "plain", "fused-backward": "fused", "fused-backward-no-D": "fused"}
+    """parse_request for a backward kernel, named as in the lab ("fused") or the manifest."""
+    return parse_request(dict(raw, kernel=_backward.kernel_name(str(raw.get("kernel", "fused")))), purpose)
 
 
 def _backward_count(p: dict) -> dict:
-    """Bytes per tensor and per pass of a backward kernel, its forward's, and the ratio."""
+    """Bytes per tensor of a backward kernel (the manifest walk), its forward's, and the ratio."""
     n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
-    selected = _backward.closed_form(p["kernel"], n, d, causal, m)
-    forward = _traffic.count(_FORWARD_OF[p["kernel"]], n, d, causal, m)
-    plain = _backward.closed_form("plain", n, d, causal, m)
-    fused = _backward.closed_form("fused", n, d, causal, m)
+    selected = _traffic.walk(p["tiling"])
+    forward = _traffic.count(_backward.FORWARD_OF[p["kernel"]], n, d, causal, m)
+    plain = _traffic.count(_backward.KERNELS["plain"], n, d, causal, m)
+    fused = _traffic.count(_backward.KERNELS["fused"], n, d, causal, m)
     return {
         "direction": "backward",
-        "selected": selected,
+        "selected": selected.as_dict(),
+        "schedule": _traffic.one_tile_schedule(p["tiling"]),
         "forward": forward.as_dict(),
-        "backward_to_forward_ratio": selected["total_bytes"] / forward.total_bytes,
-        "plain": plain,
-        "fused": fused,
-        "ratio": plain["total_bytes"] / fused["total_bytes"],
-        "label": MANIFEST["kernels"].get(p["kernel"], {}).get("label", p["kernel"]),
+        "backward_to_forward_ratio": selected.total_bytes / forward.total_bytes,
+        "plain": plain.as_dict(),
+        "fused": fused.as_dict(),
+        "ratio": plain.total_bytes / fused.total_bytes,
+        "label": MANIFEST["kernels"][p["kernel"]]["label"],
     }
 
 
@@ -237,7 +233,7 @@ def _backward_check(p: dict, raw: dict) -> dict:
     start = time.perf_counter()
     report = _backward.check(p["kernel"], p["n"], p["d"], p["causal"], p["seed"], p["workgroup_bytes"])
     report["input"] = "random"
-    report["label"] = MANIFEST["kernels"].get(p["kernel"], {}).get("label", p["kernel"])
+    report["label"] = MANIFEST["kernels"][p["kernel"]]["label"]
     report["seconds"] = time.perf_counter() - start
     return report
 

@@ -32,12 +32,14 @@ another past it, each within half of M:
   accumulator sit in each thread's registers, as O's accumulator does in the
   forward) and streams K and V in tiles of B_c rows;
 * a key-tile pass holds B_c rows of K and of V (2·B_c·4d = M/2 bytes) and
-  streams Q and dO in tiles of B_c rows (the other M/2), with L and D.
+  streams the query tiles that reach it, B_c rows of Q and of dO at a time
+  (the other M/2), with their L and D.
 
-Causal skips every tile above the diagonal, in every pass: a query tile
-ending at row r_end streams keys [0, ⌈r_end/B_c⌉·B_c) (as the forward); a key
-tile starting at key k_0 streams query rows [k_0, N), since row i sees key j
-only when j ≤ i.
+Causal skips every tile above the diagonal, in every pass, and both walks
+visit the same (query tile, key tile) pairs: a query tile ending at row r_end
+streams keys [0, ⌈r_end/B_c⌉·B_c) (as the forward); a key tile starting at key
+k_0 streams the rows of every query tile whose last row reaches it, rows
+[⌊k_0/B_r⌋·B_r, N) (emulator.tiling.Tiling.queries_visiting).
 
 fused-backward (no atomics: WGSL has no float atomics; FA2 Algorithm 2 split
 into two kernels so that each workgroup writes only its own rows)
@@ -67,8 +69,8 @@ plain-backward (every N×N table goes through global memory)
 
 Every element is a float32, 4 bytes. :func:`closed_form` sums these over
 all tiles; the mirrors tally the same loads and stores as they run, and a
-test holds the two equal (and, once the manifest declares these passes, the
-generic walk of emulator.traffic too).
+test holds the two equal, and equal to the generic walk of emulator.traffic
+over the passes kernels_wgsl/manifest.json declares (the counts the lab shows).
 
 Float32 rounding points (as emulator.attention; "f32" = round to float32)
 -------------------------------------------------------------------------
@@ -99,7 +101,7 @@ from operator import mul
 from . import attention as att
 from .attention import NEG_INF, U, f32, f32s
 from .inputs import random_qkv
-from .tiling import BYTES, M_DEFAULT, InputError, lesson_blocks
+from .tiling import BYTES, M_DEFAULT, TENSOR_ORDER, InputError, lesson_blocks
 
 #: The lab's kernel names (with "direction": "backward") → manifest entries.
 KERNELS = {
@@ -107,8 +109,10 @@ KERNELS = {
     "fused": "fused-backward",
     "fused-no-D": "fused-backward-no-D",
 }
-#: Tensors a backward kernel may move, in display order.
-TENSORS = ("Q", "K", "V", "O", "dO", "L", "D", "S", "P", "dP", "dS", "dQ", "dK", "dV")
+#: The forward kernel whose output each backward kernel differentiates (for backward ÷ forward).
+FORWARD_OF = {"plain-backward": "plain", "fused-backward": "fused", "fused-backward-no-D": "fused"}
+#: Tensors a backward kernel may move, in the manifest's display order.
+TENSORS = TENSOR_ORDER
 #: Check forms N×N tables in Python: it stops at this N (counts go to 65,536).
 CHECK_MAX_N = 256
 
@@ -365,7 +369,8 @@ def fused(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool 
         tally.read("dkv", "V", c * d)
         acc_v = [[0.0] * d for _ in range(c)]
         acc_k = [[0.0] * d for _ in range(c)]
-        for q0 in range(k0 if causal else 0, n, bc):  # causal: rows before k0 see none of it
+        # causal: the query tiles whose last row reaches k0, B_c rows at a time
+        for q0 in range((k0 // br) * br if causal else 0, n, bc):
             q1 = min(n, q0 + bc)
             rows = q1 - q0
             tally.read("dkv", "Q", rows * d)
@@ -500,7 +505,7 @@ def plain(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool 
     for k0 in range(0, n, bc):
         k1 = min(n, k0 + bc)
         c = k1 - k0
-        first = k0 if causal else 0
+        first = (k0 // br) * br if causal else 0  # the query tiles that reach this key tile
         qv = n - first
         for tensor, elements in (("dS", c * qv), ("P", c * qv), ("Q", qv * d), ("dO", qv * d)):
             tally.read("dkv", tensor, elements)
@@ -621,11 +626,14 @@ def closed_form(kernel: str, n: int, d: int, causal: bool = False,
     """Bytes each pass of a backward kernel reads and writes, per tensor, from formulas.
 
     kernel: "plain", "fused", "fused-no-D" or their manifest names.
-    With R = B_r, B = B_c, T = ⌈N/R⌉ query tiles, T_c = ⌈N/B⌉ key tiles:
+    With R = B_r, B = B_c, k = R/B, T = ⌈N/R⌉ query tiles, T_c = ⌈N/B⌉ key
+    tiles; causal key tile t is streamed qv_t = N − ⌊t/k⌋·R query rows; with
+    G = ⌊T_c/k⌋ and g = T_c mod k, Σ_t ⌊t/k⌋ = k·G(G−1)/2 + g·G:
       keys visited over query tiles  ΣKV = T·N, causal R·T(T−1)/2 + N;
       table entries over query tiles ΣS = N², causal R²·T(T−1)/2 + (N − (T−1)R)·N;
-      query rows over key tiles      ΣQV = T_c·N, causal T_c·N − B·T_c(T_c−1)/2;
-      table entries over key tiles   ΣC = N², causal B·[(T_c−1)N − B(T_c−1)(T_c−2)/2] + (N − (T_c−1)B)².
+      query rows over key tiles      ΣQV = T_c·N, causal T_c·N − R·(k·G(G−1)/2 + g·G);
+      table entries over key tiles   ΣC = N², causal B·(ΣQV − qv_last) + c_last·qv_last,
+        c_last = N − (T_c−1)B the last key tile's rows, qv_last = N − ⌊(T_c−1)/k⌋·R.
     Each pass's elements (module docstring) summed with these, times 4 bytes.
     Returns {"kernel", "block_rows", "block_cols", "passes": [{"name", "reads",
     "writes"}], "reads", "writes", "total_bytes"} (bytes, per tensor in TENSORS).
@@ -637,8 +645,11 @@ def closed_form(kernel: str, n: int, d: int, causal: bool = False,
     if causal:
         skv = r * t * (t - 1) // 2 + n
         ss = r * r * t * (t - 1) // 2 + (n - (t - 1) * r) * n
-        sqv = tc * n - b * tc * (tc - 1) // 2
-        sc = b * ((tc - 1) * n - b * (tc - 1) * (tc - 2) // 2) + (n - (tc - 1) * b) ** 2
+        per = r // b
+        groups, extra = divmod(tc, per)
+        sqv = tc * n - r * (per * groups * (groups - 1) // 2 + extra * groups)
+        qv_last = n - ((tc - 1) // per) * r
+        sc = b * (sqv - qv_last) + (n - (tc - 1) * b) * qv_last
     else:
         skv, ss, sqv, sc = t * n, n * n, tc * n, n * n
     nd = n * d

@@ -225,17 +225,32 @@ def test_causal_skips_tiles_in_every_pass():
                 assert 0.49 < cp["reads"][t] / fp["reads"][t] < 0.52, (fp["name"], t)
 
 
-def test_closed_form_equals_walk():
-    """The generic walk of emulator.traffic over the manifest's declared passes."""
+WALK_CASES = COUNT_CASES + [(4096, 64, False, 16384), (4096, 16, True, 16384), (300, 64, True, 16384),
+                            (65_536, 128, True, 65536), (1000, 32, True, 8192)]
+
+
+@pytest.mark.parametrize("kernel", list(bw.KERNELS.values()))
+def test_closed_form_equals_the_manifest_walk(kernel):
+    """The generic walk of emulator.traffic over the passes kernels_wgsl/manifest.json declares."""
     from emulator import traffic
     from emulator.tiling import MANIFEST
-    if "fused-backward" not in MANIFEST["kernels"]:
-        pytest.skip("the manifest does not declare the backward kernels yet")
-    for kernel in bw.KERNELS.values():
-        for n, d, causal, m in COUNT_CASES + [(4096, 64, False, 16384), (4096, 16, True, 16384)]:
-            walked = traffic.count(kernel, n, d, causal, m)
-            closed = bw.closed_form(kernel, n, d, causal, m)
-            assert walked.total_bytes == closed["total_bytes"], (kernel, n, d, causal, m)
+    entry = MANIFEST["kernels"][kernel]
+    assert entry["direction"] == "backward" and entry["mirror"] == f"backward.{bw.MIRRORS[kernel].__name__}"
+    for n, d, causal, m in WALK_CASES:
+        walked = traffic.count(kernel, n, d, causal, m)
+        closed = bw.closed_form(kernel, n, d, causal, m)
+        assert walked.total_bytes == closed["total_bytes"], (n, d, causal, m)
+        assert walked.reads == closed["reads"] and walked.writes == closed["writes"], (n, d, causal, m)
+        assert walked.per_pass == {p["name"]: sum(p["reads"].values()) + sum(p["writes"].values())
+                                   for p in closed["passes"]}
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 3000), d=st.sampled_from([16, 32, 64, 128]), causal=st.booleans(),
+       m=st.sampled_from([16384, 32768, 65536]), kernel=st.sampled_from(list(bw.KERNELS.values())))
+def test_closed_form_equals_the_manifest_walk_random_shapes(n, d, causal, m, kernel):
+    from emulator import traffic
+    assert traffic.count(kernel, n, d, causal, m).total_bytes == bw.closed_form(kernel, n, d, causal, m)["total_bytes"]
 
 
 def test_unknown_kernel_and_large_check_are_refused():
@@ -264,6 +279,9 @@ def test_api_counts_and_checks_backward():
     assert reply["ok"] and reply["result"]["passed"], reply
     broken = api.handle({"op": "check", "params": dict(params, kernel="fused-no-D", n="65", d="16")})
     assert broken["ok"] and not broken["result"]["passed"]
+    # a kernel the manifest declares backward is counted as one without "direction"
+    same = api.handle({"op": "count", "params": {"kernel": "fused-backward", "n": "4096", "d": "64"}})
+    assert same["result"]["selected"] == r["selected"]
     # the forward path is untouched by the new parameter
     fwd = api.handle({"op": "count", "params": {"kernel": "fused", "n": "4096", "d": "16"}})
     assert fwd["result"]["selected"]["total_bytes"] == 17_301_504
