@@ -9,7 +9,7 @@ Scores are scaled by τ = 1/√d; causal lets row i see keys j ≤ i; an optiona
 row may see no key at all (its gradients are then zero, never NaN).
 
 The gradients (FlashAttention, arXiv:2205.14135, Appendix B.2; FlashAttention-2,
-arXiv:2307.08691, §2.3.2 and Algorithm 2), for the loss's gradient dO:
+arXiv:2307.08691, Algorithm 2), for the loss's gradient dO:
 
     P  = softmax(S),  S = τ·Q·Kᵀ (masked entries: P = 0)
     dV = Pᵀ·dO                      (N, d)
@@ -445,8 +445,9 @@ def plain(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool 
 
     Same inputs as :func:`fused`. Seven passes, each a dispatch of its own,
     that write S, P, dP and dS to global memory and read them back (module
-    docstring; FlashAttention, arXiv:2205.14135, Appendix B.3, Algorithm 3,
-    with S and P recomputed from the saved L and D from dO∘O).
+    docstring; the standard backward of FlashAttention, arXiv:2205.14135,
+    Appendix B, Algorithm 3, with S and P recomputed from the saved L and D
+    from dO∘O, as the fused kernel does, so only the memory trips differ).
     Entries outside a row's keys are stored as S = −∞, P = dP = dS = 0.
 
     Returns (dQ, dK, dV, traffic) as :func:`fused`.
@@ -467,32 +468,30 @@ def plain(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool 
         tiles.append((r0, r1, min(n, -(-r1 // bc) * bc) if causal else n))
 
     def each_pass(name, reads, writes):
+        """Tally one query-tile pass: (tensor, shape) pairs, shape "r*d", "kv*d", "r*kv" or "r"."""
         for r0, r1, kv in tiles:
             r = r1 - r0
-            for tensor, per in reads:
-                tally.read(name, tensor, per(r, kv))
-            for tensor, per in writes:
-                tally.write(name, tensor, per(r, kv))
+            size = {"r*d": r * d, "kv*d": kv * d, "r*kv": r * kv, "r": r}
+            for tensor, shape in reads:
+                tally.read(name, tensor, size[shape])
+            for tensor, shape in writes:
+                tally.write(name, tensor, size[shape])
 
-    rd = lambda r, kv: r * d  # noqa: E731  (elements of a query tile's rows)
-    kvd = lambda r, kv: kv * d  # noqa: E731
-    rkv = lambda r, kv: r * kv  # noqa: E731
-    rows = lambda r, kv: r  # noqa: E731
     allowed = [(i, j) for i in range(n) for j in range(n) if ok[i][j] and lse[i] != NEG_INF]
 
-    each_pass("scores", (("Q", rd), ("K", kvd)), (("S", rkv),))
+    each_pass("scores", (("Q", "r*d"), ("K", "kv*d")), (("S", "r*kv"),))
     for i, j in allowed:
         s_tab[i][j] = f32(f32(_dot(q[i], k[j])) * scale)
-    each_pass("softmax", (("S", rkv), ("L", rows)), (("P", rkv),))
+    each_pass("softmax", (("S", "r*kv"), ("L", "r")), (("P", "r*kv"),))
     for i, j in allowed:
         p_tab[i][j] = f32(_exp(f32(s_tab[i][j] - lse[i])))
-    each_pass("dp", (("dO", rd), ("V", kvd)), (("dP", rkv),))
+    each_pass("dp", (("dO", "r*d"), ("V", "kv*d")), (("dP", "r*kv"),))
     for i, j in allowed:
         dp_tab[i][j] = f32(_dot(do[i], v[j]))
-    each_pass("ds", (("P", rkv), ("dP", rkv), ("D", rows)), (("dS", rkv),))
+    each_pass("ds", (("P", "r*kv"), ("dP", "r*kv"), ("D", "r")), (("dS", "r*kv"),))
     for i, j in allowed:
         ds_tab[i][j] = f32(p_tab[i][j] * f32(dp_tab[i][j] - dvec[i]))
-    each_pass("dq", (("dS", rkv), ("K", kvd)), (("dQ", rd),))
+    each_pass("dq", (("dS", "r*kv"), ("K", "kv*d")), (("dQ", "r*d"),))
     kt = _columns(k, d)
     dq = []
     for r0, r1, kv in tiles:
