@@ -264,7 +264,8 @@ def handle(request: dict) -> dict:
             p = parse_request(raw, raw.get("purpose", "count"))
             result = {k: v for k, v in p.items() if k != "tiling"}
         elif op == "limits":
-            result = {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N}
+            result = {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
+                      "backward_check_max_n": _backward.CHECK_MAX_N}
         else:
             return {"ok": False, "op": op, "errors": [{"field": "op", "message": f"Unknown request {op!r}."}]}
     except InputError as exc:

@@ -159,6 +159,33 @@ def _dot(a, b) -> float:
     return math.fsum(map(mul, a, b))
 
 
+def _row_products(rows: list, cols: list, keys: list, scale: float) -> list:
+    """scale·(rows · colsᵀ) for (N, N) ``rows`` zero outside each row's keys and
+    (d, N) ``cols``: each row's sum stops after its last key (float64, fsum)."""
+    out = []
+    for row, ks in zip(rows, keys):
+        head = row[:ks[-1] + 1] if ks else []
+        out.append([scale * _dot(head, col) for col in cols])
+    return out
+
+
+def _column_products(columns: list, cols: list, keys: list, scale: float) -> list:
+    """scale·(columns · colsᵀ) for (N, N) ``columns`` (column j of a table, zero
+    for rows that do not see key j) and (d, N) ``cols``: each sum starts at the
+    first row that sees key j (float64, fsum)."""
+    n = len(columns)
+    first = [n] * n
+    for i, ks in enumerate(keys):
+        for j in ks:
+            if first[j] > i:
+                first[j] = i
+    out = []
+    for column, f in zip(columns, first):
+        tail = column[f:]
+        out.append([scale * _dot(tail, col[f:]) for col in cols])
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Float64: the forward and its exact gradients.
 
@@ -231,9 +258,9 @@ def reference(q: list, k: list, v: list, do: list, causal: bool = False,
         ds_rows.append(dsi)
     kt, qt, dot_ = _columns(k, d), _columns(q, d), _columns(do, d)
     pt, dst = _columns(p_rows, n), _columns(ds_rows, n)
-    dq = [[tau * _dot(ds_rows[i], kt[c]) for c in range(d)] for i in range(n)]
-    dk = [[tau * _dot(dst[j], qt[c]) for c in range(d)] for j in range(n)]
-    dv = [[_dot(pt[j], dot_[c]) for c in range(d)] for j in range(n)]
+    dq = _row_products(ds_rows, kt, keys, tau)
+    dk = _column_products(dst, qt, keys, tau)
+    dv = _column_products(pt, dot_, keys, 1.0)
     residual = max((abs(a - b) for a, b in zip(dvec, dsm)), default=0.0)
     return {"dQ": dq, "dK": dk, "dV": dv, "O": o, "L": lse, "S": s_rows, "P": p_rows, "dP": dp_rows,
             "dS": ds_rows, "D": dvec, "D_softmax": dsm, "identity_residual": residual}
@@ -610,9 +637,9 @@ def bounds(q: list, k: list, v: list, do: list, ref: dict, causal: bool = False,
     da = _columns([[abs(x) for x in r] for r in do], d)
     at, bkt = _columns(a_tab, n), _columns(bk_tab, n)
     return {
-        "dQ": [[tau * _dot(bq_tab[i], ka[c]) for c in range(d)] for i in range(n)],
-        "dK": [[tau * _dot(bkt[j], qa[c]) for c in range(d)] for j in range(n)],
-        "dV": [[_dot(at[j], da[c]) for c in range(d)] for j in range(n)],
+        "dQ": _row_products(bq_tab, ka, keys, tau),
+        "dK": _column_products(bkt, qa, keys, tau),
+        "dV": _column_products(at, da, keys, 1.0),
     }
 
 

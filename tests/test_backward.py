@@ -309,6 +309,7 @@ def test_api_counts_and_checks_backward():
     # a kernel the manifest declares backward is counted as one without "direction"
     same = api.handle({"op": "count", "params": {"kernel": "fused-backward", "n": "4096", "d": "64"}})
     assert same["result"]["selected"] == r["selected"]
+    assert api.handle({"op": "limits"})["result"]["backward_check_max_n"] == bw.CHECK_MAX_N == 256
     # the forward path is untouched by the new parameter
     fwd = api.handle({"op": "count", "params": {"kernel": "fused", "n": "4096", "d": "16"}})
     assert fwd["result"]["selected"]["total_bytes"] == 17_301_504
