@@ -93,7 +93,7 @@ def main(argv=None) -> int:
 
 
 def _print_backward(op: str, r: dict, as_json: bool) -> int:
-    """Print a backward count (bytes per tensor and pass) or check (per-tensor errors)."""
+    """Print a backward count (bytes per tensor, backward ÷ forward) or check (errors per tensor)."""
     if op == "count":
         out = dict(r["selected"])
         out.update(forward_total_bytes=r["forward"]["total_bytes"],

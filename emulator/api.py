@@ -195,7 +195,7 @@ def gpu_plan(p: dict, limits: dict) -> dict:
 def _direction(raw: dict) -> str:
     """"forward" (the default) or "backward" (asked for, or a kernel the manifest
     declares backward); raises InputError (field "direction") otherwise."""
-    direction = str(raw.get("direction", "forward")).strip().lower()
+    direction = str(raw.get("direction") or "forward").strip().lower()
     if direction not in ("forward", "backward"):
         raise InputError("direction", f"Direction must be forward or backward, not {direction!r}.")
     declared = MANIFEST["kernels"].get(str(raw.get("kernel", "")), {}).get("direction")

@@ -727,9 +727,9 @@ def forward32(q: list, k: list, v: list, causal: bool = False, mask: list | None
     """
     n, d = len(q), len(q[0])
     o, lse = [], []
-    for ks in allowed_keys(n, causal, mask):
+    for i, ks in enumerate(allowed_keys(n, causal, mask)):
         vt = [[v[j][c] for j in ks] for c in range(d)]
-        oi, li = att.fused([_dot(q[len(o)], k[j]) for j in ks], vt, d, block_cols)
+        oi, li = att.fused([_dot(q[i], k[j]) for j in ks], vt, d, block_cols)
         o.append(oi)
         lse.append(f32(li))
     return o, lse
