@@ -20,11 +20,10 @@ So at M = 16,384: d=16 gives B_r=128, B_c=64; d=64 gives B_r=32, B_c=16.
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import dataclass
 
-from .numbers import parse_number
+from .numbers import _shown, parse_number
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST_PATH = os.path.join(os.path.dirname(_HERE), "kernels_wgsl", "manifest.json")
@@ -201,6 +200,35 @@ def parse_int(field: str, raw, label: str) -> int:
     return parsed.value
 
 
+TRUE_WORDS = tuple(LESSON["true_words"])
+FALSE_WORDS = tuple(LESSON["false_words"])
+
+
+def parse_bool(field: str, raw, label: str) -> bool:
+    """Parse a yes/no form value: True, False, None (absent: False), the integers
+    1 and 0, or a word of the manifest's lesson ``true_words`` / ``false_words``
+    (true, yes, on, 1 / false, no, off, 0), trimmed and in any case.
+
+    Raises InputError naming ``field`` for anything else, so a link with
+    ``causal=maybe`` gets a message instead of a silent "not causal".
+    """
+    if raw is None or isinstance(raw, bool):
+        return bool(raw)
+    if isinstance(raw, int) and raw in (0, 1):
+        return bool(raw)
+    text = str(raw).strip().casefold() if isinstance(raw, str) else None
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise InputError(field, f"{label} takes {_either(TRUE_WORDS)} to turn it on and "
+                            f"{_either(FALSE_WORDS)} to turn it off; “{_shown(str(raw))}” is neither.")
+
+
+def _either(words) -> str:
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
+
+
 def parse_request(params: dict, purpose: str = "count") -> dict:
     """Validate raw lab inputs; return clean ones or raise InputError.
 
@@ -254,10 +282,11 @@ def parse_request(params: dict, purpose: str = "count") -> dict:
     except InputError as e:
         errors.append(e)
 
-    causal = params.get("causal", False)
-    if isinstance(causal, str):
-        causal = causal.strip().lower() in ("1", "true", "yes", "on")
-    out["causal"] = bool(causal)
+    try:
+        out["causal"] = parse_bool("causal", params.get("causal", False), "Causal")
+    except InputError as e:
+        errors.append(e)
+        out["causal"] = False
 
     try:
         out["seed"] = parse_int("seed", params.get("seed", 0), "Seed")
