@@ -116,7 +116,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, nargs="+", default=[1024, 4096, 16384])
     ap.add_argument("--d", type=int, nargs="+", default=[16, 64, 128])
     ap.add_argument("--heads", type=int, nargs="+", default=[1, 32])
-    ap.add_argument("--kernels", nargs="+", default=[k for k in MANIFEST["kernels"] if k != "fused-no-rescale"])
+    ap.add_argument("--kernels", nargs="+", default=[k for k, e in MANIFEST["kernels"].items() if k != "fused-no-rescale" and e["wgsl"]])
     ap.add_argument("--limits", nargs="+", default=["default", "max"])
     ap.add_argument("--causal", nargs="+", default=["full", "causal"])
     ap.add_argument("--budget-s", type=float, default=480.0, help="stop starting new timings after this")

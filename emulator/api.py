@@ -8,9 +8,12 @@ page only shows the messages.
 
 ops
   count     bytes per tensor for the chosen kernel, plus plain and fused for
-            comparison (and any timed kernel that tiles differently)
+            comparison (and any timed kernel that tiles differently);
+            "direction": "backward" counts the backward kernels instead
+            (emulator.backward), with backward ÷ forward traffic
   check     float32 mirror against float64 on seeded random inputs, or on the
-            model's own Q, K, V ("input": "model", "head": h)
+            model's own Q, K, V ("input": "model", "head": h); "direction":
+            "backward" checks dQ, dK, dV (random inputs only)
   gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...})
   inputs    the seeded random Q, K, V (flat, row-major) for a GPU run
   check_output  check a GPU's O ("outputs": N·d floats) on those inputs
@@ -23,6 +26,7 @@ import math
 import os
 import time
 
+from . import backward as _backward
 from . import check as _check
 from . import shaders as _shaders
 from . import traffic as _traffic
@@ -311,13 +315,63 @@ def _kernel_list(raw):
     return raw
 
 
+def _direction(raw: dict) -> str:
+    """"forward" (the default) or "backward" (asked for, or a kernel the manifest
+    declares backward); raises InputError (field "direction") otherwise."""
+    direction = str(raw.get("direction") or "forward").strip().lower()
+    if direction not in ("forward", "backward"):
+        raise InputError("direction", f"Direction must be forward or backward, not {direction!r}.")
+    declared = MANIFEST["kernels"].get(str(raw.get("kernel", "")), {}).get("direction")
+    return "backward" if declared == "backward" else direction
+
+
+def _backward_request(raw: dict, purpose: str) -> dict:
+    """parse_request for a backward kernel, named as in the lab ("fused") or the manifest."""
+    return parse_request(dict(raw, kernel=_backward.kernel_name(str(raw.get("kernel", "fused")))), purpose)
+
+
+def _backward_count(p: dict) -> dict:
+    """Bytes per tensor of a backward kernel (the manifest walk), its forward's, and the ratio."""
+    n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
+    selected = _traffic.walk(p["tiling"])
+    forward = _traffic.count(_backward.FORWARD_OF[p["kernel"]], n, d, causal, m)
+    plain = _traffic.count(_backward.KERNELS["plain"], n, d, causal, m)
+    fused = _traffic.count(_backward.KERNELS["fused"], n, d, causal, m)
+    return {
+        "direction": "backward",
+        "selected": selected.as_dict(),
+        "schedule": _traffic.one_tile_schedule(p["tiling"]),
+        "forward": forward.as_dict(),
+        "backward_to_forward_ratio": selected.total_bytes / forward.total_bytes,
+        "plain": plain.as_dict(),
+        "fused": fused.as_dict(),
+        "ratio": plain.total_bytes / fused.total_bytes,
+        "label": MANIFEST["kernels"][p["kernel"]]["label"],
+    }
+
+
+def _backward_check(p: dict, raw: dict) -> dict:
+    if raw.get("input", "random") != "random":
+        raise InputError("input", "The backward check runs on random inputs only.")
+    start = time.perf_counter()
+    report = _backward.check(p["kernel"], p["n"], p["d"], p["causal"], p["seed"], p["workgroup_bytes"])
+    report["input"] = "random"
+    report["label"] = MANIFEST["kernels"][p["kernel"]]["label"]
+    report["seconds"] = time.perf_counter() - start
+    return report
+
+
 def handle(request: dict) -> dict:
     """Answer one request from the page (see module docstring). Never raises."""
     op = request.get("op") if isinstance(request, dict) else None
     raw = (request.get("params") or {}) if isinstance(request, dict) else {}
     try:
-        if op == "count":
+        if op == "count" and _direction(raw) == "backward":
+            result = _backward_count(_backward_request(raw, "count"))
+        elif op == "count":
             result = _count(parse_request(raw, "count"))
+        elif op == "check" and _direction(raw) == "backward":
+            result = _backward_check(_backward_request(raw, "check"), raw)
         elif op == "check":
             result = _check_op(parse_request(raw, "check"), raw)
         elif op == "gpu_plan":
@@ -335,7 +389,8 @@ def handle(request: dict) -> dict:
             p = parse_request(raw, raw.get("purpose", "count"))
             result = {k: v for k, v in p.items() if k != "tiling"}
         elif op == "limits":
-            result = {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N}
+            result = {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
+                      "backward_check_max_n": _backward.CHECK_MAX_N}
         else:
             return {"ok": False, "op": op, "errors": [{"field": "op", "message": f"Unknown request {op!r}."}]}
     except InputError as exc:
