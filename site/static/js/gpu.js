@@ -450,6 +450,11 @@ export async function compileAll({ ds } = {}) {
 const USAGE_STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
 /** Sizes a run needs; throws "limits"/"input" GpuErrors with the numbers. */
+/** Whether a kernel stores the N×N scores S (and so P) in global memory, per its manifest passes. */
+export function writesScores(spec) {
+  return spec.passes.some((p) => "S" in p.writes);
+}
+
 function planSizes(manifest, kernel, n, d, heads, instrumented, workgroupBytes = DEFAULTS.maxComputeWorkgroupStorageSize) {
   if (!Number.isInteger(n) || n < 1) throw fail("input", `N must be a whole number ≥ 1, not ${n}.`);
   const spec = manifest.kernels[kernel];
@@ -457,7 +462,7 @@ function planSizes(manifest, kernel, n, d, heads, instrumented, workgroupBytes =
   const qkv = heads * n * d * BYTES;
   let binding = qkv;
   let headBatch = heads;
-  if (spec.passes.includes("scores")) {
+  if (writesScores(spec)) {
     const maxRow = manifest.limits.softmax_max_row;
     if (n > maxRow) {
       throw fail("limits", `The plain kernel's softmax pass holds one row of S in registers: at most ${maxRow.toLocaleString("en-US")} keys, and N = ${n.toLocaleString("en-US")}.`);
@@ -510,7 +515,7 @@ async function prepareRun(s, manifest, { kernel, n, d, heads, causal, tiling, in
       device.queue.writeBuffer(bufs[name], 0, data[name]);
     }
     bufs.O = makeStorage(device, heads * n * d * BYTES, "O");
-    if (manifest.kernels[kernel].passes.includes("scores")) {
+    if (writesScores(manifest.kernels[kernel])) {
       bufs.S = makeStorage(device, headBatch * n * n * BYTES, "S");
       bufs.P = makeStorage(device, headBatch * n * n * BYTES, "P");
     }
