@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import argparse
 import base64
-import functools
 import filecmp
+import functools
 import hashlib
 import http.server
 import json
@@ -34,8 +34,8 @@ import tomllib
 from pathlib import Path
 
 import jinja2
-import markupsafe
 import latex2mathml.converter
+import markupsafe
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 

@@ -68,13 +68,13 @@ def io_chart(n: int = 4096, d: int = 32, width: int = 560, height: int = 340) ->
         return round(height - pad_b - (math.log2(v) - y0) / (y1 - y0) * (height - pad_t - pad_b), 1)
 
     def path(vals):
-        return " ".join(f"{'M' if i == 0 else 'L'}{x(m)},{y(v)}" for i, (m, v) in enumerate(zip(ms, vals)))
+        return " ".join(f"{'M' if i == 0 else 'L'}{x(m)},{y(v)}" for i, (m, v) in enumerate(zip(ms, vals, strict=True)))
 
     yticks = [2 ** k for k in range(int(y0), int(y1) + 1, 2)]
     return {
         "n": n, "d": d, "width": width, "height": height,
         "points": [{"m": m, "fused": f, "plain": p, "x": x(m), "yf": y(f), "yp": y(p)}
-                   for m, f, p in zip(ms, fused, plain)],
+                   for m, f, p in zip(ms, fused, plain, strict=True)],
         "fused_path": path(fused), "plain_path": path(plain), "theory_path": path(theory),
         "xticks": [{"m": m, "x": x(m)} for m in ms],
         "yticks": [{"v": v, "y": y(v), "mib": v / 2**20} for v in yticks],

@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(reports, indent=1))
     else:
-        for st, rep in zip(steps, reports):
+        for st, rep in zip(steps, reports, strict=True):
             _print_report(rep, f"{args.slug} / {st['id']}")
     return 0 if all(r["ok"] for r in reports) else 1
 

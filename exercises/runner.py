@@ -112,7 +112,7 @@ def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE) 
             r.update(message=f.message, input=f.input, expected=f.expected, got=f.got)
         except LearnerError as e:
             if isinstance(e.error, TimeLimit):
-                raise e.error
+                raise e.error from None
             r.update(message=f"{e.input}: your code raised {type(e.error).__name__}",
                      input=e.input, traceback=trimmed_traceback(e.error, filename))
         except TimeLimit:

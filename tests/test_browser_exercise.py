@@ -11,21 +11,27 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-
-from exercises import content
 from test_browser_a11y import AXE, TAGS
 from test_browser_hardening import WATCH
 
+from exercises import content
+
 pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SLUG = "online-softmax"
 EXERCISE = f"module/{SLUG}/index.html"
 CODE_STEPS = ["scratch", "compose", "probe"]
 WRONG_FOR = {"scratch": "no_rescale.py", "compose": "off_by_one_last_tile.py", "probe": "floor_tiles.py"}
 LOOP = "def {name}(*args, **kwargs):\n    while True:\n        pass\n"
+PASSED = re.compile(r"^All \d+ tests pass\. Step passed\.$")
 LONG = 120_000  # ms: Pyodide's first start on a busy two-core machine
 
 
@@ -133,7 +139,7 @@ def test_a_loop_that_never_ends_is_stopped_and_the_page_recovers(exercise, step)
     expect(section.locator(".cm-content")).to_contain_text("while True")  # the code is kept
     type_code(page, step, _read(step, "solution.py"))
     check(page, step)
-    expect(section.locator(".step-status")).to_have_text(re.compile(r"^All \d+ tests pass\. Step passed\.$"), timeout=LONG)
+    expect(section.locator(".step-status")).to_have_text(PASSED, timeout=LONG)
 
 
 @pytest.mark.parametrize("step", CODE_STEPS)
@@ -142,7 +148,7 @@ def test_the_correct_solution_passes_and_the_step_is_marked(exercise, step):
     section = page.locator(f"#step-{step}")
     type_code(page, step, _read(step, "solution.py"))
     check(page, step)
-    expect(section.locator(".step-status")).to_have_text(re.compile(r"^All \d+ tests pass\. Step passed\.$"))
+    expect(section.locator(".step-status")).to_have_text(PASSED)
     expect(section.locator(".step-state")).to_have_text("passed")
     expect(section.locator(".solution")).to_be_visible()
     expect(page.locator(f'.ladder-state[data-step="{SLUG}/{step}"]')).to_have_text("(passed)")
@@ -186,7 +192,7 @@ def test_hints_open_one_at_a_time_and_the_solution_is_offered_after_three_failed
         expect(hints.nth(1)).to_be_hidden()
         expect(section.locator(".hint-button")).to_have_text(f"Show a hint (2 of {n})")
         type_code(page, "compose", _wrong("compose", "no_rescale.py"))
-        for k in range(3):
+        for _ in range(3):
             expect(section.locator(".solution")).to_be_hidden()
             check(page, "compose")
             expect(section.locator(".step-status")).to_contain_text("tests pass.", timeout=LONG)
@@ -212,12 +218,14 @@ def test_the_exercise_page_broke_no_csp_rule_and_asked_no_other_origin(exercise)
     assert exercise.offsite == []
     assert exercise.console_errors == []
     # the editor's styles are constructable sheets in its shadow root, not <style> elements
-    sheets = exercise.evaluate("document.querySelector('#step-scratch .editor-host').shadowRoot.adoptedStyleSheets.length")
+    sheets = exercise.evaluate(
+        "document.querySelector('#step-scratch .editor-host').shadowRoot.adoptedStyleSheets.length")
     assert sheets >= 1
 
 
 def test_the_csp_listener_is_not_blind_to_a_style_element(exercise):
-    exercise.evaluate("() => { const s = document.createElement('style'); s.textContent = 'body{}'; document.head.appendChild(s); }")
+    exercise.evaluate("""() => { const s = document.createElement('style');
+        s.textContent = 'body{}'; document.head.appendChild(s); }""")
     expect(exercise.locator("body")).to_be_visible()
     exercise.wait_for_timeout(200)
     violations = exercise.evaluate("window.__csp")
@@ -273,7 +281,8 @@ def test_progress_from_an_older_unversioned_key_is_migrated(browser, server_url)
     ctx, page = open_page(browser, server_url + "module/index.html")
     try:
         page.evaluate("""() => { localStorage.clear(); localStorage.setItem('cannery.progress',
-            JSON.stringify({passed: ['online-softmax/predict', 'online-softmax/scratch'], code: {'online-softmax/compose': '# old'}})); }""")
+            JSON.stringify({passed: ['online-softmax/predict', 'online-softmax/scratch'],
+                            code: {'online-softmax/compose': '# old'}})); }""")
         page.reload()
         expect(page.locator("#progress-line")).to_have_text("Progress: 2 of 4 steps")
         stored = json.loads(page.evaluate("localStorage.getItem('cannery.progress.v1')"))
@@ -289,16 +298,19 @@ def test_the_module_page_fills_from_progress_and_downloads_the_passing_code(brow
         expect(page.locator("#progress-line")).to_have_text("Progress: 0 of 4 steps")
         page.click("#download-code")
         expect(page.locator("#download-status")).to_have_text(re.compile("^Pass a step first"))
-        steps = {f"{SLUG}/{s}": {"passed": True, "passedCode": _read(s, "solution.py"), "passedAt": "2026-11-30T18:00:00Z"}
+        steps = {f"{SLUG}/{s}": {"passed": True, "passedCode": _read(s, "solution.py"),
+                                 "passedAt": "2026-11-30T18:00:00Z"}
                  for s in ("predict", "scratch", "compose")}
-        page.evaluate("(s) => localStorage.setItem('cannery.progress.v1', JSON.stringify({version: 1, steps: s}))", steps)
+        page.evaluate("(s) => localStorage.setItem('cannery.progress.v1', JSON.stringify({version: 1, steps: s}))",
+                      steps)
         page.reload()
         expect(page.locator("#progress-line")).to_have_text("Progress: 3 of 4 steps")
         expect(page.locator(".ex-status")).to_have_text("3 / 4 steps passed")
         monoid = page.locator(".objective", has_text="a monoid")
         expect(monoid).to_have_class(re.compile(r"\bdone\b"))
         expect(monoid.locator(".objective-state")).to_have_text("(Done)")
-        expect(page.locator(".objective", has_text="agrees with the emulator").locator(".objective-state")).to_have_text("(Not yet)")
+        counter = page.locator(".objective", has_text="agrees with the emulator")
+        expect(counter.locator(".objective-state")).to_have_text("(Not yet)")
         expect(page.locator(".ex-coming")).to_have_count(4)
         expect(page.locator("#exercises-table tbody tr")).to_have_count(5)
         with page.expect_download() as info:
@@ -310,10 +322,8 @@ def test_the_module_page_fills_from_progress_and_downloads_the_passing_code(brow
         assert "def online_softmax" in text and "def flash_forward" in text and "def io_bytes" not in text
         assert "step Scratch" in text and "--step compose" in text
         # the file it writes passes the offline checker for both steps
-        import subprocess
-        import sys
-        out = subprocess.run([sys.executable, "-m", "exercises", "check", SLUG, str(path)], capture_output=True, text=True,
-                             cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+        out = subprocess.run([sys.executable, "-m", "exercises", "check", SLUG, str(path)], capture_output=True,
+                             text=True, cwd=str(ROOT))
         assert out.returncode == 0, out.stdout + out.stderr
         assert page.evaluate("window.__csp") == [] and page.offsite == [] and page.console_errors == []
     finally:
@@ -363,7 +373,8 @@ def test_axe_finds_no_violations(path, scheme, browser, server_url, artifacts):
         page.add_script_tag(path=str(AXE))
         violations = page.evaluate("""async (tags) => {
             const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
-            return r.violations.map((v) => ({id: v.id, nodes: v.nodes.slice(0, 4).map((n) => n.target.join(' ') + ' ' + n.failureSummary)}));
+            return r.violations.map((v) => ({id: v.id,
+                nodes: v.nodes.slice(0, 4).map((n) => n.target.join(' ') + ' ' + n.failureSummary)}));
         }""", TAGS)
         page.screenshot(path=str(artifacts / f"axe-{path.replace('/', '_')}-{scheme}.png"), full_page=True)
         assert violations == [], json.dumps(violations, indent=1)

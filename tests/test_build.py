@@ -15,7 +15,6 @@ import pytest
 
 import build
 
-
 # ---------------------------------------------------------------------------
 # Deterministic build and --check
 
@@ -143,7 +142,8 @@ def test_every_internal_link_anchor_asset_and_track_in_dist_resolves(built_site)
             elif anchor and "=" in anchor:
                 # a lab state in the fragment (the module page links into the lab): keys the lab reads
                 state = dict(part.split("=", 1) for part in anchor.split("&"))
-                if set(state) != {"kernel", "n", "d", "causal", "M"} or state["kernel"] not in build.MANIFEST["kernels"]:
+                known = {"kernel", "n", "d", "causal", "M"}
+                if set(state) != known or state["kernel"] not in build.MANIFEST["kernels"]:
                     broken.append(f"{page.name}: <{tag} {attr}={value!r}> → not a lab state")
             elif anchor and target.suffix == ".html" and anchor not in _parse(target).ids:
                 broken.append(f"{page.name}: <{tag} {attr}={value!r}> → no id {anchor!r}")
@@ -208,10 +208,12 @@ def test_formulas_are_mathml_rendered_at_build_time(built_site):
 def test_the_editor_bundle_is_built_from_the_pinned_codemirror(built_site):
     import json
     pins = json.loads((build.ROOT / "package.json").read_text())["dependencies"]
-    assert re.fullmatch(r"\d+\.\d+\.\d+", pins["codemirror"]) and re.fullmatch(r"\d+\.\d+\.\d+", pins["@codemirror/lang-python"])
+    for name in ("codemirror", "@codemirror/lang-python"):
+        assert re.fullmatch(r"\d+\.\d+\.\d+", pins[name]), name
     bundle = (built_site / "vendor" / "codemirror" / "codemirror.js").read_text(encoding="utf-8")
     assert "export{" in bundle.replace(" ", "")
-    assert not re.search(r"""(?:^|[;\n}])\s*import\s*[\w{*"']""", bundle), "the bundle imports something: it must be self-contained"
+    imports = re.search(r"""(?:^|[;\n}])\s*import\s*[\w{*"']""", bundle)
+    assert not imports, "the bundle imports something: it must be self-contained"
 
 
 def test_a_favicon_is_linked_so_the_browser_asks_for_no_favicon_ico(built_site):

@@ -30,7 +30,7 @@ def oracle(Q, K, V, causal):
     out_o, out_l = [], []
     for i, q in enumerate(Q):
         keys = range(len(K)) if not causal else range(min(i + 1, len(K)))
-        dots = [math.fsum(a * b for a, b in zip(q, K[j])) for j in keys]
+        dots = [math.fsum(a * b for a, b in zip(q, K[j], strict=True)) for j in keys]
         vt = [[V[j][c] for j in keys] for c in range(len(V[0]) if V else d)]
         o, lse, _p = reference(dots, vt, d)
         out_o.append(o)

@@ -19,7 +19,7 @@ def _judge(mod, name, kernel):
         try:
             guess = parse_int(name, raw, f"Your {kernel} figure")
         except InputError as exc:
-            raise Failure(exc.message, input=SETTING, expected="a whole number of bytes", got=fmt(raw))
+            raise Failure(exc.message, input=SETTING, expected="a whole number of bytes", got=fmt(raw)) from None
         actual = traffic.count(kernel, N, D, False, M).total_bytes
         if guess <= 0 or abs(guess - actual) > TOL * actual:
             how = "too high" if guess > actual else "too low"

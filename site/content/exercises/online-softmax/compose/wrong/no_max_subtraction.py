@@ -18,14 +18,14 @@ def flash_forward(Q, K, V, block_rows, block_cols, causal=False):
                 break                                   # wholly past the diagonal
             cols = range(c0, min(n_keys, c0 + block_cols))
             for i in rows:
-                s = [math.fsum(a * b for a, b in zip(Q[i], K[j])) * scale
+                s = [math.fsum(a * b for a, b in zip(Q[i], K[j], strict=True)) * scale
                      if not (causal and j > i) else -math.inf for j in cols]
                 m_new = max(m[i], max(s))
                 if m_new == -math.inf:
                     continue                            # nothing visible yet
                 p = [math.exp(x) for x in s]
                 l[i] = l[i] + math.fsum(p)
-                acc[i] = [a + math.fsum(pj * V[j][c] for pj, j in zip(p, cols))
+                acc[i] = [a + math.fsum(pj * V[j][c] for pj, j in zip(p, cols, strict=True))
                           for c, a in enumerate(acc[i])]
                 m[i] = m_new
         for i in rows:

@@ -18,7 +18,7 @@ def flash_forward(Q, K, V, block_rows, block_cols, causal=False):
                 break                                   # wholly past the diagonal
             cols = range(c0, min(n_keys, c0 + block_cols))
             for i in rows:
-                s = [math.fsum(a * b for a, b in zip(Q[i], K[j])) * scale
+                s = [math.fsum(a * b for a, b in zip(Q[i], K[j], strict=True)) * scale
                      if not (causal and j > i) else -math.inf for j in cols]
                 m_new = max(m[i], max(s))
                 if m_new == -math.inf:
@@ -26,7 +26,7 @@ def flash_forward(Q, K, V, block_rows, block_cols, causal=False):
                 alpha = math.exp(m[i] - m_new)          # rescale what came before
                 p = [math.exp(x - m_new) for x in s]
                 l[i] = l[i] * alpha + math.fsum(p)
-                acc[i] = [a + math.fsum(pj * V[j][c] for pj, j in zip(p, cols))
+                acc[i] = [a + math.fsum(pj * V[j][c] for pj, j in zip(p, cols, strict=True))
                           for c, a in enumerate(acc[i])]
                 m[i] = m_new
         for i in rows:

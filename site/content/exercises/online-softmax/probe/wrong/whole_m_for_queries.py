@@ -2,7 +2,6 @@
 def io_bytes(kernel, n, d, workgroup_bytes):
     """Bytes moved to and from global memory by `kernel` ("plain" or "fused"),
     one head, float32, full attention, lab tiling."""
-    block_cols = (workgroup_bytes // 2) // (2 * 4 * d)   # B_c: key and value tiles share half of M
     block_rows = workgroup_bytes // (4 * d)
     query_tiles = -(-n // block_rows)                    # T_r = ceil(N / B_r)
     numbers = 2 * n * d                                  # Q read once, O written once
