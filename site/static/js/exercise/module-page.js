@@ -41,11 +41,13 @@ function assemble() {
   for (const span of document.querySelectorAll(".written-state")) {
     const s = state.steps[span.dataset.step];
     if (!s || !s.passed || !s.passedCode) continue;
+    const head = fill(button.dataset.part, {
+      title: span.dataset.title, date: s.passedAt || button.dataset.unknownDate,
+      slug: span.dataset.slug, step: span.dataset.step.split("/")[1],
+    });
     parts.push([
       "# " + "-".repeat(70),
-      `# ${span.dataset.title}`,
-      `# Passed its tests on ${s.passedAt || "an unknown date"}; check again with`,
-      `#   python -m exercises check ${span.dataset.slug} THIS_FILE --step ${span.dataset.step.split("/")[1]}`,
+      ...head.split("\n").map((line) => `# ${line}`),
       "# " + "-".repeat(70),
       s.passedCode.trimEnd(),
       "",

@@ -40,6 +40,9 @@ export class ExerciseRunner {
       this.current.timer = setTimeout(() => this.abort("timeout"), this.seconds * 1000);
       return;
     }
+    // Python did not start (a dropped download, say): drop this worker so the
+    // next request boots a fresh one instead of waiting on a failed start.
+    if (data.reply && data.reply.boot) this.stop();
     this.finish(data.reply);
   }
 
