@@ -393,3 +393,28 @@ def test_the_page_fits_the_screen_without_sideways_scrolling(path, width, browse
         page.screenshot(path=str(artifacts / f"module-{path.replace('/', '_')}-{width}.png"), full_page=True)
     finally:
         ctx.close()
+
+
+def test_a_download_dropped_while_python_starts_is_reported_and_the_next_check_works(browser, server_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    dropped = []
+
+    def drop_once(route):
+        if not dropped:
+            dropped.append(route.request.url)
+            route.abort()
+        else:
+            route.continue_()
+    ctx.route("**/py/exercises.json", drop_once)
+    page = ctx.new_page()
+    page.add_init_script(WATCH)
+    try:
+        page.goto(server_url + EXERCISE)
+        type_code(page, "probe", _read("probe", "solution.py"))
+        section = check(page, "probe")
+        expect(section.locator(".step-status")).to_contain_text("Python could not start in this page", timeout=LONG)
+        assert dropped
+        check(page, "probe")
+        expect(section.locator(".step-status")).to_have_text(PASSED, timeout=LONG)
+    finally:
+        ctx.close()
