@@ -77,7 +77,7 @@ def bugs(folder: str = FOLDER) -> list[dict]:
     return meta(folder)["bugs"]
 
 
-def _bug(bug_id: int, folder: str = FOLDER) -> dict:
+def bug_info(bug_id: int, folder: str = FOLDER) -> dict:
     for b in bugs(folder):
         if b["id"] == bug_id:
             return b
@@ -88,7 +88,7 @@ def kernel_source(which, folder: str = FOLDER) -> str:
     """Source of the correct kernel (``which`` = 0 or "correct") or of bug 1–5."""
     if which in (0, "correct"):
         return _read("kernel.py", folder)
-    return _read(os.path.join("bugs", _bug(which, folder)["file"]), folder)
+    return _read(os.path.join("bugs", bug_info(which, folder)["file"]), folder)
 
 
 def load_kernel(which, folder: str = FOLDER):
@@ -100,7 +100,7 @@ def load_kernel(which, folder: str = FOLDER):
 
 def diff(bug_id: int, folder: str = FOLDER) -> str:
     """The unified diff (difflib, 2 lines of context) from the correct kernel to bug ``bug_id``."""
-    b = _bug(bug_id, folder)
+    b = bug_info(bug_id, folder)
     lines = difflib.unified_diff(kernel_source(0, folder).splitlines(keepends=True),
                                  kernel_source(bug_id, folder).splitlines(keepends=True),
                                  fromfile="kernel.py", tofile=f"bugs/{b['file']}", n=2)
@@ -411,7 +411,7 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
     raises) and the correct kernel stays within it. A malformed input gives
     ok False, a message saying what to fix, and no kernel results.
     """
-    b = _bug(bug_id, folder)
+    b = bug_info(bug_id, folder)
     try:
         case = parse_input(text)
     except InputError as exc:
@@ -464,11 +464,18 @@ def run_weak_suite(kernel, folder: str = FOLDER) -> dict:
     return out
 
 
+_TRUTH: dict = {}
+
+
 def truth(folder: str = FOLDER) -> dict:
-    """{bug id: sorted names of the weak tests that fail on it}, found by running them."""
-    return {b["id"]: sorted(name for name, failure in run_weak_suite(load_kernel(b["id"], folder), folder).items()
-                            if failure is not None)
-            for b in bugs(folder)}
+    """{bug id: sorted names of the weak tests that fail on it}, found by running
+    them (once per folder and process: the files do not change under a page)."""
+    if folder not in _TRUTH:
+        _TRUTH[folder] = {b["id"]: sorted(name for name, failure
+                                          in run_weak_suite(load_kernel(b["id"], folder), folder).items()
+                                          if failure is not None)
+                          for b in bugs(folder)}
+    return {k: list(v) for k, v in _TRUTH[folder].items()}
 
 
 def predict(predictions: dict, folder: str = FOLDER) -> dict:
@@ -487,7 +494,7 @@ def predict(predictions: dict, folder: str = FOLDER) -> dict:
             bug_id = int(key)
         except (TypeError, ValueError):
             raise InputError(f"there is no bug {key!r}; the bugs are numbered 1 to 5") from None
-        _bug(bug_id, folder)
+        bug_info(bug_id, folder)
         unknown = sorted(set(chosen) - names)
         if unknown:
             raise InputError(f"there is no weak test named {unknown[0]!r}")

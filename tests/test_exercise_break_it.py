@@ -264,3 +264,28 @@ def test_no_builtin_sum_of_floats_in_the_exercise_sources():
     for path in [Path(breakit.__file__), FOLDER / "kernel.py", FOLDER / "weak_tests.py",
                  *(FOLDER / "bugs").glob("*.py")]:
         assert " sum(" not in path.read_text(encoding="utf-8"), path
+
+
+def _content(path: Path) -> dict:
+    ns = {}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), ns)
+    return ns
+
+
+def test_the_step_solutions_agree_with_the_judge():
+    assert _content(FOLDER / "predict" / "solution.py")["catches"] == breakit.truth()
+    assert _content(FOLDER / "break" / "solution.py")["inputs"] == {b: BY_BUG[b]["exposes"] for b in BUG_IDS}
+    assert _content(FOLDER / "break" / "wrong" / "inputs_the_weak_suite_already_has.py")["inputs"] == \
+        {b: BY_BUG[b]["misses"] for b in BUG_IDS}
+
+
+def test_through_the_exercise_runner_a_causal_mask_is_not_enough_for_bug_5():
+    runner = pytest.importorskip("exercises.runner", reason="the exercise engine (issue 14) is not merged yet")
+    source = (FOLDER / "break" / "wrong" / "causal_mask_for_the_nan.py").read_text(encoding="utf-8")
+    report = runner.check("break-it", "break", source)
+    failed = [r["name"] for r in report["results"] if not r["ok"]]
+    assert failed == ["test_bug_1", "test_bug_5", "test_the_weak_suite_with_your_inputs_catches_every_bug"]
+    assert report["results"][5]["message"] == \
+        "the weak suite with your five inputs added: it still passes bug 5"
+    good = runner.check("break-it", "break", (FOLDER / "break" / "solution.py").read_text(encoding="utf-8"))
+    assert good["ok"] and good["passed"] == 6
