@@ -2,8 +2,9 @@
 
 Each test takes the kernel's attention(Q, K, V, causal=False, key_mask=None)
 and raises AssertionError when it finds a fault. They compare with the exact
-float64 reference within the exercise's bound, TOL · max(1, max |V|) with
-TOL = 2⁻⁷ (the spacing of bfloat16 numbers just above 1).
+float64 reference within TOL = 2⁻⁷ (the spacing of bfloat16 numbers just
+above 1); their V entries are at most 1 in size, so this is the exercise's
+bound, TOL · max(1, max |V|).
 
 Read them as a reviewer would: which inputs never appear?
 """
