@@ -366,14 +366,21 @@ def describe(case: dict) -> str:
 
 # ------------------------------------------------------------ running
 
-def run_case(kernel, case: dict) -> dict:
-    """Run one kernel on one case against the reference.
+def reference_for(case: dict) -> list:
+    """The float64 reference O of a parsed case."""
+    return reference_attention(case["Q"], case["K"], case["V"], case["causal"], case["key_mask"])
+
+
+def run_case(kernel, case: dict, want: list | None = None) -> dict:
+    """Run one kernel on one case against the reference (``want``, computed
+    here when not given).
 
     Returns {"ok": within the bound, "max_error": float (nan when the output
     has NaN, inf when the kernel raised), "first_bad": entry or None,
     "raised": "OverflowError: ..." or None, "bound": float}.
     """
-    want = reference_attention(case["Q"], case["K"], case["V"], case["causal"], case["key_mask"])
+    if want is None:
+        want = reference_for(case)
     limit = bound(case["V"])
     try:
         got = kernel(case["Q"], case["K"], case["V"], causal=case["causal"], key_mask=case["key_mask"])
@@ -418,8 +425,9 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
         return {"ok": False, "message": exc.message, "input": "", "bound": None,
                 "buggy": None, "correct": None}
     summary = describe(case)
-    correct = run_case(load_kernel(0, folder), case)
-    buggy = run_case(load_kernel(bug_id, folder), case)
+    want = reference_for(case)
+    correct = run_case(load_kernel(0, folder), case, want)
+    buggy = run_case(load_kernel(bug_id, folder), case, want)
     limit = correct["bound"]
     if not correct["ok"]:
         msg = (f"{summary}: the correct kernel also leaves the bound ({_say(correct)}), so this input "
@@ -533,13 +541,14 @@ def extended_suite(texts: dict, folder: str = FOLDER) -> dict:
             cases[int(key)] = parse_input(text)
         except InputError as exc:
             errors[int(key)] = exc.message
+    wants = {k: reference_for(c) for k, c in cases.items()}
     names = [t["name"] for t in test_names(folder)] + [f"your_input_{k}" for k in sorted(cases)]
     kernels = [("correct", "the correct kernel")] + [(b["id"], b["title"]) for b in bugs(folder)]
     rows = []
     for which, title in kernels:
         fn = load_kernel(0 if which == "correct" else which, folder)
         failed = [name for name, failure in run_weak_suite(fn, folder).items() if failure is not None]
-        failed += [f"your_input_{k}" for k in sorted(cases) if not run_case(fn, cases[k])["ok"]]
+        failed += [f"your_input_{k}" for k in sorted(cases) if not run_case(fn, cases[k], wants[k])["ok"]]
         rows.append({"kernel": which, "title": title, "failed": failed,
                      "caught": bool(failed) if which != "correct" else not failed})
     ok = not errors and all(r["caught"] for r in rows) and len(cases) == len(kernels) - 1
