@@ -223,8 +223,10 @@ def parse_input(text: str) -> dict:
     except SyntaxError as exc:
         raise InputError(f"Python cannot read that input (line {exc.lineno}: {exc.msg}). "
                          f"Write it as {EXAMPLE}") from None
-    except (RecursionError, MemoryError, ValueError):
+    except (RecursionError, MemoryError):
         raise InputError("That input is nested too deeply to read.") from None
+    except ValueError as exc:  # e.g. an integer literal past Python's 4,300 digits
+        raise InputError(f"Python cannot read that input ({exc}).") from None
     try:
         if isinstance(tree, ast.Call):
             return _from_call(tree)
@@ -250,7 +252,9 @@ def _from_call(node: ast.Call) -> dict:
     for name, arg in zip(("n", "d", "seed"), node.args):
         kw[name] = ast.literal_eval(arg)
     for k in node.keywords:
-        if k.arg is None or k.arg not in _GEN_ARGS:
+        if k.arg is None:
+            raise InputError("write random_qkv's arguments out as name=value, without **.")
+        if k.arg not in _GEN_ARGS:
             raise InputError(f"random_qkv has no argument {k.arg!r}; it takes {', '.join(_GEN_ARGS)}.")
         if k.arg in kw:
             raise InputError(f"random_qkv got {k.arg} twice.")
@@ -299,8 +303,9 @@ def _matrix(name: str, value, width: int | None = None) -> list:
         for c, x in enumerate(row):
             if isinstance(x, bool) or not isinstance(x, int | float):
                 raise InputError(f"{name}[{i}][{c}] must be a number, got {x!r:.40}.")
-            if not math.isfinite(x) or abs(x) > MAX_ABS:
-                raise InputError(f"{name}[{i}][{c}] = {x!r} is out of range: entries must be finite and at "
+            if not abs(x) <= MAX_ABS:  # NaN and ±inf fail too; a huge int is compared exactly
+                shown = repr(x) if not isinstance(x, int) or abs(x) < 10 ** 20 else "a very large whole number"
+                raise InputError(f"{name}[{i}][{c}] = {shown} is out of range: entries must be finite and at "
                                  f"most {MAX_ABS:,.0f} in size (mask keys with key_mask, not with inf).")
         rows.append([float(x) for x in row])
     widths = {len(r) for r in rows}
