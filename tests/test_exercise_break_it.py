@@ -295,3 +295,13 @@ def test_through_the_exercise_runner_a_causal_mask_is_not_enough_for_bug_5():
         "the weak suite with your five inputs added: it still passes bug 5"
     good = runner.check("break-it", "break", (FOLDER / "break" / "solution.py").read_text(encoding="utf-8"))
     assert good["ok"] and good["passed"] == 6
+
+
+def test_bug_2_also_fails_when_every_score_underflows():
+    # Scores -900 and -870: exp of either is 0 in float64 (below exp(-745)), so
+    # without the max l = 0 and the row comes out as zeros; the reference puts
+    # weight 1 - e^-30 on the second value.
+    r = breakit.judge_input(2, '{"Q": [[-30.0]], "K": [[30.0], [29.0]], "V": [[1.0], [2.0]]}')
+    assert r["ok"]
+    bad = r["buggy"]["first_bad"]
+    assert bad["got"] == 0.0 and bad["expected"] == pytest.approx(2.0 - 1.0 / (1.0 + math.exp(30.0)), rel=1e-15)
