@@ -118,7 +118,7 @@ def changed_lines(bug_id: int, folder: str = FOLDER) -> list[tuple[str, str]]:
         if tag != "replace" or i2 - i1 != j2 - j1:
             out.append(("\n".join(a[i1:i2]), "\n".join(b[j1:j2])))
         else:
-            out.extend(zip(a[i1:i2], b[j1:j2]))
+            out.extend(zip(a[i1:i2], b[j1:j2], strict=True))
     return out
 
 
@@ -149,7 +149,7 @@ def reference_attention(Q, K, V, causal=False, key_mask=None):
     for i, q in enumerate(Q):
         keys = [j for j in range(len(K))
                 if (key_mask is None or key_mask[j]) and (not causal or j <= i)]
-        dots = [math.fsum(a * b for a, b in zip(q, K[j])) for j in keys]
+        dots = [math.fsum(a * b for a, b in zip(q, K[j], strict=True)) for j in keys]
         vt = [[V[j][c] for j in keys] for c in range(width)]
         out.append(reference(dots, vt, d)[0])
     return out
@@ -167,11 +167,11 @@ def compare(O, want, limit: float):
     if not isinstance(O, list) or len(O) != len(want):
         return {"row": None, "col": None, "expected": f"{len(want)} rows",
                 "got": f"{len(O) if isinstance(O, list) else type(O).__name__} rows", "error": math.inf}
-    for i, (row, ref_row) in enumerate(zip(O, want)):
+    for i, (row, ref_row) in enumerate(zip(O, want, strict=True)):
         if not isinstance(row, list) or len(row) != len(ref_row):
             return {"row": i, "col": None, "expected": f"{len(ref_row)} numbers",
                     "got": repr(row)[:60], "error": math.inf}
-        for c, (x, y) in enumerate(zip(row, ref_row)):
+        for c, (x, y) in enumerate(zip(row, ref_row, strict=True)):
             err = abs(x - y) if isinstance(x, float | int) else math.nan
             if not err <= limit:  # NaN fails too
                 return {"row": i, "col": c, "expected": y, "got": x, "error": err}
@@ -181,8 +181,8 @@ def compare(O, want, limit: float):
 def max_error(O, want) -> float:
     """Largest |O − want| over all entries (NaN if any entry is NaN)."""
     worst = 0.0
-    for row, ref_row in zip(O, want):
-        for x, y in zip(row, ref_row):
+    for row, ref_row in zip(O, want, strict=True):
+        for x, y in zip(row, ref_row, strict=True):
             err = abs(x - y)
             if math.isnan(err):
                 return math.nan
@@ -249,7 +249,7 @@ def _from_call(node: ast.Call) -> dict:
         raise InputError("random_qkv takes at most three arguments by position (n, d, seed); "
                          "name the others, e.g. scale=100.0.")
     kw = {}
-    for name, arg in zip(("n", "d", "seed"), node.args):
+    for name, arg in zip(("n", "d", "seed"), node.args, strict=False):
         kw[name] = ast.literal_eval(arg)
     for k in node.keywords:
         if k.arg is None:

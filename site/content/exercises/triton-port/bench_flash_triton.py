@@ -96,20 +96,25 @@ def run(args) -> tuple[list, bool]:
                             "causal": bool(causal), "flop": flops(args.batch, args.heads, n, d, bool(causal))}
                     row = dict(base, kernel=f"triton ({args.module})", check_ok=ok, max_err_vs_sdpa=err_sdpa,
                                max_err_vs_float64_head0=err64, ms=None, tflops=None)
+
+                    def ours(q=q, k=k, v=v, causal=bool(causal)):
+                        return flash_attention(q, k, v, causal=causal)
+
+                    def sdpa(q=q, k=k, v=v, causal=bool(causal)):
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
                     if ok:
-                        row["ms"] = do_bench(lambda: flash_attention(q, k, v, causal=bool(causal)),
-                                             return_mode="median")
+                        row["ms"] = do_bench(ours, return_mode="median")
                         row["tflops"] = tflops(row["flop"], row["ms"])
                     else:
                         all_ok = False
-                    ms_sdpa = do_bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)),
-                                       return_mode="median")
+                    ms_sdpa = do_bench(sdpa, return_mode="median")
                     rows.append(row)
                     rows.append(dict(base, kernel="sdpa", check_ok=None, max_err_vs_sdpa=0.0,
                                      max_err_vs_float64_head0=None, ms=ms_sdpa,
                                      tflops=tflops(base["flop"], ms_sdpa)))
                     print(_line(row), file=sys.stderr)
-                    del q, k, v, o, o_sdpa
+                    del q, k, v, o, o_sdpa, ours, sdpa
                     torch.cuda.empty_cache()
     return rows, all_ok
 
@@ -122,9 +127,10 @@ def _line(row: dict) -> str:
 
 def markdown(rows: list) -> str:
     """A table: one line per (dtype, d, causal, N), Triton beside SDPA."""
-    out = ["| dtype | d | mask | N | Triton ms | Triton TFLOP/s | SDPA ms | SDPA TFLOP/s | Triton / SDPA time | max err vs SDPA |",
+    out = ["| dtype | d | mask | N | Triton ms | Triton TFLOP/s | SDPA ms | SDPA TFLOP/s "
+           "| Triton / SDPA time | max err vs SDPA |",
            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for tri, sd in zip(rows[0::2], rows[1::2]):
+    for tri, sd in zip(rows[0::2], rows[1::2], strict=True):
         ratio = "" if tri["ms"] is None else f"{tri['ms'] / sd['ms']:.2f}"
         tms = "check failed" if tri["ms"] is None else f"{tri['ms']:.3f}"
         ttf = "" if tri["tflops"] is None else f"{tri['tflops']:.1f}"

@@ -49,7 +49,7 @@ def _flash_forward(Q, K, V, O, L,              # pointers; Q, K, V, O are (B, H,
         keys = start + cols
         # K^T tile (D, BLOCK_N) and V tile (BLOCK_N, D); keys past N read zeros.
         kt = tl.load(K + base + keys[None, :] * stride_n + dims[:, None], mask=keys[None, :] < N, other=0.0)
-        v = tl.load(V + base + keys[:, None] * stride_n + dims[None, :], mask=keys[:, None] < N, other=0.0)
+        v = tl.load(V + base + keys[:, None] * stride_n + dims[None, :], mask=keys[:, None] < N, other=0.0)  # noqa: F841
         s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N) float32, base-2 units
         s = tl.where(keys[None, :] < N, s, float("-inf"))        # keys past N are not there
         # TODO (Compose): with CAUSAL, also give -inf to every key past its row (keys > rows).
