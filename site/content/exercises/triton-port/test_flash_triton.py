@@ -4,9 +4,13 @@ computed by PyTorch on your CUDA GPU.
     python3 -m pytest test_flash_triton.py -q                      # tests starter.py
     FLASH_MODULE=solution python3 -m pytest test_flash_triton.py -q  # tests solution.py
     python3 -m pytest test_flash_triton.py -q -k "not causal"      # the Port step only
+    TRITON_INTERPRET=1 python3 -m pytest test_flash_triton.py -q   # no NVIDIA GPU: on the CPU
 
 Without PyTorch, Triton or a CUDA GPU the whole file is skipped, with the
 reason, so it can be collected anywhere (the project's CI has no GPU).
+With TRITON_INTERPRET=1, Triton's interpreter runs the kernel on the CPU
+with NumPy instead: slow, and it ignores input_precision and the GPU's
+limits, so passing there is a first check, not the last one.
 
 What is checked, for (B, H) = (2, 3) and N in 1, 65, 100 and 1000 (ragged
 last tiles for any power-of-two tile), full and causal, float32 and float16,
@@ -43,8 +47,10 @@ try:
     import torch
 except ImportError:
     pytest.skip(f"{NEEDS}: PyTorch is not installed here", allow_module_level=True)
-if not torch.cuda.is_available():
-    pytest.skip(f"{NEEDS}: PyTorch sees no CUDA GPU here", allow_module_level=True)
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+if not INTERPRET and not torch.cuda.is_available():
+    pytest.skip(f"{NEEDS}: PyTorch sees no CUDA GPU here (TRITON_INTERPRET=1 runs the tests on the CPU)",
+                allow_module_level=True)
 try:
     import triton  # noqa: F401
 except ImportError:
@@ -58,6 +64,7 @@ flash_attention = importlib.import_module(MODULE).flash_attention
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 
+DEVICE = "cpu" if INTERPRET else "cuda"
 DTYPES = {"float32": torch.float32, "float16": torch.float16}
 FLOOR = {"float32": 1e-5, "float16": 1e-3}
 B, H = 2, 3
@@ -73,8 +80,8 @@ def case_id(case) -> str:
 
 def inputs(n: int, d: int, dtype: torch.dtype, seed: int, q_scale: float = 1.0):
     """Seeded (B, H, N, d) q, k, v on the GPU: standard normal entries, q times q_scale."""
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (torch.randn((B, H, n, d), generator=g, device="cuda", dtype=torch.float32) for _ in range(3))
+    g = torch.Generator(device=DEVICE).manual_seed(seed)
+    q, k, v = (torch.randn((B, H, n, d), generator=g, device=DEVICE, dtype=torch.float32) for _ in range(3))
     return (q * q_scale).to(dtype), k.to(dtype), v.to(dtype)
 
 
