@@ -11,16 +11,19 @@ rows once, streams the keys and values past them BLOCK_N rows at a time,
 keeps a running max m, a running sum l and an accumulator acc per row in
 registers, and writes O once. S and P never leave the chip.
 
-Two changes a GPU invites, both exact in real arithmetic:
+Three changes a GPU invites, all exact in real arithmetic:
   * exponentials in base 2 (exp2 is one instruction on NVIDIA GPUs): the
     scores are scaled by log2(e)/sqrt(d), so exp2(s2 - m2) = exp(s - m);
-  * the 1/l division happens once per row, at the end.
+  * the 1/l division happens once per row, at the end;
+  * causal: key tiles past the diagonal are never loaded, and tiles wholly
+    below it skip the mask; only the diagonal block computes it.
 Float32 inputs are multiplied in IEEE float32 (input_precision="ieee"), not
 TF32, so the fp32 test can hold the kernel to float32 accuracy.
 
 Sources: Dao et al. 2022, FlashAttention, Algorithm 1 (tiles, m, l);
-Dao 2023, FlashAttention-2, §3.1 (rescale once at the end, causal tiles
-skipped). Written for this project.
+Dao 2023, FlashAttention-2, §3.1.1 (the forward pass: one division at the
+end; causal masking on the diagonal blocks only). Written for this project;
+it compiles for sm_90 (H100, H200) with Triton 3.9.
 """
 import math
 
@@ -29,6 +32,37 @@ import triton
 import triton.language as tl
 
 LOG2E = 1.4426950408889634  # log2(e): exp(x) = exp2(x * LOG2E)
+
+
+@triton.jit
+def _key_tiles(acc, l, m, q, K, V, base, stride_n, rows, lo, hi, N, qk_scale,
+               D: tl.constexpr, BLOCK_N: tl.constexpr, DIAGONAL: tl.constexpr, PRECISION: tl.constexpr):
+    """Stream key tiles lo, lo + BLOCK_N, ... < hi past the query tile; return the new (acc, l, m).
+
+    With DIAGONAL, keys past a row's own index are masked (causal); without
+    it every key below hi is visible, so no causal mask is computed at all.
+    """
+    cols = tl.arange(0, BLOCK_N)
+    dims = tl.arange(0, D)
+    for start in range(lo, hi, BLOCK_N):
+        keys = start + cols
+        # K^T tile (D, BLOCK_N) and V tile (BLOCK_N, D); keys past N read zeros.
+        kt = tl.load(K + base + keys[None, :] * stride_n + dims[:, None], mask=keys[None, :] < N, other=0.0)
+        v = tl.load(V + base + keys[:, None] * stride_n + dims[None, :], mask=keys[:, None] < N, other=0.0)
+        s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N) float32, base-2 units
+        visible = keys[None, :] < N
+        if DIAGONAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        s = tl.where(visible, s, float("-inf"))
+        # Key 0 is visible to every row and lies in the first tile streamed,
+        # so m_new is finite from then on: no -inf - (-inf) here.
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp2(m - m_new)                      # 0 on the first tile, else <= 1
+        p = tl.exp2(s - m_new[:, None])                 # masked scores give exp2(-inf) = 0
+        l = l * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        m = m_new
+    return acc, l, m
 
 
 @triton.jit
@@ -41,7 +75,6 @@ def _flash_forward(Q, K, V, O, L,              # pointers; Q, K, V, O are (B, H,
     bh = tl.program_id(1)                      # which (batch, head)
     base = (bh // H) * stride_b + (bh % H) * stride_h
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)   # (BLOCK_M,) query rows of this tile
-    cols = tl.arange(0, BLOCK_N)                    # (BLOCK_N,) key offsets within a key tile
     dims = tl.arange(0, D)                          # (D,)
 
     # The query tile: loaded once, kept in registers. Rows past N read zeros.
@@ -51,30 +84,20 @@ def _flash_forward(Q, K, V, O, L,              # pointers; Q, K, V, O are (B, H,
     l = tl.zeros([BLOCK_M], tl.float32)                 # running sum of exp2(s - m)
     acc = tl.zeros([BLOCK_M, D], tl.float32)            # running sum of exp2(s - m) * v
 
-    # Causal: this tile's last row is tile*BLOCK_M + BLOCK_M - 1, so no key at
-    # or past (tile + 1) * BLOCK_M is visible to any of its rows.
     if CAUSAL:
-        end = tl.minimum(N, (tile + 1) * BLOCK_M)
+        # Keys below tile * BLOCK_M are visible to every row of this tile: no
+        # mask needed (FlashAttention-2, section 3.1.1). The keys of the
+        # diagonal block need it, and no key at or past (tile + 1) * BLOCK_M
+        # is visible at all. BLOCK_M is a multiple of BLOCK_N, so the two
+        # ranges split on a tile boundary.
+        diagonal = tile * BLOCK_M
+        acc, l, m = _key_tiles(acc, l, m, q, K, V, base, stride_n, rows, 0, diagonal, N, qk_scale,
+                               D, BLOCK_N, False, PRECISION)
+        acc, l, m = _key_tiles(acc, l, m, q, K, V, base, stride_n, rows, diagonal,
+                               tl.minimum(N, diagonal + BLOCK_M), N, qk_scale, D, BLOCK_N, True, PRECISION)
     else:
-        end = N
-    for start in range(0, end, BLOCK_N):
-        keys = start + cols
-        # K^T tile (D, BLOCK_N) and V tile (BLOCK_N, D); keys past N read zeros.
-        kt = tl.load(K + base + keys[None, :] * stride_n + dims[:, None], mask=keys[None, :] < N, other=0.0)
-        v = tl.load(V + base + keys[:, None] * stride_n + dims[None, :], mask=keys[:, None] < N, other=0.0)
-        s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N) float32
-        visible = keys[None, :] < N
-        if CAUSAL:
-            visible = visible & (keys[None, :] <= rows[:, None])
-        s = tl.where(visible, s, float("-inf"))
-        # Key 0 is visible to every row (and the first tile holds it), so
-        # m_new is finite from the first tile on: no -inf - (-inf) here.
-        m_new = tl.maximum(m, tl.max(s, axis=1))
-        alpha = tl.exp2(m - m_new)                      # 0 on the first tile, else <= 1
-        p = tl.exp2(s - m_new[:, None])                 # masked scores give exp2(-inf) = 0
-        l = l * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
-        m = m_new
+        acc, l, m = _key_tiles(acc, l, m, q, K, V, base, stride_n, rows, 0, N, N, qk_scale,
+                               D, BLOCK_N, False, PRECISION)
 
     o = acc / l[:, None]
     tl.store(O + base + rows[:, None] * stride_n + dims[None, :], o.to(O.dtype.element_ty),
@@ -111,6 +134,8 @@ def flash_attention(q, k, v, causal=False, return_lse=False, block_m=None, block
     lse = torch.empty((b, h, n), device=q.device, dtype=torch.float32)
     bm, bn, warps, stages = _blocks(d, q.dtype)
     bm, bn = block_m or bm, block_n or bn
+    if bm % bn:
+        raise ValueError(f"block_m ({bm}) must be a multiple of block_n ({bn})")
     grid = (triton.cdiv(n, bm), b * h)
     _flash_forward[grid](q, k, v, o, lse, q.stride(0), q.stride(1), q.stride(2),
                          h, n, LOG2E / math.sqrt(d),

@@ -97,6 +97,8 @@ def flash_attention(q, k, v, causal=False, return_lse=False, block_m=None, block
     lse = torch.empty((b, h, n), device=q.device, dtype=torch.float32)
     bm, bn, warps, stages = _blocks(d, q.dtype)
     bm, bn = block_m or bm, block_n or bn
+    if bm % bn:
+        raise ValueError(f"block_m ({bm}) must be a multiple of block_n ({bn})")
     grid = (triton.cdiv(n, bm), b * h)
     _flash_forward[grid](q, k, v, o, lse, q.stride(0), q.stride(1), q.stride(2),
                          h, n, LOG2E / math.sqrt(d),
