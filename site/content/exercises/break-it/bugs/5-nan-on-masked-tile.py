@@ -54,7 +54,7 @@ def attention(Q, K, V, causal=False, key_mask=None):
                 # (any finite number works then: every term is exp(-inf) = 0).
                 m_new = max(m[a], max(s))
                 shift = m_new
-                m_old = m[a] if m[a] > -math.inf else shift
+                m_old = m[a] if m[a] > -math.inf else shift  # nothing seen yet: l = acc = 0, any factor will do
                 alpha = math.exp(m_old - shift)  # what the old terms are worth now
                 p = [math.exp(x - shift) for x in s]
                 l[a] = l[a] * alpha + math.fsum(p)
