@@ -182,6 +182,27 @@ def parse_int(field: str, raw, label: str) -> int:
     return parsed.value
 
 
+BOOLEAN_WORDS = LESSON["boolean_words"]
+
+
+def parse_bool(field: str, raw, label: str) -> bool:
+    """Read a yes/no value: a bool, or one of the manifest's lesson.boolean_words
+    (trimmed, any case), the vocabulary the page's link reader uses too
+    (site/static/js/lab/rules.js). Raises InputError naming ``field`` otherwise."""
+    if isinstance(raw, bool):
+        return raw
+    text = "" if raw is None else str(raw).strip().lower()
+    if text in BOOLEAN_WORDS["true"]:
+        return True
+    if text in BOOLEAN_WORDS["false"]:
+        return False
+    shown = str(raw).strip()[:20]
+    raise InputError(
+        field,
+        f"{label} must be one of {', '.join(BOOLEAN_WORDS['true'])} (ticked) or "
+        f"{', '.join(BOOLEAN_WORDS['false'])} (not ticked); “{shown}” is neither.")
+
+
 def parse_request(params: dict, purpose: str = "count") -> dict:
     """Validate raw lab inputs; return clean ones or raise InputError.
 
@@ -235,10 +256,10 @@ def parse_request(params: dict, purpose: str = "count") -> dict:
     except InputError as e:
         errors.append(e)
 
-    causal = params.get("causal", False)
-    if isinstance(causal, str):
-        causal = causal.strip().lower() in ("1", "true", "yes", "on")
-    out["causal"] = bool(causal)
+    try:
+        out["causal"] = parse_bool("causal", params.get("causal", False), "Causal")
+    except InputError as e:
+        errors.append(e)
 
     try:
         out["seed"] = parse_int("seed", params.get("seed", 0), "Seed")
