@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST_ARGS ?=
 
-.PHONY: setup serve test build bench system-packages facts-model facts lint-js
+.PHONY: setup serve test build bench system-packages facts-model facts lint-py lint-js
 
 setup: $(VENV)/.installed node_modules/.installed system-packages
 
@@ -59,9 +59,13 @@ lint-js: node_modules/.installed
 	npx --no-install eslint $(JS_LINTED)
 	npx --no-install prettier --check $(JS_LINTED)
 
-test: setup facts-model lint-js
+# ruff, with the settings in pyproject.toml ([tool.ruff]).
+lint-py: $(VENV)/.installed
+	$(PY) -m ruff check .
+
+test: setup facts-model lint-py lint-js
 	$(PY) -m facts --check
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 bench: setup
-	$(PY) bench/bench_lab.py
+	$(PY) -m bench.bench_lab

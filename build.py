@@ -32,9 +32,8 @@ SITE = ROOT / "site"
 NODE = ROOT / "node_modules"
 DEFAULT_OUT = ROOT / "dist"
 
-sys.path.insert(0, str(ROOT))
 from emulator import traffic  # noqa: E402
-from emulator.tiling import MANIFEST, HEAD_DIMS, COUNT_MAX_N, CHECK_MAX_N, M_MIN, M_MAX  # noqa: E402
+from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, LESSON_KERNELS, M_MAX, M_MIN, MANIFEST  # noqa: E402
 
 # Only the Pyodide files the page needs (core runtime, stdlib, lock file).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
@@ -112,12 +111,15 @@ def sri(path: Path) -> str:
 
 
 def python_bundle(out: Path) -> None:
-    """Write py/bundle.json: the emulator's own source files and the kernel
-    manifest, which the Pyodide worker writes into its file system."""
+    """Write py/bundle.json: the emulator's own source files, the kernel
+    manifest and the WGSL sources (emulator/shaders.py sizes each pass from
+    them), which the Pyodide worker writes into its file system."""
     files = {}
     for path in sorted((ROOT / "emulator").glob("*.py")):
         files[f"emulator/{path.name}"] = path.read_text(encoding="utf-8")
     files["kernels_wgsl/manifest.json"] = (ROOT / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8")
+    for path in sorted((ROOT / "kernels_wgsl").glob("*.wgsl")):  # gpu_plan reads each pass's limits
+        files[f"kernels_wgsl/{path.name}"] = path.read_text(encoding="utf-8")
     target = out / "py" / "bundle.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps({"files": files}, sort_keys=True), encoding="utf-8")
@@ -176,6 +178,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         "facts": facts,
         "counts": counts,
         "manifest": MANIFEST,
+        "lesson_kernels": list(LESSON_KERNELS),
         "lab": lab,
         "limits": {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
                    "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},

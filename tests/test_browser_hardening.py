@@ -559,8 +559,21 @@ def test_a_workgroup_past_the_adapters_invocation_limit_is_refused_naming_m_and_
     try:
         press(page, "#time-button", n=64, d=16, workgroup_bytes=32768)
         message = page.inner_text("#workgroup_bytes-error")
-        assert "M = 32,768 B" in message and "B_r = 256" in message and "at most 128" in message
+        limits = page.evaluate("async () => (await import('./static/js/gpu/index.js')).probeGpu().then((p) => p.limits)")
+        assert limits["maxComputeInvocationsPerWorkgroup"] == 128
+        expected = api.handle({"op": "gpu_plan", "params": params(n="64", workgroup_bytes="32768"), "limits": limits})
+        assert message == expected["errors"][0]["message"]      # the emulator's plan, the judge
+        assert "M = 32,768 B" in message and "128 (maxComputeInvocationsPerWorkgroup)" in message
         assert "M ≤ 16,384 B" in message
+        # and the page's own planner (used where no Python runs) refuses the same field
+        plan = page.evaluate("""async () => {
+            const g = await import('./static/js/gpu/index.js');
+            const p = await g.probeGpu();
+            return g.planDevice(await g.loadManifest(), {kernels: ['plain', 'fused'], n: 64, d: 16,
+                                                         workgroupBytes: 32768}, p.limits);
+        }""")
+        assert plan["fits"] is False and plan["refusal"]["field"] == "workgroup_bytes"
+        assert "at most 128" in plan["refusal"]["message"]
         assert page.get_attribute("#workgroup_bytes", "aria-invalid") == "true"
         assert page.is_hidden("#time-result")
         assert page.evaluate("window.__asked") == []          # no device was asked for

@@ -40,14 +40,12 @@ def js(calls: list) -> list:
 
 
 def _host():
-    """The native WGSL host's pure helpers (package cannery_host once it lands, else bench)."""
-    try:
-        import cannery_host as host  # noqa: PLC0415
-    except ImportError:
-        import sys  # noqa: PLC0415
-        sys.path.insert(0, str(ROOT / "bench"))
-        import wgsl_host as host  # noqa: PLC0415
-    return host
+    """The native WGSL host (cannery_host.wgsl; needs numpy)."""
+    from cannery_host import wgsl  # noqa: PLC0415
+    return wgsl
+
+
+FORWARD = [k for k, spec in MANIFEST["kernels"].items() if spec.get("direction", "forward") == "forward"]
 
 
 # ---------------------------------------------------------------------------
@@ -76,8 +74,8 @@ def test_the_page_refuses_what_python_refuses_in_the_same_words(case, js_rules):
 
 
 def test_both_read_causal_from_one_vocabulary():
-    words = MANIFEST["lesson"]["boolean_words"]
-    samples = [*words["true"], *words["false"], *(w.upper() for w in words["true"]), "maybe", "", "2", "nope"]
+    yes, no = MANIFEST["lesson"]["true_words"], MANIFEST["lesson"]["false_words"]
+    samples = [*yes, *no, *(w.upper() for w in yes), " On ", "maybe", "", "2", "nope", "a\u200bvery long word indeed, truly"]
     replies = js([{"fn": "readBoolean", "args": [w]} for w in samples])
     for word, reply in zip(samples, replies):
         try:
@@ -87,7 +85,7 @@ def test_both_read_causal_from_one_vocabulary():
             assert reply["value"] == {"ok": False, "message": e.message}, word
         else:
             assert reply["value"] == {"ok": True, "value": value}, word
-    assert replies[0]["value"] == {"ok": True, "value": True}     # "1"
+    assert replies[samples.index("1")]["value"] == {"ok": True, "value": True}
     assert samples.index("maybe") and replies[samples.index("maybe")]["value"]["ok"] is False
 
 
@@ -129,11 +127,7 @@ def test_the_page_plans_each_size_as_the_table_says(case):
     assert js_plan([case])[0] == expected_plan(case)
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=(
-        f"emulator/api.py gpu_plan does not yet plan {c['house_py']} (issue 11: the house-py helper's "
-        "part; the lead reconciles)"))) if c.get("house_py") else c
-    for c in PLAN], ids=[c["id"] for c in PLAN])
+@pytest.mark.parametrize("case", PLAN, ids=[c["id"] for c in PLAN])
 def test_python_plans_each_size_as_the_table_says(case):
     assert python_plan(case) == expected_plan(case)
 
@@ -147,33 +141,22 @@ def test_a_refusal_the_page_gives_for_invocations_names_m_and_the_limit():
     assert "M ≤ 32,768 B" in message   # B_r = 256 there, the most this GPU runs
 
 
-def test_python_and_the_page_give_the_same_words_for_every_refusal_both_know():
-    known = [c for c in PLAN if not c["fits"] and not c.get("house_py")]
-    replies = js([{"fn": "planDevice", "args": [{"kernels": ["plain", "fused"], "n": c["n"], "d": c["d"],
-                                                 "workgroupBytes": c["M"]}, c["limits"]]} for c in known])
-    for case, reply in zip(known, replies):
-        p = parse_request({"kernel": "fused", "n": str(case["n"]), "d": str(case["d"]),
-                           "workgroup_bytes": str(case["M"])})
-        with pytest.raises(InputError) as err:
-            api.gpu_plan(p, case["limits"])
-        assert reply["value"]["refusal"]["message"] == err.value.message, case["id"]
-
-
 # ---------------------------------------------------------------------------
-# Shader choice and size planning, against the native host (bench/wgsl_host.py).
+# Shader choice and size planning, against emulator/shaders.py and the native host.
 
 SUBGROUPS = [0, 4, 8, 16, 32, 64]
-VARIANTS = [(k, i, d, sg) for k, spec in MANIFEST["kernels"].items() for i, _ in enumerate(spec["wgsl"])
+VARIANTS = [(k, i, d, sg) for k in FORWARD for i, _ in enumerate(MANIFEST["kernels"][k]["wgsl"])
             for d in MANIFEST["head_dims"] for sg in SUBGROUPS]
 
 
-def test_the_page_and_the_native_host_choose_the_same_shader_and_constants():
-    host = _host()
+def test_the_page_and_python_choose_the_same_shader_and_constants():
+    from emulator.shaders import pass_variant
+    from emulator.tiling import make_tiling
     replies = js([{"fn": "passVariant", "args": [k, i, d, 16384, sg]} for k, i, d, sg in VARIANTS])
     chose_lanes = 0
     for (kernel, i, d, sg), reply in zip(VARIANTS, replies):
         spec = MANIFEST["kernels"][kernel]["wgsl"][i]
-        file, constants = host.pass_variant(spec, d, host.kernel_tiling(kernel, d, 16384), sg)
+        file, constants = pass_variant(spec, d, make_tiling(kernel, 1, d, False, 16384), sg)
         constants = {k: int(v) if isinstance(v, bool) else v for k, v in constants.items()}
         assert reply["ok"], reply
         assert (reply["value"]["file"], reply["value"]["constants"]) == (file, constants), (kernel, i, d, sg)
@@ -181,7 +164,7 @@ def test_the_page_and_the_native_host_choose_the_same_shader_and_constants():
     assert chose_lanes > 0, "no case ran a with_subgroups shader: the table tests only one branch"
 
 
-SIZES = [(k, n, d, m, lim) for k in MANIFEST["kernels"] for n in (1, 300, 8192, 16385) for d in (16, 128)
+SIZES = [(k, n, d, m, lim) for k in FORWARD for n in (1, 300, 8192, 16385) for d in (16, 128)
          for m in (16384, 32768)
          for lim in ({"maxComputeWorkgroupStorageSize": 16384, "maxStorageBufferBindingSize": 134217728,
                       "maxBufferSize": 268435456},
@@ -212,3 +195,26 @@ def test_the_page_and_the_native_host_agree_on_what_fits():
                                  "workgroupBytes": t.workgroup_bytes}
         fits += 1
     assert fits and refused
+
+
+def test_the_page_and_pythons_gpu_plan_agree_for_every_forward_kernel_alone():
+    """plan.js planDevice for one kernel against emulator/api.py gpu_plan(kernels=[that one]):
+    the same verdict, and the same limits to ask for when it fits."""
+    replies = js([{"fn": "planDevice", "args": [{"kernels": [k], "n": n, "d": d, "workgroupBytes": m}, lim]}
+                  for k, n, d, m, lim in SIZES])
+    for (kernel, n, d, m, lim), reply in zip(SIZES, replies):
+        p = parse_request({"kernel": "fused", "n": str(n), "d": str(d), "workgroup_bytes": str(m)})
+        try:
+            plan = api.gpu_plan(p, lim, [kernel])
+        except InputError as e:
+            assert not reply["value"]["fits"], (kernel, n, d, m, lim, e.message)
+            assert reply["value"]["refusal"]["field"] == e.field, (kernel, n, d, m, lim, e.message, reply)
+            continue
+        assert reply["value"]["fits"], (kernel, n, d, m, lim, reply)
+        # The same limits, except that plan.js takes a lesson kernel's workgroup memory
+        # to be M (its tiles are cut from M), where Python sizes each pass's WGSL arrays
+        # (plain's scores pass holds Q and K tiles only): the page asks for the larger.
+        mine, theirs = dict(reply["value"]["requiredLimits"]), dict(plan["required_limits"])
+        wg_js, wg_py = mine.pop("maxComputeWorkgroupStorageSize", 0), theirs.pop("maxComputeWorkgroupStorageSize", 0)
+        assert mine == theirs, (kernel, n, d, m, lim)
+        assert wg_py <= wg_js <= max(wg_py, m), (kernel, n, d, m, lim)

@@ -3,6 +3,8 @@
 import { asGpuError, fail } from "./errors.js";
 import { planDevice, webgpuDefaults } from "./plan.js";
 
+const fmt = (x) => Number(x).toLocaleString("en-US");
+
 let state = null; // {adapter, device, limits, lost, pipelines: Map, ...}
 
 /** The device now held (or null). */
@@ -71,7 +73,7 @@ function rawPlan(limits, defaults) {
 
 /**
  * A device that can run `job` ({manifest, kernels, n, d, heads, workgroupBytes,
- * instrumented}; see plan.js planDevice, or {limits: {name: value}}). Limits above WebGPU's defaults are asked
+ * instrumented, extraLimits?}; see plan.js planDevice, or {limits: {name: value}}). Limits above WebGPU's defaults are asked
  * for only when the job needs them and the adapter offers them; otherwise a "limits"
  * GpuError names the limit, the need and the offer. A held device that already
  * covers the job is kept (with its compiled pipelines).
@@ -84,6 +86,18 @@ export async function getDevice(manifest, job) {
   const defaults = webgpuDefaults(manifest);
   const plan = job.limits ? rawPlan(job.limits, defaults) : planDevice(manifest, job, readLimits(adapter.limits));
   if (!plan.fits) throw fail("limits", plan.refusal.message);
+  // Limits another planner asked for (emulator/api.py gpu_plan's required_limits): the larger wins.
+  for (const [name, value] of Object.entries(job.extraLimits || {})) {
+    if (!(Number(value) > (plan.needs[name] ?? 0))) continue;
+    if (Number(value) > Number(adapter.limits[name])) {
+      throw fail(
+        "limits",
+        `This size needs ${name} = ${fmt(value)}, but this GPU offers ${fmt(adapter.limits[name])}.`,
+      );
+    }
+    plan.needs[name] = Number(value);
+    if (Number(value) > defaults[name]) plan.requiredLimits[name] = Number(value);
+  }
   if (state && Object.entries(plan.needs).every(([name, need]) => need <= (state.limits[name] ?? defaults[name]))) {
     return state;
   }

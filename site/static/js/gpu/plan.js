@@ -32,9 +32,9 @@ export function webgpuDefaults(manifest = {}) {
 
 const fmt = (x) => Number(x).toLocaleString("en-US");
 
-/** The names of a kernel's passes (a list of names, or of {name, ...} objects). */
-export function passNames(spec) {
-  return (spec.passes || []).map((p) => (typeof p === "string" ? p : p.name));
+/** Whether a kernel stores the N×N scores S (and so P) in global memory, per its manifest passes. */
+export function writesScores(spec) {
+  return (spec.passes || []).some((p) => (typeof p === "string" ? p === "scores" : "S" in (p.writes || {})));
 }
 
 /**
@@ -121,7 +121,7 @@ export function kernelNeeds(manifest, kernel, n, d, heads = 1, instrumented = fa
   const spec = manifest.kernels[kernel];
   if (!spec || !spec.wgsl) throw fail("input", `Kernel “${kernel}” has no WGSL build.`);
   const tiling = lessonTiling(manifest, kernel, d, workgroupBytes);
-  const scores = passNames(spec).includes("scores");
+  const scores = writesScores(spec);
   const rowBytes = heads * n * d * BYTES;
   const scoreBytes = n * n * BYTES; // S and P of one head: plain batches one head at a time
   let invocations = 0;

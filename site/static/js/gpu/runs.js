@@ -3,7 +3,7 @@ import { asGpuError, fail } from "./errors.js";
 import { loadManifest } from "./files.js";
 import { checkLost, getDevice, scoped } from "./device.js";
 import { getPipeline } from "./pipelines.js";
-import { BYTES, lessonTiling, passNames, planDispatches, planSizes } from "./plan.js";
+import { BYTES, lessonTiling, planDispatches, planSizes, writesScores } from "./plan.js";
 
 const RESOLUTION_MS = 0.1; // Chrome rounds GPU timestamps to 100 µs (and coarsens performance.now)
 const TIMESTAMP_NOTE =
@@ -28,7 +28,7 @@ async function prepareRun(s, manifest, { kernel, n, d, heads, causal, tiling, in
       device.queue.writeBuffer(bufs[name], 0, data[name]);
     }
     bufs.O = makeStorage(device, heads * n * d * BYTES, "O");
-    if (passNames(manifest.kernels[kernel]).includes("scores")) {
+    if (writesScores(manifest.kernels[kernel])) {
       bufs.S = makeStorage(device, headBatch * n * n * BYTES, "S");
       bufs.P = makeStorage(device, headBatch * n * n * BYTES, "P");
     }
@@ -299,12 +299,13 @@ async function timeOne(s, manifest, job) {
 /**
  * Open (or keep) a device with the limits all of `kernels` need at (N, d), so that
  * later runAttention and timeKernels calls at that size or smaller share it and its
- * compiled pipelines. Throws GpuError.
+ * compiled pipelines. extraLimits: limits another planner asked for (emulator/api.py
+ * gpu_plan's required_limits); the device gets the larger of each. Throws GpuError.
  */
-export async function openDevice({ kernels, n, d, heads = 1, workgroupBytes = 16384 }) {
+export async function openDevice({ kernels, n, d, heads = 1, workgroupBytes = 16384, extraLimits = {} }) {
   try {
     const manifest = await loadManifest();
-    await getDevice(manifest, { kernels, n, d, heads, workgroupBytes });
+    await getDevice(manifest, { kernels, n, d, heads, workgroupBytes, extraLimits });
   } catch (err) {
     throw asGpuError(err);
   }

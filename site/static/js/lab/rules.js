@@ -13,27 +13,36 @@ const fmt = (x) => Number(x).toLocaleString("en-US");
 const LESSON_KERNELS = ["plain", "fused", "fused-no-rescale"];
 const BYTES = 4;
 
+// The learner's text for a message: control and format marks removed, trimmed, at most
+// 20 characters (emulator/numbers.py _shown; parse-number.js does the same).
+function shown(text) {
+  const kept = Array.from(text)
+    .filter((ch) => !/[\p{Cc}\p{Cf}]/u.test(ch))
+    .join("")
+    .trim();
+  const chars = Array.from(kept);
+  return chars.length <= 20 ? kept : chars.slice(0, 19).join("") + "…";
+}
+
+const either = (words) =>
+  words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words[0];
+
 /**
- * A true/false word as links, forms and the CLI write it: one vocabulary, the
- * manifest's lesson.boolean_words ({"true": [...], "false": [...]}), read by
- * emulator/tiling.py too. Returns {ok: true, value} or {ok: false, message}.
+ * A yes/no value as links, forms and the CLI write it, in one vocabulary: the
+ * manifest's lesson.true_words and lesson.false_words, which emulator/tiling.py
+ * parse_bool reads too. Returns {ok: true, value} or {ok: false, message} in
+ * parse_bool's words.
  */
 export function readBoolean(raw, rules, label = "Causal") {
-  if (typeof raw === "boolean") return { ok: true, value: raw };
-  const words = rules.lesson.boolean_words;
-  const text = String(raw ?? "")
-    .trim()
-    .toLowerCase();
-  if (words.true.includes(text)) return { ok: true, value: true };
-  if (words.false.includes(text)) return { ok: true, value: false };
-  const shown = Array.from(String(raw ?? "").trim())
-    .slice(0, 20)
-    .join("");
+  if (raw === null || raw === undefined || typeof raw === "boolean") return { ok: true, value: Boolean(raw) };
+  if (raw === 0 || raw === 1) return { ok: true, value: raw === 1 };
+  const { true_words: yes, false_words: no } = rules.lesson;
+  const text = typeof raw === "string" ? raw.trim().toLowerCase() : null;
+  if (yes.includes(text)) return { ok: true, value: true };
+  if (no.includes(text)) return { ok: true, value: false };
   return {
     ok: false,
-    message:
-      `${label} must be one of ${words.true.join(", ")} (ticked) or ${words.false.join(", ")} (not ticked); ` +
-      `“${shown}” is neither.`,
+    message: `${label} takes ${either(yes)} to turn it on and ${either(no)} to turn it off; “${shown(String(raw))}” is neither.`,
   };
 }
 

@@ -82,7 +82,8 @@ export async function doTime() {
     }
     renderGpuCard(probe);
     // The emulator decides whether this size fits this GPU (emulator/api.py gpu_plan)...
-    if (!resultOf(await client.request("gpu_plan", p, { limits: probe.limits }), showErrors)) return;
+    const pyPlan = resultOf(await client.request("gpu_plan", p, { limits: probe.limits }), showErrors);
+    if (!pyPlan) return;
     const counts = resultOf(await client.request("count", p), showErrors);
     if (!counts) return;
     renderCount(counts);
@@ -113,7 +114,7 @@ export async function doTime() {
     // Check before timing: every kernel's output at a small ragged size goes
     // back to Python and through the float64 checker, so a wrong kernel can
     // never report a speed-up unnoticed. One device for the checks and the timing.
-    await g.openDevice({ kernels, n, d, heads: 1, workgroupBytes });
+    await g.openDevice({ kernels, n, d, heads: 1, workgroupBytes, extraLimits: pyPlan.required_limits });
     const checkN = Math.min(n, 300);
     const checks = {};
     const data = resultOf(await client.request("inputs", { ...p, n: String(checkN) }), showErrors);
