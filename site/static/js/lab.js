@@ -2,6 +2,7 @@
 // emulator (emulator/tiling.py); this file only sends the raw form values and
 // shows what comes back. Results already shown stay until a new one replaces them.
 import { EmulatorClient } from "./emulator-client.js";
+import { CheckRunner } from "./check-runner.js";
 import { barChart, size } from "./bars.js";
 
 const $ = (id) => document.getElementById(id);
@@ -25,6 +26,9 @@ const client = new EmulatorClient({
     boot.hidden = percent >= 100;
   },
 });
+
+// Check runs in chunks of rows, shared with extra workers on a big check.
+const checks = new CheckRunner({ client, makeClient: () => new EmulatorClient() });
 
 // ---- form state <-> URL fragment (a teacher can share a link) -------------
 function readForm() {
@@ -229,7 +233,8 @@ async function doCount() {
 
 // ---- Check -------------------------------------------------------------------
 function renderCheck(r) {
-  const verdict = r.passed ? `<span class="verdict-pass">Passed</span>` : `<span class="verdict-fail">Failed</span>`;
+  // A cancelled check (complete: false) passes only "so far": its rows are a part of the plan.
+  const verdict = r.passed ? `<span class="verdict-pass">Passed${r.complete === false ? " so far" : ""}</span>` : `<span class="verdict-fail">Failed</span>`;
   const input = r.input === "model" ? `the model's sentence, head ${r.head} (${r.tokens} tokens)` : `random inputs, seed ${r.seed}`;
   let fail = "";
   if (r.first_failing_row !== null && r.first_failing_row !== undefined) {
@@ -249,7 +254,7 @@ function renderCheck(r) {
       ${fa}
       </tbody></table>
     ${fail}
-    <p>Rows checked: <span id="check-rows">${r.rows_description}</span>. Took ${r.seconds.toFixed(2)} s in Python.</p>
+    <p>Rows checked: <span id="check-rows">${r.rows_description}</span>. Took ${r.seconds.toFixed(2)} s in Python${r.workers > 1 ? `, in ${r.workers} workers` : ""}.</p>
     <p class="note">The float32 bound is first-order and deliberately safe, so it grows with N and d; twice the plain
       kernel's error is the sharper of the two tests.</p>`;
   $("check-result").hidden = false;
@@ -260,8 +265,21 @@ async function doCheck() {
   const p = readForm();
   setBusy(true, "check");
   status.textContent = client.ready ? "Checking…" : "Starting Python, then checking…";
-  const reply = await client.request("check", p);
+  const reply = await checks.run(p, {
+    onProgress: ({ done, total, workers }) => {
+      status.textContent = `Checking: ${fmt(done)} rows done, ${fmt(total - done)} to go` +
+        `${workers > 1 ? ` (${workers} workers)` : ""}.`;
+    },
+  });
   setBusy(false);
+  if (reply.cancelled && reply.partial) {
+    reply.partial.seconds = reply.partial.seconds || 0;
+    renderCheck(reply.partial);
+    markShown("check-result", p);
+    status.textContent = `Check cancelled after ${fmt(reply.partial.rows_checked)} of ${fmt(reply.partial.rows_planned)} rows: ` +
+      `the result shown covers only those rows.`;
+    return null;
+  }
   if (!reply.ok) {
     if (!reply.cancelled) showErrors(reply.errors);  // doCancel has already said so
     return null;
@@ -274,7 +292,7 @@ async function doCheck() {
 }
 
 function doCancel() {
-  client.cancel();
+  checks.cancel();
   setBusy(false);
   status.textContent = "Check cancelled. Earlier results are kept.";
   $("check-button").focus();
