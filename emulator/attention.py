@@ -2,10 +2,13 @@
 mirrors of the three kernels (``plain``, ``fused``, ``fused_no_rescale``).
 
 Every function here takes the row's float64 dot products ``dots[j] = q·k_j``
-(exact products of float32 inputs summed by ``math.fsum``, so correctly
-rounded) for the keys the row may attend to, and the columns ``vt`` of V
+(exact products of float32 inputs, summed to float64 accuracy by :func:`dot`)
+for the keys the row may attend to, and the columns ``vt`` of V
 (vt[c][j] = V[j][c], d lists of N float32 values). Computing the dots once
-lets the reference and every mirror share the most expensive step.
+lets the reference and every mirror share the most expensive step; the
+checker also shares the scores and the plain mirror's exponentials between
+the mirrors (the ``s``, ``s32`` and ``plain_e`` arguments), which changes no
+number, only how often it is formed.
 
 Float32 is emulated by rounding through ``array('f')`` after each step the
 kernel stores in float32. Two simplifications, both inside the error bound
@@ -14,8 +17,12 @@ P·V are each formed exactly and rounded once, where a GPU rounds after every
 addition.
 
 No built-in ``sum()`` of floats is used anywhere (Python 3.12 changed it to
-compensated summation); sums use ``math.fsum``, which is correctly rounded
-in every Python, so CPython 3.11 and Pyodide's 3.14 print the same figures.
+compensated summation). Plain sums use ``math.fsum``, correctly rounded in
+every Python. Sums of products (:func:`dot`) use ``math.sumprod`` where the
+Python has it (Pyodide's 3.14) and ``fsum`` of the float64 products where it
+does not (CPython 3.11): verdicts, rows and float32 figures agree; a float64
+reference figure may differ in its last bits (tests/test_emulator.py and
+tests/test_browser_lab.py hold the two to that).
 """
 from __future__ import annotations
 

@@ -11,6 +11,11 @@ suite's convention):
 Rows checked: every row for N ≤ 1,024. Above that, a documented subset:
 every row of the first and the last query tile, plus 64 rows spaced evenly
 between them (:func:`rows_to_check`).
+
+A check can run in chunks of rows (:func:`check_rows`, on the inputs made
+once by :func:`prepare`) whose partial reports :func:`merge` joins, in any
+order, into the report of the whole; the page uses this to show progress,
+keep the rows done when cancelled, and share rows among workers.
 """
 from __future__ import annotations
 
