@@ -110,6 +110,23 @@ json.dumps(out)
 """
 
 
+BUSY = "() => document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'"
+
+
+def cpython_counts() -> list[tuple[str, float]]:
+    rows = []
+    for kernel, d, causal, m in [("plain", 16, False, 16384), ("fused", 64, True, 16384),
+                                 ("plain", 128, True, 16384), ("fused", 16, False, 4096)]:
+        times = []
+        for _ in range(5):
+            t = time.perf_counter()
+            total = count(kernel, 65536, d, causal, m).total_bytes
+            times.append(time.perf_counter() - t)
+        rows.append((f"{kernel}, N=65,536, d={d}, causal={causal}, M={m:,}: {total:,} B",
+                     statistics.median(times) * 1e3))
+    return rows
+
+
 def _sample(planned: list, count: int) -> list:
     step = len(planned) / count
     return [planned[int(i * step)] for i in range(count)]
