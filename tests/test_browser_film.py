@@ -81,7 +81,12 @@ def test_nothing_of_the_film_loads_before_play_and_the_runtime_is_shown(page, se
     assert page.locator(".film-runtime").inner_text() == f"{int(runtime) // 60}:{int(runtime) % 60:02d}"
     assert page.locator(".film-total").inner_text() == page.locator(".film-runtime").inner_text()
     page.click(".film-play")
+    # "loaded" means every file of the first Play has arrived, the two tracks
+    # included (their fetch starts a task after the track's mode is set)
     page.wait_for_function("() => window.canneryFilm.loaded")
+    tracks = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks]
+        .map(t => t.cues ? t.cues.length : 0)""")
+    assert len(tracks) == 2 and min(tracks) > 0, tracks
     after = [r[len(server_url):] for r in requests]
     for needed in ("media/film.json", "static/js/film/scenes.js", "vendor/gsap/gsap.min.js",
                    "media/captions.vtt", "media/chapters.vtt"):

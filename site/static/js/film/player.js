@@ -39,7 +39,7 @@ function setup(root) {
   const st = {
     t: 0, playing: false, rate: 1, captions: true, read: false,
     film: null, scenes: null, loading: null, answered: false, open: false,
-    pending: null, cue: null, announced: null, spoken: null, last: 0, raf: 0,
+    tracksSettled: false, pending: null, cue: null, announced: null, spoken: null, last: 0, raf: 0,
   };
 
   if (!speech) {
@@ -60,15 +60,24 @@ function setup(root) {
   }
 
   function attachTracks() {
+    // Setting a track's mode only schedules its fetch: the request starts in a
+    // later task. The returned promise settles once each track has fired load
+    // or error, so "loaded" (below) means every file of the first Play arrived.
     const add = (kind, src, label) => {
       const tr = document.createElement('track');
       tr.kind = kind; tr.src = new URL(src, document.baseURI).href; tr.srclang = 'en'; tr.label = label;
+      const settled = new Promise((resolve) => {
+        tr.addEventListener('load', () => resolve(true), { once: true });
+        tr.addEventListener('error', () => resolve(false), { once: true });
+      });
       ui.video.append(tr);
       tr.track.mode = 'hidden'; // load the cues; the player draws captions itself
-      return tr;
+      return settled;
     };
-    add('captions', root.dataset.captions, 'English captions');
-    add('chapters', root.dataset.chapters, 'Chapters');
+    return Promise.all([
+      add('captions', root.dataset.captions, 'English captions'),
+      add('chapters', root.dataset.chapters, 'Chapters'),
+    ]);
   }
 
   function load() {
@@ -84,7 +93,9 @@ function setup(root) {
           loadScript(new URL('vendor/gsap/gsap.min.js', base).href),
         ]);
         st.film = film;
-        attachTracks();
+        // the film plays at once; the tracks (for the browser's own caption
+        // and chapter lists) finish loading alongside
+        attachTracks().then(() => { st.tracksSettled = true; });
         st.scenes = mod.createFilm(ui.host, film, window.gsap);
         ui.poster.hidden = true;
         ui.host.hidden = false;
@@ -375,7 +386,7 @@ function setup(root) {
   window.canneryFilm = {
     get time() { return st.t; },
     get playing() { return st.playing; },
-    get loaded() { return Boolean(st.film); },
+    get loaded() { return Boolean(st.film) && st.tracksSettled; },
     get questionOpen() { return st.open; },
     get answered() { return st.answered; },
     get cue() { return st.cue ? st.cue.id : null; },
