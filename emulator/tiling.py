@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
-import unicodedata
 from dataclasses import dataclass
+
+from .numbers import parse_number
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST_PATH = os.path.join(os.path.dirname(_HERE), "kernels_wgsl", "manifest.json")
@@ -167,37 +167,19 @@ def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
 # ---------------------------------------------------------------------------
 # Parsing raw form values: the one place the lab's rules live.
 
-_INTEGER = re.compile(r"[+-]?[0-9]+(?:[,_][0-9]+)*", re.ASCII)
-_DECIMAL = re.compile(r"[+-]?[0-9]+(?:[,_][0-9]+)*\.[0-9]*", re.ASCII)
-
-
-def _shown(raw) -> str:
-    """The learner's text, trimmed and with control and direction marks removed,
-    safe to echo in a message."""
-    text = "".join(ch for ch in str(raw) if unicodedata.category(ch) not in ("Cc", "Cf"))
-    text = text.strip()
-    return text if len(text) <= 20 else text[:19] + "…"
 
 
 def parse_int(field: str, raw, label: str) -> int:
-    """Parse a form value as a whole number written in ASCII digits (commas and
-    underscores between digits allowed), or raise InputError naming ``field``."""
-    if isinstance(raw, bool):
-        raise InputError(field, f"{label} must be a whole number.")
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float):
-        if raw != raw or raw in (math.inf, -math.inf) or raw != int(raw):
-            raise InputError(field, f"{label} must be a whole number, not {raw}.")
-        return int(raw)
-    text = "" if raw is None else str(raw).strip()
-    if text == "":
-        raise InputError(field, f"{label} is empty: type a whole number.")
-    if _INTEGER.fullmatch(text):
-        return int(text.replace(",", "").replace("_", ""))
-    if _DECIMAL.fullmatch(text):
-        raise InputError(field, f"{label} must be a whole number, not {_shown(raw)}.")
-    raise InputError(field, f"{label} must be a whole number written with the digits 0–9; “{_shown(raw)}” is not.")
+    """Parse a form value as a whole number, or raise InputError naming ``field``.
+
+    Text goes through :func:`emulator.numbers.parse_number` (ASCII digits;
+    "4,096", "4 096" and "4_096" are 4,096), the one parser of every numeric
+    field in the CLI, the worker and, mirrored in JavaScript, the page.
+    """
+    parsed = parse_number(raw, integer=True, label=label)
+    if not parsed.ok:
+        raise InputError(field, parsed.message)
+    return parsed.value
 
 
 def parse_request(params: dict, purpose: str = "count") -> dict:
