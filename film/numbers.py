@@ -165,6 +165,8 @@ def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, e
             "plain_mib": mib(t["plain"]), "fused_mib": mib(t["fused"]),
             "ratio_raw": ratio, "ratio": fixed(ratio, 1), "ratio2": fixed(ratio, 2),
             "B_r": b_r, "B_c": b_c, "q_tiles": -(-n // b_r),
+            # one N x d float32 tensor (Q, K, V or O), the unit the question's hint counts in
+            "tensor_bytes": group(n * d * BYTES_PER_FLOAT32), "tensor_kib": group(n * d * BYTES_PER_FLOAT32 // 1024),
             "kv_bytes_fused": group(t["fused_reads"].get("K", 0) + t["fused_reads"].get("V", 0)),
             "kv_mib_fused": mib(t["fused_reads"].get("K", 0) + t["fused_reads"].get("V", 0)),
             "reads": {"plain": t["plain_reads"], "fused": t["fused_reads"]},

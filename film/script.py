@@ -18,7 +18,7 @@ from .numbers import FilmError
 TIMESTAMP = re.compile(r"^(?:(\d{2,}):)?([0-5]\d):([0-5]\d)\.(\d{3})$")
 #: Slowest and fastest whole-film runtime the lesson allows, seconds.
 RUNTIME_MIN_S = 4 * 60 + 45
-RUNTIME_MAX_S = 5 * 60 + 30
+RUNTIME_MAX_S = 6 * 60
 #: Reading speed the captions are timed for (words per minute); a cue that
 #: would need more than READ_MAX_WPM to read in its time fails the build.
 READ_WPM = 150
@@ -199,6 +199,7 @@ def render_script(script: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
     resume = after["start_s"] if after is not None else qcue["end_s"]
     question = {
         "cue": qcue["id"], "stop_s": round(stop, 3), "answer": float(answer), "resume_s": resume,
+        "answer_cue": after["id"] if after is not None else None,
         "tolerance": float(q["tolerance"]), "rewatch_s": rewatch["start_s"], "rewatch_title": rewatch["title"],
     }
     for key in ("prompt", "right", "hint", "reveal"):

@@ -55,6 +55,7 @@ function readHash() {
   const raw = location.hash.replace(/^#/, "");
   if (!raw.includes("=")) return false;
   const q = new URLSearchParams(raw);
+  if ([...q.keys()].every((k) => k === "t")) return false; // #t=3:31 is the film's
   if (q.has("kernel")) {
     const k = q.get("kernel");
     if ([...$("kernel").options].some((o) => o.value === k)) $("kernel").value = k;

@@ -7,19 +7,35 @@
 // seek of a paused GSAP timeline, so seeking to t shows the frame that
 // playing to t shows. The clock here only advances t.
 
-const root = document.getElementById('film-player');
-if (root) setup(root);
+import { parseNumber } from '../parse-number.js';
+
 
 function clock(s) {
   const whole = Math.max(0, Math.floor(s + 1e-6));
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
 }
 
-function parseAnswer(text) {
-  // "16.5", "16,5", "16.5x", "×16.5", " 16.5 times" -> 16.5; anything else -> NaN
-  const cleaned = text.trim().replace(/^[x×]\s*/i, '').replace(/\s*(x|×|times)$/i, '');
-  const normal = /^\d+,\d+$/.test(cleaned) ? cleaned.replace(',', '.') : cleaned.replace(/,/g, '');
-  return /^\d+(\.\d+)?$|^\.\d+$/.test(normal) ? Number(normal) : NaN;
+// The answer box reads numbers through the site's one parser; a ratio may
+// also carry its unit ("16.5x", "×16.5", "16.5 times"), which is set aside first.
+function readAnswer(text) {
+  const bare = String(text).trim().replace(/^[x×]\s*/i, '').replace(/\s*(x|×|times)$/i, '');
+  return parseNumber(bare, { integer: false });
+}
+
+// An answered question is remembered in this browser only (localStorage);
+// the version in the key changes whenever the question does.
+const STORE_KEY = 'cannery.film.question.v1';
+function recall() {
+  try {
+    const v = JSON.parse(window.localStorage.getItem(STORE_KEY) || 'null');
+    return v && v.state === 'answered' ? v : null;
+  } catch { return null; }
+}
+function remember(v) {
+  try { window.localStorage.setItem(STORE_KEY, JSON.stringify(v)); } catch { /* private mode: not remembered */ }
+}
+function forget() {
+  try { window.localStorage.removeItem(STORE_KEY); } catch { /* nothing stored */ }
 }
 
 function setup(root) {
@@ -31,6 +47,8 @@ function setup(root) {
     chapter: $('.film-chapter'), read: $('.film-read'), status: $('.film-status'),
     panel: $('.film-question'), form: $('.film-q-form'), input: $('.film-q-input'),
     show: $('.film-q-show'), feedback: $('.film-q-feedback'), rewatch: $('.film-q-rewatch'),
+    later: $('.film-q-later'), remembered: $('.film-q-remembered'), forget: $('.film-q-forget'),
+    rememberedText: $('.film-q-remembered-text'),
   };
   const runtime = Number(root.dataset.runtime);
   const stop = Number(root.dataset.questionStop);
@@ -38,8 +56,8 @@ function setup(root) {
   const speech = 'speechSynthesis' in window && typeof window.SpeechSynthesisUtterance === 'function';
   const st = {
     t: 0, playing: false, rate: 1, captions: true, read: false,
-    film: null, scenes: null, loading: null, answered: false, open: false,
-    tracksSettled: false, pending: null, cue: null, announced: null, spoken: null, last: 0, raf: 0,
+    film: null, scenes: null, loading: null, answered: false, open: false, skipped: false,
+    record: null, lastGuess: null, tracksSettled: false, cue: null, announced: null, spoken: null, last: 0, raf: 0,
   };
 
   if (!speech) {
@@ -97,6 +115,7 @@ function setup(root) {
         // and chapter lists) finish loading alongside
         attachTracks().then(() => { st.tracksSettled = true; });
         st.scenes = mod.createFilm(ui.host, film, window.gsap);
+        if (st.record) st.scenes.setGuess(guessText(st.record));
         ui.poster.hidden = true;
         ui.host.hidden = false;
         root.classList.add('is-loaded');
@@ -241,17 +260,26 @@ function setup(root) {
     // the slider's steps (0.1 s) leave its far right, and End, a fraction short of the
     // runtime: within one step of the end is the end
     if (runtime - t < Number(ui.seek.step || 0)) t = runtime;
-    if (!st.answered && t >= stop) {
-      // seeking over the question stops at it; the target is remembered
-      st.pending = t > stop + 0.05 ? t : null;
+    const q = st.film.question;
+    if (!st.answered && t >= stop && t < q.resume_s) {
+      // landing on the question (its caption, or a step of the arrow keys): ask it
       setTime(stop);
       pause();
       openQuestion();
-      if (st.pending !== null) say(`The film stopped at its question. Answer it, or choose Show me, to go on to ${clock(st.pending)}.`);
       return;
     }
     if (st.open) closeQuestion();
+    const over = !st.answered && st.t < q.resume_s && t >= q.resume_s;
     setTime(t);
+    if (over) skip();
+  }
+
+  // A jump (the slider, a chapter, a transcript line, a link) may pass the
+  // question: it is kept for later, and playing into it again still stops there.
+  function skip() {
+    st.skipped = true;
+    ui.later.hidden = false;
+    say(`You skipped the question at ${clock(stop)}. It is kept for you: choose “Take the question” whenever you like.`);
   }
 
   // ---------- the question ----------
@@ -282,16 +310,35 @@ function setup(root) {
     ui.panel.hidden = true;
   }
 
-  function finish(message) {
+  function guessText(rec) {
+    if (rec.guess !== null && rec.guess !== undefined) return `your guess: ${rec.guess.toLocaleString('en-US', { maximumFractionDigits: 3 })}`;
+    return rec.how === 'shown' ? 'you chose Show me' : 'your guess: not given';
+  }
+
+  function revealTranscript() {
+    for (const li of document.querySelectorAll('.transcript-line.is-answer')) {
+      li.querySelector('.t-text')?.removeAttribute('hidden');
+      for (const n of li.querySelectorAll('.t-later, .t-reveal')) n.hidden = true;
+    }
+  }
+
+  function applyRecord(rec) {
+    st.record = rec;
     st.answered = true;
+    st.skipped = false;
+    ui.later.hidden = true;
+    if (st.scenes) st.scenes.setGuess(guessText(rec));
+    revealTranscript();
+  }
+
+  function finish(how, guess, message) {
+    const rec = { state: 'answered', how, guess };
+    remember(rec);
+    applyRecord(rec);
     closeQuestion();
-    const target = st.pending;
-    st.pending = null;
-    // go on where the learner was heading, or straight to the answer's caption
-    // (no dead time on the question's caption once it is answered)
-    // (a target at the end would only show "the film has ended": go on from the answer)
-    if (target !== null && target < runtime) setTime(target);
-    else if (st.t < st.film.question.resume_s) setTime(st.film.question.resume_s);
+    // always on from the answer's caption, where the count and the guess are
+    // drawn side by side (never back into the question's own caption)
+    setTime(st.film.question.resume_s);
     say(message);
     ui.play.focus();
     play();
@@ -299,15 +346,19 @@ function setup(root) {
 
   function check() {
     const q = st.film.question;
-    const value = parseAnswer(ui.input.value);
-    if (Number.isNaN(value)) {
+    const read = readAnswer(ui.input.value);
+    if (!read.ok) {
       ui.feedback.className = 'film-q-feedback is-wrong';
-      ui.feedback.textContent = 'Type a number, such as 3 or 2.5, or choose Show me.';
+      if (read.reason === 'ambiguous') ui.feedback.textContent = read.message;
+      else if (read.reason === 'empty') ui.feedback.textContent = 'Type a number, or choose Show me.';
+      else ui.feedback.textContent = 'Type a number, such as 3 or 2.5, or choose Show me.';
       ui.input.focus();
       return;
     }
+    const value = read.value;
+    st.lastGuess = value;
     if (Math.abs(value - q.answer) <= q.tolerance * q.answer) {
-      finish(q.right);
+      finish('right', value, q.right);
       return;
     }
     ui.feedback.className = 'film-q-feedback is-wrong';
@@ -316,10 +367,27 @@ function setup(root) {
     ui.input.select();
   }
 
-  function showMe() { finish(st.film.question.reveal); }
+  function showMe() { finish('shown', st.lastGuess, st.film.question.reveal); }
+
+  function takeLater() {
+    load().then(() => {
+      setTime(stop);
+      pause();
+      openQuestion();
+    });
+  }
 
   ui.form.addEventListener('submit', (e) => { e.preventDefault(); check(); });
   ui.show.addEventListener('click', showMe);
+  ui.later.addEventListener('click', takeLater);
+  ui.forget.addEventListener('click', () => {
+    forget();
+    st.answered = false;
+    st.record = null;
+    if (st.scenes) st.scenes.setGuess(guessText({ how: null, guess: null }));
+    ui.remembered.hidden = true;
+    say('Your answer is forgotten: the film will ask its question again.');
+  });
   ui.rewatch.addEventListener('click', () => {
     closeQuestion();
     setTime(st.film.question.rewatch_s);
@@ -381,6 +449,35 @@ function setup(root) {
 
   reduced.addEventListener?.('change', () => draw());
 
+  const remembered = recall();
+  if (remembered) {
+    applyRecord(remembered);
+    ui.rememberedText.textContent = remembered.guess !== null && remembered.guess !== undefined
+      ? `You answered the film’s question before (${guessText(remembered)}), so it will not stop for it.`
+      : 'You saw the answer to the film’s question before, so it will not stop for it.';
+    ui.remembered.hidden = false;
+  }
+
+  // A link to a moment of the film: #t=3:31 (or #t=211). It moves the film
+  // there, paused, past the question if need be (which then counts as skipped).
+  function fromHash() {
+    const m = /^#t=(?:(\d{1,2}):)?(\d{1,4}(?:\.\d+)?)$/.exec(window.location.hash);
+    if (!m) return;
+    const t = (m[1] ? Number(m[1]) * 60 : 0) + Number(m[2]);
+    root.scrollIntoView({ block: 'start' });
+    seek(t).then(() => {
+      if (st.open) ui.input.focus({ preventScroll: true });
+      else ui.play.focus({ preventScroll: true });
+    });
+  }
+  window.addEventListener('hashchange', fromHash);
+  fromHash();
+
+  document.addEventListener('click', (e) => {
+    const btn = e.target.closest?.('.t-reveal');
+    if (btn) revealTranscript();
+  });
+
   // A small hook for tests and for the curious (read-only state, and the same
   // seek the controls use).
   window.canneryFilm = {
@@ -389,8 +486,12 @@ function setup(root) {
     get loaded() { return Boolean(st.film) && st.tracksSettled; },
     get questionOpen() { return st.open; },
     get answered() { return st.answered; },
+    get skipped() { return st.skipped; },
     get cue() { return st.cue ? st.cue.id : null; },
     load, seek, play, pause,
     frame: () => (st.scenes ? st.scenes.svg.outerHTML : ''),
   };
 }
+
+const root = document.getElementById('film-player');
+if (root) setup(root);

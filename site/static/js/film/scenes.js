@@ -416,16 +416,13 @@ export function createFilm(host, data, gsap) {
   {
     const g = scene('count');
     const max = F.d64.plain_raw;
-    const [b1, b2, b3, b4] = bars(g, [
+    const [b1, b2] = bars(g, [
       { fig: F.d64, kernel: 'plain', x: 170, label: 'plain' },
       { fig: F.d64, kernel: 'fused', x: 270, label: 'fused' },
-      { fig: F.d16, kernel: 'plain', x: 530, label: 'plain' },
-      { fig: F.d16, kernel: 'fused', x: 630, label: 'fused' },
     ], 170, 470, 330, max);
     el(g, 'text', { x: 260, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d64.d}`);
-    el(g, 'text', { x: 620, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d16.d}`);
     dual(g, { x: 480, y: 24, 'text-anchor': 'middle', class: 'film-label' }, `one head, N = ${F.N}, float32, bench of ${F.M} bytes`, `N = ${F.N}, float32`, { y: 28 });
-    hide([b1, b2, b3, b4]);
+    hide([b1, b2]);
     const grow = (b, at) => {
       tl.fromTo(b, { scaleY: 0, transformOrigin: '50% 100%' }, { scaleY: 1, duration: 1.2, ease: 'power2.out', immediateRender: false }, at);
       tl.set(b, { autoAlpha: 1 }, at);
@@ -436,29 +433,59 @@ export function createFilm(host, data, gsap) {
       `K, V read ${F.d64.q_tiles}×`, { x: 260, y: 62, 'text-anchor': 'middle' });
     hide(why64);
     fadeIn(why64, T('d64why') + 1.0);
-    grow(b3, T('d16') + 0.3);
-    grow(b4, T('d16') + 1.3);
+    // d = 16: the film does not count it for you. Two unlabelled slots of the
+    // same height (a height would give the ratio away), and the recipe.
+    const slots = el(g, 'g', {});
+    for (const [x, name] of [[530, 'plain'], [630, 'fused']]) {
+      el(slots, 'rect', { x, y: 330, width: 80, height: 140, class: 'film-box film-unknown' });
+      el(slots, 'text', { x: x + 40, y: 412, 'text-anchor': 'middle', class: 'film-big' }, '?');
+      el(slots, 'text', { x: x + 40, y: 492, 'text-anchor': 'middle', class: 'film-label' }, name);
+    }
+    el(slots, 'text', { x: 620, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d16.d}`);
+    hide(slots);
+    fadeIn(slots, T('d16') + 0.3);
     const why16 = dual(g, { x: 170, y: 82, class: 'film-text' }, `d = ${F.d16.d}: B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles, K and V read ${F.d16.q_tiles} times`,
       `K, V read ${F.d16.q_tiles}×`, { x: 620, y: 62, 'text-anchor': 'middle' });
     hide(why16);
     fadeIn(why16, T('d16') + 0.8);
+    const recipe = el(g, 'g', {});
+    el(recipe, 'text', { x: 520, y: 190, class: 'film-text' }, `fused = Q + O + ${F.d16.q_tiles} × (K + V)`);
+    el(recipe, 'text', { x: 520, y: 226, class: 'film-text' }, `plain = fused + ${F.cross.times_raw} × table`);
+    el(recipe, 'text', { x: 520, y: 262, class: 'film-label' }, `table = ${F.table.mib} MiB; Q, K, V, O = ${F.d16.tensor_kib} KiB each`);
+    hide(recipe);
+    fadeIn(recipe, T('recipe') + 0.5);
   }
 
+  let setGuess = () => {};
   {
     const g = scene('question');
-    const [p, f] = bars(g, [
+    // asked: what the learner knows, no totals
+    const known = el(g, 'g', {});
+    const lines = [
+      [`N = ${F.N} rows, d = ${F.d16.d} numbers per row`, 'film-text'],
+      [`Q, K, V, O: N × d × ${F.float_bytes} B = ${F.d16.tensor_kib} KiB each`, 'film-text'],
+      [`B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles`, 'film-text'],
+      [`the table, S or P: ${F.table.mib} MiB`, 'film-text'],
+      [`fused: Q in, O out, K and V in ${F.d16.q_tiles} times`, 'film-text'],
+      [`plain: the same, plus the table ${F.cross.times_raw} times`, 'film-text'],
+    ];
+    lines.forEach(([text, cls], k) => el(known, 'text', { x: 120, y: 110 + k * 44, class: cls }, text));
+    el(known, 'text', { x: 120, y: 110 + lines.length * 44 + 20, class: 'film-big' }, 'plain ÷ fused = ?');
+    el(g, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `N = ${F.N}, d = ${F.d16.d}`);
+    // answered: the count, and the learner's guess beside it
+    const counted = el(g, 'g', {});
+    bars(counted, [
       { fig: F.d16, kernel: 'plain', x: 220, label: 'plain' },
       { fig: F.d16, kernel: 'fused', x: 360, label: 'fused' },
     ], 160, 470, 360, F.d16.plain_raw);
-    void p; void f;
-    el(g, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `N = ${F.N}, d = ${F.d16.d}`);
-    const ask = dual(g, { x: 500, y: 250, class: 'film-big' }, 'fused: ? times less', '? times less');
-    const ans = dual(g, { x: 500, y: 250, class: 'film-big' }, `fused: ${F.d16.ratio} times less`, `${F.d16.ratio} times less`);
-    const math = dual(g, { x: 500, y: 290, class: 'film-label' }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} = ${F.d16.ratio2}`,
-      `${F.d16.plain_mib} ÷ ${F.d16.fused_mib} ≈ ${F.d16.ratio2}`, { y: 300 });
-    hide([ans, math]);
-    fadeOut(ask, T('answer'), 0.2);
-    fadeIn([ans, math], T('answer') + 0.2);
+    const ans = dual(counted, { x: 500, y: 200, class: 'film-big' }, `count: ${F.d16.ratio2} times less`, `count: ${F.d16.ratio2}×`);
+    el(counted, 'text', { x: 500, y: 240, class: 'film-label' }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} B`);
+    const guess = el(counted, 'text', { x: 500, y: 300, class: 'film-big text-q film-guess' }, 'your guess: not given');
+    hide(counted);
+    fadeOut(known, T('answer'), 0.2);
+    fadeIn(counted, T('answer') + 0.2);
+    void ans;
+    setGuess = (text) => { guess.textContent = text; };
   }
 
   // ================= 7. The forgotten step =================
@@ -625,5 +652,5 @@ export function createFilm(host, data, gsap) {
     for (const f of labels) f();
   }
   render(0);
-  return { svg, render, timeline: tl };
+  return { svg, render, timeline: tl, setGuess: (text) => setGuess(text) };
 }
