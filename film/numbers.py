@@ -124,6 +124,34 @@ def online_softmax_example(scores: list[float], tile: int) -> dict:
             "broken_l": broken}
 
 
+def shares(row: list[float], places: int = 2) -> list[str]:
+    """Softmax of one row of scores, as decimals with ``places`` digits that
+    add up to exactly one on screen (largest-remainder rounding: each share is
+    rounded down, then the units left go to the largest remainders).
+
+    row: scores (floats). Returns display strings, e.g. [1, 2, 3, 0] ->
+    ['0.09', '0.24', '0.64', '0.03']. Source: softmax, P = exp(S - max) / sum.
+    """
+    top = max(row)
+    ex = [math.exp(x - top) for x in row]
+    total = math.fsum(ex)
+    unit = 10 ** places
+    exact = [e / total * unit for e in ex]
+    floors = [math.floor(x) for x in exact]
+    left = unit - int(math.fsum(floors))
+    order = sorted(range(len(row)), key=lambda i: exact[i] - floors[i], reverse=True)
+    for i in order[:left]:
+        floors[i] += 1
+    return [f"{v / unit:.{places}f}" for v in floors]
+
+
+def times_ten(x: float) -> str:
+    """A small float in scientific notation for the screen, two significant
+    digits: 3.99673e-07 -> '4.0 × 10⁻⁷'."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa} × 10{sup(int(exponent))}"
+
+
 def fp16_limits() -> dict:
     """fp16 (IEEE 754 binary16) limits, computed from the bit pattern.
 
@@ -187,6 +215,7 @@ def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, e
         "l1_terms": " + ".join(f"e{sup(x)}" for x in first["exponents"]),
         "m": f"{ex['m']:g}", "l": fixed(ex["l"], 3), "l_raw": ex["l"],
         "shrink": f"e{sup(first['m'] - second['m'])}", "l_shrunk": fixed(second["l_shrunk"], 3),
+        "shrink_value": fixed(math.exp(first["m"] - second["m"]), 3),
         "l2_terms": " + ".join(f"e{sup(x)}" for x in second["exponents"]),
         "full": fixed(ex["full"], 2), "e_minus_m": f"e{sup(-ex['m'])}",
         "l_from_full": fixed(ex["l_from_full"], 3),
@@ -195,6 +224,9 @@ def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, e
         "sorted_broken_l": fixed(ex_sorted["broken_l"], 3),
         "steps": [{"chunk": s["chunk"], "m": s["m"], "l": s["l"], "l_shrunk": s["l_shrunk"]} for s in ex["steps"]],
     }
+    table = [[float(x) for x in r] for r in example.get("table", [scores])]
+    out["ex"]["table"] = {"words": list(example.get("words", [])), "S": [[f"{x:g}" for x in r] for r in table],
+                          "P": [shares(r) for r in table]}
     if fixed(ex["l"], 3) != fixed(ex["l_from_full"], 3):
         raise FilmError(f"online softmax example disagrees: l={ex['l']} but full*e^-m={ex['l_from_full']}")
     if fixed(ex_sorted["broken_l"], 6) != fixed(ex_sorted["l"], 6):
@@ -242,7 +274,7 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
         v = _dig(facts, path)
         if isinstance(v, str):
             out[key] = v
-    for key, path in (("heads", "model.heads"), ("layers", "model.layers")):
+    for key, path in (("heads", "model.heads"), ("layers", "model.layers"), ("head_dim", "model.head_dim")):
         v = _dig(facts, path)
         if isinstance(v, int):
             out[key] = v
@@ -268,6 +300,10 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
         out["fused_passed"] = tot["fused_passed"]
         if isinstance(tot.get("broken_should_fail"), int):
             out["broken_should_fail"] = tot["broken_should_fail"]
+    worst = _dig(facts, "check.worst_max_abs_error")
+    if isinstance(worst, Mapping) and all(isinstance(worst.get(k), (int, float)) for k in ("fused", "plain")):
+        out["worst_fused"] = times_ten(worst["fused"])
+        out["worst_plain"] = times_ten(worst["plain"])
     layers = _dig(facts, "check.layers")
     if isinstance(layers, Mapping) and layers:
         # Layers keep facts.json's own 0-based numbers ("layer 0" is the

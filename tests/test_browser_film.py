@@ -661,3 +661,73 @@ def test_the_checker_grid_numbers_layers_from_zero_like_facts_json(page, server_
     seek(page, cue(film_data, "caught")["end_s"] - 0.1)
     drawn = visible_svg_text(page)
     assert "layer 0" in drawn and f"layer {grid[-1]}" in drawn and f"layer {grid[-1] + 1}" not in drawn
+
+
+# ---------- every frame: nothing overlaps, nothing is cut, nothing too small ----------
+
+FRAME_SCAN = """(minPx) => {
+  const svg = document.querySelector('.film-canvas-host svg');
+  const stage = document.querySelector('.film-stage').getBoundingClientRect();
+  const k = svg.getBoundingClientRect().width / 960;
+  const shown = [];
+  for (const t of svg.querySelectorAll('text')) {
+    if (!t.textContent.trim()) continue;
+    let n = t, alpha = 1, out = false;
+    while (n && n !== svg) {
+      const cs = getComputedStyle(n);
+      if (cs.display === 'none' || cs.visibility === 'hidden') { out = true; break; }
+      alpha *= Number(cs.opacity);
+      n = n.parentNode;
+    }
+    if (out || alpha < 0.3) continue;
+    const r = t.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    shown.push({ text: t.textContent, r, size: parseFloat(getComputedStyle(t).fontSize) * k });
+  }
+  const problems = [];
+  const inside = (r) => r.left >= stage.left - 0.5 && r.right <= stage.right + 0.5 && r.top >= stage.top - 0.5 && r.bottom <= stage.bottom + 0.5;
+  for (const s of shown) {
+    if (!inside(s.r)) problems.push(`cut by the stage: "${s.text}"`);
+    if (s.size < minPx - 0.01) problems.push(`${s.size.toFixed(1)} px: "${s.text}"`);
+  }
+  for (let i = 0; i < shown.length; i += 1) {
+    for (let j = i + 1; j < shown.length; j += 1) {
+      const a = shown[i].r; const b = shown[j].r;
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 1 && h > 1) problems.push(`overlap: "${shown[i].text}" and "${shown[j].text}"`);
+    }
+  }
+  return problems;
+}"""
+
+
+def frame_times(film_data, reduced):
+    """One settled moment per cue (and, with motion, one early in each cue too)."""
+    out = []
+    for c in film_data["cues"]:
+        out.append((c["id"], c["end_s"] - 0.1))
+        if not reduced:
+            out.append((c["id"], min(c["start_s"] + 0.6, c["end_s"] - 0.1)))
+    return out
+
+
+@pytest.mark.parametrize("reduced", [False, True], ids=["motion", "reduced"])
+@pytest.mark.parametrize("width, height, min_px", [(1280, 900, 12), (390, 844, 10)], ids=["1280", "390"])
+def test_every_cue_frame_has_no_overlap_no_cut_and_no_tiny_text(browser, server_url, film_data, width, height, min_px, reduced):
+    ctx = browser.new_context(viewport={"width": width, "height": height},
+                              reduced_motion="reduce" if reduced else "no-preference")
+    try:
+        page = ctx.new_page()
+        open_film(page, server_url)
+        seek(page, film_data["question"]["stop_s"])
+        page.keyboard.press("Escape")  # answered, so every seek lands where it is sent
+        page.evaluate("window.canneryFilm.pause()")
+        found = []
+        for cid, t in frame_times(film_data, reduced):
+            seek(page, t)
+            for p in page.evaluate(FRAME_SCAN, min_px):
+                found.append(f"{int(t) // 60}:{t % 60:04.1f} {cid}: {p}")
+        assert found == [], "\n".join(found)
+    finally:
+        ctx.close()
