@@ -731,3 +731,104 @@ def test_every_cue_frame_has_no_overlap_no_cut_and_no_tiny_text(browser, server_
         assert found == [], "\n".join(found)
     finally:
         ctx.close()
+
+
+# ---------- pictures that say what the captions say ----------
+
+def test_every_caption_changes_the_picture_and_its_text_alternative_names_its_numbers(page, server_url, film_data):
+    F = film_data["figures"]
+    open_film(page, server_url)
+    seek(page, film_data["question"]["stop_s"])
+    page.keyboard.press("Escape")
+    page.evaluate("window.canneryFilm.pause()")
+    frames, labels = {}, {}
+    for c in film_data["cues"]:
+        seek(page, c["end_s"] - 0.1)
+        frames[c["id"]] = page.evaluate("window.canneryFilm.frame()")
+        labels[c["id"]] = page.locator(".film-canvas-host svg").get_attribute("aria-label")
+    ids = [c["id"] for c in film_data["cues"]]
+    same = [(a, b) for a, b in zip(ids, ids[1:]) if frames[a] == frames[b]]
+    assert same == [], f"captions whose picture does not change: {same}"
+    assert f"{F['table']['mib']} MiB" in labels["size"]
+    assert f"l = {F['ex']['l']}" in labels["check"]
+    assert F["d16"]["ratio2"] in labels[film_data["question"]["answer_cue"]]
+    assert F["d16"]["ratio2"] not in labels["question"]
+    assert len(set(labels.values())) >= len(labels) - 3, "text alternatives repeat across captions"
+
+
+def test_the_stage_is_never_blank_while_the_film_runs(page, server_url, film_data):
+    open_film(page, server_url)
+    seek(page, film_data["question"]["stop_s"])
+    page.keyboard.press("Escape")
+    page.evaluate("window.canneryFilm.pause()")
+    blank = []
+    t = 0.0
+    while t < film_data["runtime_s"]:
+        seek(page, t)
+        shown = page.evaluate("""() => [...document.querySelectorAll('.film-canvas-host svg text')].some((el) => {
+            let n = el, a = 1;
+            while (n && n.tagName !== 'svg') { const cs = getComputedStyle(n);
+              if (cs.display === 'none' || cs.visibility === 'hidden') return false; a *= Number(cs.opacity); n = n.parentNode; }
+            return a >= 0.3 && el.textContent.trim() !== ''; })""")
+        if not shown:
+            blank.append(round(t, 1))
+        t += 0.5
+    assert blank == [], f"blank stage at {blank}"
+
+
+def test_clicking_the_poster_plays_and_play_is_in_view_at_1280_by_900(browser, server_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.goto(server_url)
+        box = page.locator(".film-poster-play").bounding_box()
+        assert box and box["y"] >= 0 and box["y"] + box["height"] <= 900, box
+        assert page.locator(".film-poster-play").inner_text().startswith("▶ Play")
+        page.locator(".film-poster").click(position={"x": 40, "y": 40})
+        page.wait_for_function("() => window.canneryFilm.playing")
+        assert page.locator(".film-poster-play").is_hidden()
+        assert page.evaluate("document.activeElement.classList.contains('film-play')")
+    finally:
+        ctx.close()
+
+
+def test_a_skip_link_jumps_past_the_transcript_and_the_sources(page, server_url):
+    page.goto(server_url)
+    link = page.locator(".skip-past")
+    assert link.get_attribute("href") == "#leaves-out"
+    # it comes right before the transcript's first line in the tab order
+    first_line = page.locator(".transcript-seek").first
+    first_line.focus()
+    for _ in range(3):
+        page.keyboard.press("Shift+Tab")
+        if page.evaluate("document.activeElement.classList.contains('skip-past')"):
+            break
+    assert page.evaluate("document.activeElement.classList.contains('skip-past')")
+    assert link.is_visible()  # shown while it has the focus
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    where = page.evaluate("""() => { const a = document.activeElement;
+        return { transcript: !!a.closest('#transcript'), sources: !!a.closest('#sources'), tag: a.tagName }; }""")
+    assert not where["transcript"] and not where["sources"], where
+
+
+@pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)], ids=["1280", "390"])
+def test_screenshots_of_every_chapter_for_people_to_look_at(browser, server_url, film_data, artifacts, width, height):
+    out = artifacts / "film" / f"chapters-{width}"
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = ctx.new_page()
+        open_film(page, server_url)
+        seek(page, film_data["question"]["stop_s"])
+        page.locator(".film-player").screenshot(path=str(out / "00-question-asked.png"))
+        page.keyboard.press("Escape")
+        page.evaluate("window.canneryFilm.pause()")
+        for i, ch in enumerate(film_data["chapters"]):
+            mine = [c for c in film_data["cues"] if c["chapter"] == ch["id"]]
+            for c in (mine[0], mine[-1]):
+                seek(page, c["end_s"] - 0.1)
+                page.locator(".film-player").screenshot(path=str(out / f"{i + 1:02d}-{ch['id']}-{c['id']}.png"))
+        assert len(list(out.glob("*.png"))) >= 2 * len(film_data["chapters"])
+    finally:
+        ctx.close()

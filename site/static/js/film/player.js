@@ -41,7 +41,7 @@ function forget() {
 function setup(root) {
   const $ = (sel) => root.querySelector(sel);
   const ui = {
-    poster: $('.film-poster'), host: $('.film-canvas-host'), video: $('.film-tracks'),
+    poster: $('.film-poster'), posterPlay: $('.film-poster-play'), host: $('.film-canvas-host'), video: $('.film-tracks'),
     caption: $('.film-caption'), sr: $('.film-sr-caption'), play: $('.film-play'),
     seek: $('.film-seek'), now: $('.film-now'), cc: $('.film-cc'), speed: $('.film-speed'),
     chapter: $('.film-chapter'), read: $('.film-read'), status: $('.film-status'),
@@ -153,6 +153,8 @@ function setup(root) {
   function showCaption(cue) {
     if (cue === st.cue) return;
     st.cue = cue;
+    // the drawing's text alternative names what this caption's frame shows
+    if (cue) st.scenes.svg.setAttribute('aria-label', `Drawing: ${st.scenes.describe(cue.id)}`);
     ui.caption.replaceChildren();
     if (cue) {
       const span = document.createElement('span');
@@ -397,6 +399,11 @@ function setup(root) {
 
   // ---------- controls ----------
   ui.play.addEventListener('click', toggle);
+  // the poster and its own button play the film (then focus moves to the
+  // controls' Play, as the poster's button goes away)
+  const playFromPoster = () => { play().then(() => ui.play.focus({ preventScroll: true })); };
+  ui.poster.addEventListener('click', playFromPoster);
+  ui.posterPlay.addEventListener('click', playFromPoster);
   ui.seek.addEventListener('input', () => seek(Number(ui.seek.value)));
   ui.chapter.addEventListener('change', () => seek(Number(ui.chapter.value)));
   ui.speed.addEventListener('change', () => { st.rate = Number(ui.speed.value); });

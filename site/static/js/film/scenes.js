@@ -472,7 +472,7 @@ export function createFilm(host, data, gsap) {
       el(same, 'text', { x: W / 2, y: 215, 'text-anchor': 'middle', class: 'film-text' }, 'within float32 rounding');
     }
     hide(same);
-    fadeIn(same, T('same') + 0.3);
+    fadeIn(same, T('same'), 0.4);
     fadeOut(same, T('fa'), 0.2);
     tl.to(g, { autoAlpha: 1, duration: 0.3 }, T('fa'));
     fadeOut(mem.benchLabel, T('fa'), 0.2);
@@ -534,6 +534,16 @@ export function createFilm(host, data, gsap) {
     dual(g, { x: 260, y: 524, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d64.d}`, `d = ${F.d64.d}`, { y: 532 });
     dual(g, { x: 480, y: 24, 'text-anchor': 'middle', class: 'film-label' }, `one head, N = ${F.N}, float32, bench of ${F.M} bytes`, `N = ${F.N}, float32`, { x: 720, y: 26 });
     hide([b1, b2]);
+    // what the count adds up: every tensor's bytes through the door
+    const legend = el(g, 'g', {});
+    dual(legend, { x: 400, y: 170, class: 'film-text' }, 'every byte through the door, by tensor:', 'bytes by tensor:');
+    ['S', 'P', 'K', 'V', 'Q', 'O'].forEach((name, k) => {
+      el(legend, 'rect', { x: 400 + k * 80, y: 195, width: 64, height: 50, rx: 4, class: `fill-${name.toLowerCase()}` });
+      el(legend, 'text', { x: 432 + k * 80, y: 230, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, name);
+    });
+    hide(legend);
+    fadeIn(legend, T('tally') + 0.3);
+    fadeOut(legend, T('d64why'), 0.3);
     const grow = (b, at) => {
       tl.fromTo(b, { scaleY: 0, transformOrigin: '50% 100%' }, { scaleY: 1, duration: 1.2, ease: 'power2.out', immediateRender: false }, at);
       tl.set(b, { autoAlpha: 1 }, at);
@@ -544,6 +554,10 @@ export function createFilm(host, data, gsap) {
       `K, V read ${F.d64.q_tiles}×`, { x: 260, y: 76, 'text-anchor': 'middle' });
     hide(why64);
     fadeIn(why64, T('d64why') + 1.0);
+    const refetch = dual(g, { x: 380, y: 330, class: 'film-label' }, `K + V: ${F.d64.kv_mib_fused} MiB of each bar, ${F.d64.q_tiles} trips`, `K + V: ${F.d64.kv_mib_fused} MiB`);
+    hide(refetch);
+    fadeIn(refetch, T('d64refetch') + 0.3);
+    fadeOut(refetch, T('d16'), 0.3);
     // d = 16: the film does not count it for you. Two unlabelled slots of the
     // same height (a height would give the ratio away), and the recipe.
     const slots = el(g, 'g', {});
@@ -668,6 +682,9 @@ export function createFilm(host, data, gsap) {
     el(axes, 'text', { x: x0 - 10, y: y0 - h + 10, 'text-anchor': 'end', class: 'film-label' }, 'e^x');
     hide(axes);
     fadeIn(axes, T('second') + 0.3);
+    const job = dual(g, { x: x0, y: 50, class: 'film-text text-m' }, 'm’s second job: keep e^(score) small enough to hold', 'm’s second job: small numbers');
+    hide(job);
+    fadeIn(job, chapters.largest.start_s, 0.4);
     let d = '';
     for (let i = 0; i <= 200; i += 1) {
       const x = (xMax * i) / 200;
@@ -720,6 +737,8 @@ export function createFilm(host, data, gsap) {
   // ================= 9. What the count leaves out =================
   {
     const g = scene('leaves');
+    const head = el(g, 'text', { x: W / 2, y: 44, 'text-anchor': 'middle', class: 'film-big' }, 'what the count leaves out');
+    void head;
     const cards = [
       ['care', 'bytes requested, not seconds'],
       ['caches', 'caches may serve repeated reads'],
@@ -764,6 +783,32 @@ export function createFilm(host, data, gsap) {
     tl.seek(Math.max(0, Math.min(t, data.runtime_s)), false);
     for (const f of labels) f();
   }
+
+  // Each caption's text alternative: the words and numbers its settled frame
+  // draws (the wide wording), read once here from the timeline itself.
+  function drawnText() {
+    const out = [];
+    for (const t of svg.querySelectorAll('text')) {
+      if (t.classList.contains('film-narrow') || !t.textContent.trim()) continue;
+      let n = t; let alpha = 1;
+      while (n && n !== svg) {
+        if (n.style && n.style.visibility === 'hidden') { alpha = 0; break; }
+        if (n.style && n.style.opacity !== '') alpha *= Number(n.style.opacity);
+        n = n.parentNode;
+      }
+      if (alpha >= 0.3 && !out.includes(t.textContent.trim())) out.push(t.textContent.trim());
+    }
+    return out.join('; ');
+  }
+  const descriptions = {};
+  for (const c of data.cues) {
+    render(c.end_s - 0.05);
+    descriptions[c.id] = drawnText();
+  }
   render(0);
-  return { svg, render, timeline: tl, setGuess: (text) => setGuess(text) };
+  return {
+    svg, render, timeline: tl,
+    setGuess: (text) => { setGuess(text); descriptions[data.question.answer_cue] = descriptions[data.question.answer_cue]?.replace(/your guess: [^;]*|you chose Show me/, text); },
+    describe: (id) => descriptions[id] || 'the film',
+  };
 }
