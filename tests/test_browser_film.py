@@ -610,6 +610,15 @@ def test_the_question_cannot_be_answered_from_the_screen(page, server_url, film_
     seek(page, q["stop_s"])
     assert not [x for x in secret if x in page_text(page)]
     assert state(page)["open"]
+    # what the learner reasons from is not hidden under the question's panel
+    under = page.evaluate("""() => { const p = document.querySelector('.film-question').getBoundingClientRect();
+        return [...document.querySelectorAll('.film-canvas-host svg text')].filter((t) => {
+          const r = t.getBoundingClientRect(); let n = t;
+          while (n && n.tagName !== 'svg') { const cs = getComputedStyle(n);
+            if (cs.display === 'none' || cs.visibility === 'hidden' || Number(cs.opacity) < 0.3) return false; n = n.parentNode; }
+          return r.width > 0 && r.right > p.left && r.left < p.right && r.bottom > p.top && r.top < p.bottom;
+        }).map((t) => t.textContent); }""")
+    assert under == [], under
     # a wrong answer's hint teaches what crosses the door; it gives no total away
     page.fill("#film-q-input", "3")
     page.keyboard.press("Enter")

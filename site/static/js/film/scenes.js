@@ -586,6 +586,7 @@ export function createFilm(host, data, gsap) {
     const g = scene('question');
     // asked: what the learner knows, no totals
     const known = el(g, 'g', {});
+    const counted = el(g, 'g', {});
     const lines = [
       [`N = ${F.N} rows, d = ${F.d16.d} numbers per row`, 'film-text'],
       [`Q, K, V, O: N × d × ${F.float_bytes} B = ${F.d16.tensor_kib} KiB each`, 'film-text'],
@@ -594,11 +595,12 @@ export function createFilm(host, data, gsap) {
       [`fused: Q in, O out, K and V in ${F.d16.q_tiles} times`, 'film-text'],
       [`plain: the same, plus the table ${F.cross.times_raw} times`, 'film-text'],
     ];
-    lines.forEach(([text, cls], k) => el(known, 'text', { x: 120, y: 110 + k * 44, class: cls }, text));
-    el(known, 'text', { x: 120, y: 110 + lines.length * 44 + 20, class: 'film-big' }, 'plain ÷ fused = ?');
-    el(g, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `N = ${F.N}, d = ${F.d16.d}`);
+    // left half only: on a wide screen the question's panel covers the right half
+    lines.forEach(([text, cls], k) => el(known, 'text', { x: 30, y: 110 + k * 44, class: cls }, text));
+    el(known, 'text', { x: 30, y: 110 + lines.length * 44 + 20, class: 'film-big' }, 'plain ÷ fused = ?');
+    el(known, 'text', { x: 30, y: 50, class: 'film-label' }, 'what the film has shown you:');
+    el(counted, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `N = ${F.N}, d = ${F.d16.d}`);
     // answered: the count, and the learner's guess beside it
-    const counted = el(g, 'g', {});
     bars(counted, [
       { fig: F.d16, kernel: 'plain', x: 220, label: 'plain' },
       { fig: F.d16, kernel: 'fused', x: 360, label: 'fused' },
