@@ -152,7 +152,7 @@ def test_transcript_line_seeks_the_film_to_its_cue(page, server_url, film_data, 
     assert page.locator(f"#line-{cid}").get_attribute("class").split().count("is-current") == 1
 
 
-def test_seeking_to_t_draws_the_same_frame_as_playing_to_t(page, server_url):
+def test_seeking_to_t_draws_the_same_frame_as_playing_to_t(page, server_url, film_data):
     open_film(page, server_url)
     seek(page, 104.0)
     page.select_option(".film-speed", "1.5")
@@ -166,6 +166,15 @@ def test_seeking_to_t_draws_the_same_frame_as_playing_to_t(page, server_url):
     assert page.evaluate("window.canneryFilm.frame()") != played
     seek(page, t)
     assert page.evaluate("window.canneryFilm.frame()") == played
+    # between two captions too (the text alternative once kept whichever caption came last)
+    a, b = cue(film_data, "rescale"), cue(film_data, "byhand")
+    gap = (a["end_s"] + b["start_s"]) / 2
+    seek(page, a["start_s"] + 0.5)
+    seek(page, gap)
+    from_before = page.evaluate("window.canneryFilm.frame()")
+    seek(page, 20.0)
+    seek(page, gap)
+    assert page.evaluate("window.canneryFilm.frame()") == from_before
 
 
 # ---------- the question ----------
@@ -343,8 +352,8 @@ def test_a_link_to_a_moment_past_the_question_goes_there_and_skips_it(page, serv
     page.wait_for_function("() => window.canneryFilm.skipped")
     s = state(page)
     assert s["time"] == pytest.approx(int(later["start_s"]), abs=0.01) and not s["open"] and not s["playing"]
-    # the lab leaves the film's link alone
-    assert page.locator("#n").input_value() != "" and "link" not in page.locator("#lab").inner_text().split("Count")[0]
+    # the lab leaves the film's link alone (it neither reads it nor says so)
+    assert "from your link" not in page.locator("#lab-status").inner_text()
 
 
 # ---------- answers as people type them, and what is remembered ----------

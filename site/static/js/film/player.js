@@ -153,8 +153,7 @@ function setup(root) {
   function showCaption(cue) {
     if (cue === st.cue) return;
     st.cue = cue;
-    // the drawing's text alternative names what this caption's frame shows
-    if (cue) st.scenes.svg.setAttribute('aria-label', `Drawing: ${st.scenes.describe(cue.id)}`);
+
     ui.caption.replaceChildren();
     if (cue) {
       const span = document.createElement('span');
@@ -192,6 +191,15 @@ function setup(root) {
     if (!st.film) return;
     st.scenes.render(reduced.matches ? stillTime(t) : t);
     showCaption(cueAt(t));
+    // the drawing's text alternative names what the frame of the caption at t
+    // (or, between captions, the one just before) shows: a function of t alone
+    const cues = st.film.cues;
+    let lc = cues[0];
+    for (const c of cues) if (c.start_s <= t + 1e-6) lc = c;
+    if (st.described !== lc.id) {
+      st.described = lc.id;
+      st.scenes.svg.setAttribute('aria-label', `Drawing: ${st.scenes.describe(lc.id)}`);
+    }
     const chapters = st.film.chapters;
     let ch = 0;
     for (let i = 0; i < chapters.length; i += 1) if (chapters[i].start_s <= t + 1e-6) ch = i;
@@ -330,6 +338,7 @@ function setup(root) {
     st.skipped = false;
     ui.later.hidden = true;
     if (st.scenes) st.scenes.setGuess(guessText(rec));
+    st.described = null; // the answer's text alternative now names the guess
     revealTranscript();
   }
 
