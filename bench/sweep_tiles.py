@@ -1,12 +1,12 @@
 """Time one kernel at other tilings than the manifest's, to choose its tiles.
 
-    python bench/sweep_tiles.py --kernel fused-fast-16k --d 16 --rows 16 32 64 --cols 16 \
+    python -m bench.sweep_tiles --kernel fused-fast-16k --d 16 --rows 16 32 64 --cols 16 \
         --n 4096 --heads 1 32 [--limits default] [--tx 8 16]
-    python bench/sweep_tiles.py --kernel fused-fast-16k --file fused_lanes.wgsl --d 64 \
+    python -m bench.sweep_tiles --kernel fused-fast-16k --file fused_lanes.wgsl --d 64 \
         --rows 32 64 --cols 16 --r 2 4 --tx 2 4 [--swz 0 4] [--sdpa]
 
 Each (B_r, B_c[, TX]) is patched into the manifest in memory (host and emulator alike),
-checked against float64 at N = 300, then timed with bench.wgsl_host.Runner.time. The
+checked against float64 at N = 300, then timed with cannery_host.wgsl.Runner.time. The
 manifest file is not changed: copy the winner into kernels_wgsl/manifest.json by hand.
 The shader is the manifest's for that kernel and d: fused_tiled.wgsl needs d / B_c in
 {1, 2, 3, 4}; fused_streams.wgsl (d = 16, 64) takes any B_c and TX streams per row group
@@ -17,16 +17,12 @@ instead, with R rows per invocation (``--r``), TX streams and the bank swizzle S
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from emulator.tiling import MANIFEST  # noqa: E402
-from bench import wgsl_host as host  # noqa: E402
-from bench.bench_wgsl import reference  # noqa: E402
+from bench.bench_wgsl import reference
+from cannery_host import wgsl as host
+from emulator.tiling import MANIFEST
 
 
 def shader(kernel: str, d: int) -> str:
@@ -114,7 +110,8 @@ def main(argv=None) -> None:
             elif not fits(a.kernel, a.d, br, bc, tx):
                 continue
             patch(a.kernel, a.d, br, bc, tx, extra, a.file)
-            tag = f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''}{f' R={r}' if r else ''}{f' SWZ={swz}' if swz is not None else ''}"
+            tag = (f"B_r={br} B_c={bc}{f' TX={tx}' if tx else ''}{f' R={r}' if r else ''}"
+                   f"{f' SWZ={swz}' if swz is not None else ''}")
             Q, K, V = (rng.standard_normal((1, 300, a.d)).astype(np.float32) for _ in range(3))
             try:
                 O, _ = runner.run(a.kernel, Q, K, V, True)
