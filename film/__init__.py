@@ -11,8 +11,9 @@ Any malformed cue, typed number, missing figure or unknown source id raises
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from . import numbers, script, vtt
 from .numbers import FilmError

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from emulator import traffic  # the one byte counter (emulator/traffic.py)
 from emulator.tiling import lesson_blocks
@@ -287,13 +288,15 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
         out["row_max_raw"] = float(row["largest_score"])
         out["row_max_overflows"] = bool(row.get("overflows_fp16", False))
     held = _dig(facts, "overflow.held_out.all_layers")
-    if isinstance(held, Mapping) and all(isinstance(held.get(k), (int, float)) for k in ("largest_score", "overflowing", "scores")):
+    held_keys = ("largest_score", "overflowing", "scores")
+    if isinstance(held, Mapping) and all(isinstance(held.get(k), (int, float)) for k in held_keys):
         out["heldout_max"] = fixed(held["largest_score"], 2)
         out["heldout_max_raw"] = float(held["largest_score"])
         out["overflow_count"] = group(held["overflowing"])
         out["score_count"] = group(held["scores"])
     tot = _dig(facts, "check.totals")
-    if isinstance(tot, Mapping) and all(isinstance(tot.get(k), int) for k in ("broken_failed", "heads", "fused_passed")):
+    tot_keys = ("broken_failed", "heads", "fused_passed")
+    if isinstance(tot, Mapping) and all(isinstance(tot.get(k), int) for k in tot_keys):
         out["broken_failed"] = tot["broken_failed"]
         out["checked_heads"] = tot["heads"]
         out["broken_passed"] = tot["heads"] - tot["broken_failed"]
@@ -309,7 +312,7 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
         # Layers keep facts.json's own 0-based numbers ("layer 0" is the
         # lab's input layer, facts.json lab.layer), never renumbered from 1.
         grid = []
-        out["grid_layers"] = sorted((int(k) for k in layers))
+        out["grid_layers"] = sorted(int(k) for k in layers)
         for key in sorted(layers, key=lambda k: int(k)):
             row = []
             for h in layers[key].get("heads", []):

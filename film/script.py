@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import jinja2
 
@@ -118,13 +119,15 @@ def validate_cues(cues: list[dict], runtime_range: tuple[float, float] | None = 
         if not start < end:
             raise FilmError(f"{where}: start {cue['start']} must be before end {cue['end']}")
         if start < prev_end:
-            raise FilmError(f"{where}: starts at {cue['start']}, before {prev_id!r} ends; cues must be in order without overlap")
+            raise FilmError(f"{where}: starts at {cue['start']}, before {prev_id!r} ends; "
+                            "cues must be in order without overlap")
         text = cue.get("text", "")
         if not text.strip():
             raise FilmError(f"{where}: empty text")
         words = len(text.split())
         if words / ((end - start) / 60) > READ_MAX_WPM:
-            raise FilmError(f"{where}: {words} words in {end - start:.1f} s is faster than {READ_MAX_WPM} words per minute")
+            raise FilmError(f"{where}: {words} words in {end - start:.1f} s is faster than "
+                            f"{READ_MAX_WPM} words per minute")
         prev_end, prev_id = end, cid
     if runtime_range is not None:
         lo, hi = runtime_range
@@ -168,7 +171,8 @@ def render_script(script: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
         if not mine:
             raise FilmError(f"chapter {ch['id']!r} has no cues")
         chapters.append({"id": ch["id"], "title": ch["title"], "cues": [c["id"] for c in mine]})
-    order = sorted(range(len(chapters)), key=lambda k: cues.index(next(c for c in cues if c["chapter"] == chapters[k]["id"])))
+    first_cue = {ch["id"]: next(i for i, c in enumerate(cues) if c["chapter"] == ch["id"]) for ch in chapters}
+    order = sorted(range(len(chapters)), key=lambda k: first_cue[chapters[k]["id"]])
     if order != list(range(len(chapters))):
         raise FilmError("chapters must appear in the same order as their cues")
     by_id = {c["id"]: c for c in cues}

@@ -106,14 +106,15 @@ def test_chromiums_parsed_cues_equal_the_transcript_lines(page, server_url):
         id: li.dataset.cue, start: Number(li.querySelector('.transcript-seek').dataset.start),
         text: li.querySelector('.t-text').textContent }))""")
     assert len(cues) == len(lines) >= 40
-    for c, line in zip(cues, lines):
+    for c, line in zip(cues, lines, strict=True):
         assert c["id"] == line["id"]
         assert c["start"] == pytest.approx(line["start"], abs=1e-3)
         assert c["text"] == line["text"]
-    chapters = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks[1].cues].map(c => c.text)""")
+    chapters = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks[1].cues]
+        .map(c => c.text)""")
     menu = page.evaluate("""() => [...document.querySelectorAll('.film-chapter option')].map(o => o.textContent)""")
     assert len(chapters) == len(menu) == 10
-    assert all(m.endswith(c) for m, c in zip(menu, chapters))
+    assert all(m.endswith(c) for m, c in zip(menu, chapters, strict=True))
 
 
 def test_the_film_works_under_a_subpath(page, subpath_url):
@@ -427,7 +428,8 @@ def test_caption_region_is_polite_never_assertive_and_reads_each_caption_once(pa
     assert page.locator(".film-caption").get_attribute("aria-hidden") == "true"
     assert page.locator("#film [aria-live=assertive], #film [role=alert]").count() == 0
     page.evaluate("""() => { window.__said = []; const r = document.querySelector('.film-sr-caption');
-        new MutationObserver(() => window.__said.push(r.textContent)).observe(r, { childList: true, characterData: true, subtree: true }); }""")
+        new MutationObserver(() => window.__said.push(r.textContent))
+          .observe(r, { childList: true, characterData: true, subtree: true }); }""")
     c = cue(film_data, "d16")
     seek(page, c["start_s"] + 0.1)
     seek(page, c["start_s"] + 0.5)   # same cue: not read again
@@ -536,7 +538,8 @@ def test_on_a_phone_the_controls_fit_playing_and_with_the_question_open(browser,
         open_film(page, server_url, play=True)
         page.wait_for_function("() => window.canneryFilm.time > 0.3")
         assert no_page_overflow(page)
-        right = page.evaluate("""() => Math.max(...[...document.querySelectorAll('.film-controls > *, .film-controls select')]
+        right = page.evaluate("""() => Math.max(...[
+            ...document.querySelectorAll('.film-controls > *, .film-controls select')]
             .map(e => e.getBoundingClientRect().right))""")
         assert right <= width
         page.evaluate("window.canneryFilm.pause()")
@@ -547,7 +550,8 @@ def test_on_a_phone_the_controls_fit_playing_and_with_the_question_open(browser,
         ctx.close()
 
 
-def test_on_a_phone_the_question_shows_prompt_input_check_and_show_me_without_scrolling_inside(browser, server_url, film_data):
+def test_on_a_phone_the_question_shows_prompt_input_check_and_show_me_without_scrolling_inside(
+        browser, server_url, film_data):
     ctx, page = phone_page(browser, 390)
     try:
         open_film(page, server_url)
@@ -624,7 +628,8 @@ def test_the_question_cannot_be_answered_from_the_screen(page, server_url, film_
         return [...document.querySelectorAll('.film-canvas-host svg text')].filter((t) => {
           const r = t.getBoundingClientRect(); let n = t;
           while (n && n.tagName !== 'svg') { const cs = getComputedStyle(n);
-            if (cs.display === 'none' || cs.visibility === 'hidden' || Number(cs.opacity) < 0.3) return false; n = n.parentNode; }
+            if (cs.display === 'none' || cs.visibility === 'hidden' || Number(cs.opacity) < 0.3) return false;
+            n = n.parentNode; }
           return r.width > 0 && r.right > p.left && r.left < p.right && r.bottom > p.top && r.top < p.bottom;
         }).map((t) => t.textContent); }""")
     assert under == [], under
@@ -703,7 +708,8 @@ FRAME_SCAN = """(minPx) => {
     shown.push({ text: t.textContent, r, size: parseFloat(getComputedStyle(t).fontSize) * k });
   }
   const problems = [];
-  const inside = (r) => r.left >= stage.left - 0.5 && r.right <= stage.right + 0.5 && r.top >= stage.top - 0.5 && r.bottom <= stage.bottom + 0.5;
+  const inside = (r) => r.left >= stage.left - 0.5 && r.right <= stage.right + 0.5
+    && r.top >= stage.top - 0.5 && r.bottom <= stage.bottom + 0.5;
   for (const s of shown) {
     if (!inside(s.r)) problems.push(`cut by the stage: "${s.text}"`);
     if (s.size < minPx - 0.01) problems.push(`${s.size.toFixed(1)} px: "${s.text}"`);
@@ -732,7 +738,8 @@ def frame_times(film_data, reduced):
 
 @pytest.mark.parametrize("reduced", [False, True], ids=["motion", "reduced"])
 @pytest.mark.parametrize("width, height, min_px", [(1280, 900, 12), (390, 844, 10)], ids=["1280", "390"])
-def test_every_cue_frame_has_no_overlap_no_cut_and_no_tiny_text(browser, server_url, film_data, width, height, min_px, reduced):
+def test_every_cue_frame_has_no_overlap_no_cut_and_no_tiny_text(
+        browser, server_url, film_data, width, height, min_px, reduced):
     ctx = browser.new_context(viewport={"width": width, "height": height},
                               reduced_motion="reduce" if reduced else "no-preference")
     try:
@@ -765,7 +772,7 @@ def test_every_caption_changes_the_picture_and_its_text_alternative_names_its_nu
         frames[c["id"]] = page.evaluate("window.canneryFilm.frame()")
         labels[c["id"]] = page.locator(".film-canvas-host svg").get_attribute("aria-label")
     ids = [c["id"] for c in film_data["cues"]]
-    same = [(a, b) for a, b in zip(ids, ids[1:]) if frames[a] == frames[b]]
+    same = [(a, b) for a, b in zip(ids, ids[1:], strict=False) if frames[a] == frames[b]]
     assert same == [], f"captions whose picture does not change: {same}"
     assert f"{F['table']['mib']} MiB" in labels["size"]
     assert f"l = {F['ex']['l']}" in labels["check"]
@@ -786,7 +793,8 @@ def test_the_stage_is_never_blank_while_the_film_runs(page, server_url, film_dat
         shown = page.evaluate("""() => [...document.querySelectorAll('.film-canvas-host svg text')].some((el) => {
             let n = el, a = 1;
             while (n && n.tagName !== 'svg') { const cs = getComputedStyle(n);
-              if (cs.display === 'none' || cs.visibility === 'hidden') return false; a *= Number(cs.opacity); n = n.parentNode; }
+              if (cs.display === 'none' || cs.visibility === 'hidden') return false;
+              a *= Number(cs.opacity); n = n.parentNode; }
             return a >= 0.3 && el.textContent.trim() !== ''; })""")
         if not shown:
             blank.append(round(t, 1))

@@ -53,7 +53,7 @@ def secs(ts: str) -> float:
 def test_captions_vtt_parses_with_webvtt_py_and_matches_the_script(assets, film_ctx):
     parsed = list(webvtt.read(str(assets / "captions.vtt")))
     assert len(parsed) == len(film_ctx["cues"]) >= 40
-    for p, c in zip(parsed, film_ctx["cues"]):
+    for p, c in zip(parsed, film_ctx["cues"], strict=True):
         assert p.identifier == c["id"]
         assert secs(p.start) == pytest.approx(c["start_s"], abs=5e-4)
         assert secs(p.end) == pytest.approx(c["end_s"], abs=5e-4)
@@ -77,7 +77,7 @@ def test_chapters_vtt_has_one_cue_per_chapter_covering_the_whole_film(assets, fi
     assert len(parsed) == 10
     assert secs(parsed[0].start) == 0.0
     assert secs(parsed[-1].end) == pytest.approx(film_ctx["runtime_s"], abs=5e-4)
-    for a, b in zip(parsed, parsed[1:]):
+    for a, b in zip(parsed, parsed[1:], strict=False):
         assert secs(a.end) == pytest.approx(secs(b.start), abs=5e-4)
 
 
@@ -176,7 +176,8 @@ def test_every_number_in_every_caption_is_a_computed_figure_or_an_allowed_token(
         elif isinstance(v, (int, float, str)):
             known.update(re.findall(r"\d[\d,.]*\d|\d", str(v)))
     walk(film_ctx["figures"])
-    for c in film_ctx["cues"] + [{"id": "question " + k, "text": film_ctx["question"][k]} for k in ("prompt", "right", "hint", "reveal")]:
+    asked = [{"id": "question " + k, "text": film_ctx["question"][k]} for k in ("prompt", "right", "hint", "reveal")]
+    for c in film_ctx["cues"] + asked:
         for tok in re.findall(r"[\w.,'-]*\d[\w.,'-]*", c["text"]):
             tok = tok.strip(".,'")
             if tok in allowed:
@@ -252,13 +253,15 @@ def test_site_build_stops_on_a_malformed_cue_with_a_message_naming_it(tmp_path, 
 
 
 def test_build_fails_on_a_number_typed_into_a_caption(tmp_path, context):
-    path = _script_with(tmp_path, lambda t: t.replace("the plain way moves {{ d64.plain_mib }} MiB", "the plain way moves 514 MiB", 1))
+    typed = "the plain way moves 514 MiB"
+    path = _script_with(tmp_path, lambda t: t.replace("the plain way moves {{ d64.plain_mib }} MiB", typed, 1))
     with pytest.raises(FilmError, match=r"'d64'.*typed.*514"):
         film.build(context, film_toml=path)
 
 
 def test_build_fails_on_a_caption_naming_a_missing_figure(tmp_path, context):
-    path = _script_with(tmp_path, lambda t: t.replace("the plain way moves {{ d64.plain_mib }} MiB", "the plain way moves {{ d64.no_such }} MiB", 1))
+    missing = "the plain way moves {{ d64.no_such }} MiB"
+    path = _script_with(tmp_path, lambda t: t.replace("the plain way moves {{ d64.plain_mib }} MiB", missing, 1))
     with pytest.raises(FilmError, match=r"'d64'.*no_such"):
         film.build(context, film_toml=path)
 
