@@ -224,6 +224,8 @@ def test_wrong_answer_gives_a_hint_and_offers_to_rewatch_the_count(page, server_
     page.keyboard.press("Enter")
     assert page.locator(".film-q-feedback").inner_text() == q["hint"]
     assert page.locator(".film-q-rewatch").is_visible()
+    inner = page.locator(".film-question").evaluate("p => [p.scrollHeight, p.clientHeight]")
+    assert inner[0] <= inner[1] + 1, "the hint and Rewatch fit the panel without a scroll area"
     s = state(page)
     assert s["open"] and not s["playing"] and not s["answered"]
     page.fill("#film-q-input", "sixteen")
