@@ -307,7 +307,7 @@ class Runner:
             bufs["S"] = self._storage(nn)
             bufs["P"] = self._storage(nn)
         if instrumented:
-            bufs["counters"] = self._storage(12 * 4)
+            bufs["counters"] = self._storage(len(MANIFEST["instrument"]["slots"]) * 4)
         bufs["params"] = self._params(n, causal, plan)
         return bufs
 
@@ -341,13 +341,25 @@ class Runner:
         O = np.frombuffer(self.device.queue.read_buffer(bufs["O"]), np.float32).reshape(heads, n, d).copy()
         counts = None
         if instrumented:
-            raw = np.frombuffer(self.device.queue.read_buffer(bufs["counters"]), np.uint32)
-            slots = MANIFEST["instrument"]["slots"]
-            counts = {t: {"read": 0, "write": 0} for t in TENSORS}
-            for i, slot in enumerate(slots):
-                tensor, kind = slot.split(".")
-                counts[tensor][kind] = int(raw[i]) * MANIFEST["bytes_per_element"]
+            counts = self._read_counts(bufs, kernel)
         return (O[0] if squeeze else O), counts
+
+    def _read_counts(self, bufs, kernel: str) -> dict:
+        """Instrument counters -> {tensor: {"read": bytes, "write": bytes}} for every tensor
+        of the kernel's direction (emulator.traffic.tensors_of), 0 where untouched."""
+        from emulator.traffic import tensors_of
+
+        raw = np.frombuffer(self.device.queue.read_buffer(bufs["counters"]), np.uint32)
+        direction = MANIFEST["kernels"][kernel].get("direction", "forward")
+        counts = {t: {"read": 0, "write": 0} for t in tensors_of(direction)}
+        for i, slot in enumerate(MANIFEST["instrument"]["slots"]):
+            tensor, kind = slot.split(".")
+            if raw[i]:
+                if tensor not in counts:
+                    raise KernelError(f"{kernel} moved {slot} ({int(raw[i])} elements), "
+                                      f"a tensor its direction does not declare")
+                counts[tensor][kind] = int(raw[i]) * MANIFEST["bytes_per_element"]
+        return counts
 
     def time(self, kernel: str, n: int, d: int, heads: int = 1, causal: bool = False,
              min_sample_ms: float = 10.0, min_samples: int = 5, max_submit_ms: float = 1000.0,
