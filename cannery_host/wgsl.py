@@ -32,7 +32,7 @@ from emulator.tiling import MANIFEST  # one manifest for the host and the emulat
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
 __all__ = ["BROWSER_DEFAULT_LIMITS", "KERNEL_DIR", "MANIFEST", "KernelError", "Runner", "Tiling",
-           "TooSlow", "backward_gflops", "causal_key_end", "direction", "gflops", "instrument",
+           "TooSlow", "backward_gflops", "causal_key_end", "check_backward", "direction", "forward_saved", "gflops", "instrument",
            "kernel_tiling", "override_constants", "pass_variant", "shader_file", "storage_buffers_needed"]
 
 # WebGPU's default limits (manifest "webgpu_default_limits", WebGPU §3.6.2): what a page
@@ -576,6 +576,49 @@ def timing_lse(n: int, causal: bool) -> np.ndarray:
     check uses the real L (cannery_host.wgsl's callers compute it from the forward)."""
     keys = np.arange(1, n + 1, dtype=np.float64) if causal else np.full(n, float(n))
     return (np.log(keys) + 0.5).astype(np.float32)
+
+
+def forward_saved(Q, K, V, causal: bool):
+    """The forward's O and L in float64 on the CPU (numpy), for a backward's inputs.
+
+    Q, K, V: (..., N, d). Returns (O (..., N, d), L (..., N)), L_i = m_i + ln Σ_j exp(S_ij - m_i).
+    """
+    Q, K, V = (np.asarray(x, np.float64) for x in (Q, K, V))
+    n, d = Q.shape[-2:]
+    S = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d)
+    if causal:
+        S = np.where(np.tril(np.ones((n, n), bool)), S, -np.inf)
+    m = S.max(-1, keepdims=True)
+    E = np.exp(S - m)
+    total = E.sum(-1, keepdims=True)
+    return (E / total) @ V, (m + np.log(total))[..., 0]
+
+
+def check_backward(q: list, k: list, v: list, do: list, causal: bool, dq, dk, dv, block_cols: int) -> dict:
+    """Hold a backward kernel's dQ, dK, dV ((N, d) arrays) to the exact float64 gradients,
+    entry by entry, within emulator.backward.bounds (the bound its float32 mirrors meet).
+
+    q, k, v, do: (N, d) lists of float32 values, one head; block_cols: B_c of the forward
+    that produced O and L (the bound counts its key tiles). Returns {"passed", "tensors":
+    {"dQ"|"dK"|"dV": {"passed", "max_abs_error", "worst_ratio", "nan_entries"}}}: an entry
+    passes when |got - float64| <= its bound; NaN or inf fails. The float64 reference is
+    pure Python (N x N tables): keep N to a few hundred.
+    """
+    from emulator import backward as bw
+
+    ref = bw.reference(q, k, v, do, causal)
+    bound = bw.bounds(q, k, v, do, ref, causal, None, block_cols)
+    tensors = {}
+    for name, got in (("dQ", dq), ("dK", dk), ("dV", dv)):
+        got = np.asarray(got, np.float64)
+        want, b = np.array(ref[name], np.float64), np.array(bound[name], np.float64)
+        finite = np.isfinite(got)
+        err = np.where(finite, np.abs(got - want), np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(b > 0, err / b, np.where(err == 0, 0.0, np.inf))
+        tensors[name] = {"passed": bool((ratio <= 1.0).all()), "max_abs_error": float(err.max()),
+                         "worst_ratio": float(ratio.max()), "nan_entries": int((~finite).sum())}
+    return {"passed": all(t["passed"] for t in tensors.values()), "tensors": tensors}
 
 
 def writes_scores(kernel: str) -> bool:
