@@ -26,14 +26,23 @@ from pathlib import Path
 
 import numpy as np
 
-from emulator.shaders import (DEFAULT_LIMITS, Shader, dispatch_size, instrument, override_constants,
-                              pass_variant, read_source, shader_file)
+from emulator.shaders import (
+    DEFAULT_LIMITS,
+    Shader,
+    dispatch_size,
+    instrument,
+    override_constants,
+    pass_variant,
+    read_source,
+    shader_file,
+)
 from emulator.tiling import MANIFEST  # one manifest for the host and the emulator
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
 __all__ = ["BROWSER_DEFAULT_LIMITS", "KERNEL_DIR", "MANIFEST", "KernelError", "Runner", "Tiling",
-           "TooSlow", "backward_gflops", "causal_key_end", "check_backward", "direction", "forward_saved", "gflops", "instrument",
-           "kernel_tiling", "override_constants", "pass_variant", "shader_file", "storage_buffers_needed"]
+           "TooSlow", "backward_gflops", "causal_key_end", "check_backward", "direction", "forward_saved",
+           "gflops", "instrument", "kernel_tiling", "override_constants", "pass_variant", "shader_file",
+           "storage_buffers_needed"]
 
 # WebGPU's default limits (manifest "webgpu_default_limits", WebGPU §3.6.2): what a page
 # gets without asking, under wgpu-py's names (maxBufferSize -> "max-buffer-size").

@@ -2,9 +2,10 @@
 // fused-backward-no-D in manifest.json).
 //
 // FlashAttention-2 (Dao 2023, arXiv:2307.08691), Algorithm 2, the outer loop over key
-// tiles, without its atomic update of dQ (WGSL has no float atomics): dQ has a pass of
-// its own (bwd_fused_dq.wgsl), so every workgroup writes only its own rows. One
-// workgroup per key tile of B_c rows; the query rows that see the tile stream past it.
+// tiles, without its in-place adds to dQ in global memory (WGSL offers read-modify-write
+// operations on integers only): dQ has a pass of its own (bwd_fused_dq.wgsl), so every
+// workgroup writes only its own rows. One workgroup
+// per key tile of B_c rows; the query rows that see the tile stream past it.
 // P is recomputed from the saved logsumexp L: P_ij = exp(S_ij - L_i), with no running
 // max or sum (L holds both). With τ = 1/√d and D_i = rowsum(dO_i ∘ O_i):
 //   S_ij = τ q_i·k_j,  dP_ij = dO_i·v_j,  dS_ij = P_ij (dP_ij - D_i),

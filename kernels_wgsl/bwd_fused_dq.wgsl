@@ -2,8 +2,9 @@
 // fused-backward-no-D in manifest.json).
 //
 // FlashAttention-2 (Dao 2023, arXiv:2307.08691), Algorithm 2, with dQ given a pass of its
-// own instead of the atomic adds of line 21 (WGSL has no float atomics): one workgroup
-// per query tile, the key tiles it sees streaming past, as the forward's fused.wgsl.
+// own instead of line 21's in-place adds to global memory (WGSL offers read-modify-write
+// operations on integers only): one workgroup per query tile, the key tiles it sees
+// streaming past, as the forward's fused.wgsl.
 // S, P, dP and dS are recomputed a second time (the key-tile pass formed them too):
 //   P_ij = exp(τ q_i·k_j - L_i),  dS_ij = P_ij (dO_i·v_j - D_i),  dQ_i = τ Σ_j dS_ij k_j.
 //

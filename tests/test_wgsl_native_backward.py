@@ -22,7 +22,7 @@ Skipped, with the reason, where wgpu-py finds no adapter.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -56,7 +56,7 @@ def _cases(kernels, configs):
             for kern in kernels for (n, d, c) in configs]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _inputs(n, d, causal, seed, block_cols):
     """Seeded Q, K, V (emulator.inputs), dO (emulator.backward.random_do) and the float32
     fused forward's O and L at the kernel's key tiles, as lists of float32 values."""
