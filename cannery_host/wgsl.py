@@ -603,7 +603,8 @@ def forward_saved(Q, K, V, causal: bool):
     return (E / total) @ V, (m + np.log(total))[..., 0]
 
 
-def check_backward(q: list, k: list, v: list, do: list, causal: bool, dq, dk, dv, block_cols: int) -> dict:
+def check_backward(q: list, k: list, v: list, do: list, causal: bool, dq, dk, dv, block_cols: int,
+                   reference: dict | None = None) -> dict:
     """Hold a backward kernel's dQ, dK, dV ((N, d) arrays) to the exact float64 gradients,
     entry by entry, within emulator.backward.bounds (the bound its float32 mirrors meet).
 
@@ -611,12 +612,16 @@ def check_backward(q: list, k: list, v: list, do: list, causal: bool, dq, dk, dv
     that produced O and L (the bound counts its key tiles). Returns {"passed", "tensors":
     {"dQ"|"dK"|"dV": {"passed", "max_abs_error", "worst_ratio", "nan_entries"}}}: an entry
     passes when |got - float64| <= its bound; NaN or inf fails. The float64 reference is
-    pure Python (N x N tables): keep N to a few hundred.
+    pure Python (N x N tables): keep N to a few hundred. ``reference``: the
+    {"ref", "bound"} of an earlier call on the same inputs (returned under "reference"),
+    to check several kernels against one computation.
     """
     from emulator import backward as bw
 
-    ref = bw.reference(q, k, v, do, causal)
-    bound = bw.bounds(q, k, v, do, ref, causal, None, block_cols)
+    if reference is None:
+        ref = bw.reference(q, k, v, do, causal)
+        reference = {"ref": ref, "bound": bw.bounds(q, k, v, do, ref, causal, None, block_cols)}
+    ref, bound = reference["ref"], reference["bound"]
     tensors = {}
     for name, got in (("dQ", dq), ("dK", dk), ("dV", dv)):
         got = np.asarray(got, np.float64)
@@ -627,7 +632,7 @@ def check_backward(q: list, k: list, v: list, do: list, causal: bool, dq, dk, dv
             ratio = np.where(b > 0, err / b, np.where(err == 0, 0.0, np.inf))
         tensors[name] = {"passed": bool((ratio <= 1.0).all()), "max_abs_error": float(err.max()),
                          "worst_ratio": float(ratio.max()), "nan_entries": int((~finite).sum())}
-    return {"passed": all(t["passed"] for t in tensors.values()), "tensors": tensors}
+    return {"passed": all(t["passed"] for t in tensors.values()), "tensors": tensors, "reference": reference}
 
 
 def writes_scores(kernel: str) -> bool:

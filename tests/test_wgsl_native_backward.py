@@ -66,6 +66,14 @@ def _inputs(n, d, causal, seed, block_cols):
     return q, k, v, do, o, lse
 
 
+@cache
+def _reference(n, d, causal, seed, block_cols):
+    """The float64 gradients and their bounds for _inputs(...), computed once per case."""
+    q, k, v, do, _, _ = _inputs(n, d, causal, seed, block_cols)
+    ref = bw.reference(q, k, v, do, causal)
+    return {"ref": ref, "bound": bw.bounds(q, k, v, do, ref, causal, None, block_cols)}
+
+
 def _run(runner, kernel, n, d, causal, seed=0, instrumented=False):
     from cannery_host.wgsl import kernel_tiling
 
@@ -106,8 +114,8 @@ def test_gradients_read_back_pass_the_float64_check(runner, kernel, n, d, causal
     from cannery_host.wgsl import check_backward
 
     (q, k, v, do, bc), (dq, dk, dv), _ = _run(runner, kernel, n, d, causal)
-    report = check_backward(q, k, v, do, causal, dq, dk, dv, bc)
-    assert report["passed"], report
+    report = check_backward(q, k, v, do, causal, dq, dk, dv, bc, _reference(n, d, causal, 0, bc))
+    assert report["passed"], report["tensors"]
     for t in report["tensors"].values():
         assert t["nan_entries"] == 0
 
@@ -118,7 +126,7 @@ def test_the_backward_without_d_fails_the_check_on_dq_and_dk_only(runner, kernel
 
     (q, k, v, do, bc), (dq, dk, dv), _ = _run(runner, kernel, n, d, causal)
     assert all(np.isfinite(g).all() for g in (dq, dk, dv))
-    report = check_backward(q, k, v, do, causal, dq, dk, dv, bc)
+    report = check_backward(q, k, v, do, causal, dq, dk, dv, bc, _reference(n, d, causal, 0, bc))
     assert not report["passed"]
     t = report["tensors"]
     assert t["dQ"]["worst_ratio"] > 100 and t["dK"]["worst_ratio"] > 100, t
@@ -130,11 +138,10 @@ def test_a_gpu_result_off_by_more_than_the_bound_fails_the_check(runner):
     from cannery_host.wgsl import check_backward
 
     (q, k, v, do, bc), (dq, dk, dv), _ = _run(runner, "fused-backward", 65, 64, True)
-    ref = bw.reference(q, k, v, do, True)
-    bound = bw.bounds(q, k, v, do, ref, True, None, bc)
+    reference = _reference(65, 64, True, 0, bc)
     bad = dk.astype(np.float64)
-    bad[3, 5] = ref["dK"][3][5] + 10 * bound["dK"][3][5]
-    report = check_backward(q, k, v, do, True, dq, bad, dv, bc)
+    bad[3, 5] = reference["ref"]["dK"][3][5] + 10 * reference["bound"]["dK"][3][5]
+    report = check_backward(q, k, v, do, True, dq, bad, dv, bc, reference)
     assert not report["tensors"]["dK"]["passed"] and report["tensors"]["dQ"]["passed"]
 
 
