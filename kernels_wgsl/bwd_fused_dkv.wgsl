@@ -168,7 +168,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       if (i < rows && j < keys && (!causal || key0 + j <= row0 + i)) {
         var s = 0.0;
         var dp = 0.0;
-        for (var c = 0u; c < D; c++) {
+        // Columns in a rotated order (d is a power of two), so that the keys a subgroup
+        // reads sit in different workgroup-memory banks.
+        for (var cc = 0u; cc < D; cc++) {
+          let c = (cc + j) & (D - 1u);
           s += q_chunk[i * D + c] * k_tile[j * D + c];
           dp += do_chunk[i * D + c] * v_tile[j * D + c];
         }

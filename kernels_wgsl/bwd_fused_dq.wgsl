@@ -138,7 +138,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     for (var j = 0u; j < visible; j++) {
       var s = 0.0;
       var dp = 0.0;
-      for (var c = 0u; c < D; c++) {
+      // Columns in a rotated order (d is a power of two), so that neighbouring rows read
+      // their Q rows from different workgroup-memory banks.
+      for (var cc = 0u; cc < D; cc++) {
+        let c = (cc + li) & (D - 1u);
         s += q_tile[li * D + c] * k_tile[j * D + c];
         dp += do_row[c] * v_tile[j * D + c];
       }

@@ -88,7 +88,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
         var x = 0.0;
         if (!causal || key0 + j <= row) {
           var acc = 0.0;
-          for (var c = 0u; c < D; c++) { acc += do_tile[li * D + c] * v_tile[j * D + c]; }
+          for (var cc = 0u; cc < D; cc++) {
+            let c = (cc + li) & (D - 1u);  // rotated (d is a power of two): rows read different banks
+            acc += do_tile[li * D + c] * v_tile[j * D + c];
+          }
           x = acc;
         }
         store_dp(s_base + row * n + key0 + j, x);

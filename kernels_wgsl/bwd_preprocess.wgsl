@@ -72,7 +72,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 
   if (li < rows) {
     var acc = 0.0;
-    for (var c = 0u; c < D; c++) { acc += do_tile[li * D + c] * o_tile[li * D + c]; }
+    for (var cc = 0u; cc < D; cc++) {
+      let c = (cc + li) & (D - 1u);  // rotated (d is a power of two): rows read different banks
+      acc += do_tile[li * D + c] * o_tile[li * D + c];
+    }
     store_rowdot(head * n + row0 + li, acc);
   }
 }
