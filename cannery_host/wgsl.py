@@ -479,7 +479,8 @@ class Runner:
              min_sample_ms: float = 10.0, min_samples: int = 5, max_submit_ms: float = 1000.0,
              workgroup_bytes: int = 16384, max_run_ms: float | None = None,
              max_config_ms: float | None = None) -> dict:
-        """Time ``kernel`` on random (heads, N, d) float32 inputs.
+        """Time ``kernel`` on random (heads, N, d) float32 inputs (a backward kernel: random Q,
+        K, V, O, dO and the stand-in L of :func:`timing_lse`; every pass the manifest lists).
 
         Returns {"medianMs": ms per run, "samples": [ms per run], "reps": runs per
         sample, "method": "timestamp"|"wall", "belowResolution": bool, ...}.
