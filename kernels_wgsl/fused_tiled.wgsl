@@ -52,10 +52,13 @@ struct Params {
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;        // (H, N, d)
 @group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
 @group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 12>;
+// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
 
 // Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write.
+// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
+// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
+// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
+// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
 fn tally(slot: u32, elems: u32) {
   // @instrument: atomicAdd(&counters[slot], elems);
 }
