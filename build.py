@@ -49,6 +49,7 @@ EDITOR_OUT = Path("vendor") / "codemirror" / "codemirror.js"
 
 from emulator import traffic  # noqa: E402
 from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, LESSON_KERNELS, M_MAX, M_MIN, MANIFEST  # noqa: E402
+from emulator.backward import CHECK_MAX_N as BACKWARD_CHECK_MAX_N  # noqa: E402
 
 # Only the Pyodide files the page needs (core runtime, stdlib, lock file).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
@@ -290,6 +291,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         "lesson_kernels": list(LESSON_KERNELS),
         "lab": lab,
         "limits": {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
+                   "backward_check_max_n": BACKWARD_CHECK_MAX_N,
                    "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},
         "csp": CSP,
     }

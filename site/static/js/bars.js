@@ -24,8 +24,11 @@ export function size(bytes) {
   return `${bytes.toLocaleString("en-US")} B`;
 }
 
-/** rows: [{label, traffic: {reads, writes, total_bytes}}]; returns an <svg>. */
-export function barChart(rows, { title }) {
+/**
+ * rows: [{label, traffic: {reads, writes, total_bytes}}]; returns an <svg>.
+ * tensors: the segments' order (the backward count passes the manifest's longer list).
+ */
+export function barChart(rows, { title, tensors = TENSORS }) {
   const width = 720,
     left = 150,
     right = 110,
@@ -41,8 +44,8 @@ export function barChart(rows, { title }) {
     const y = top + i * (barH + gap);
     svg.appendChild(el("text", { x: left - 10, y: y + barH / 2 + 5, "text-anchor": "end" }, row.label));
     let x = left;
-    for (const t of TENSORS) {
-      const bytes = row.traffic.reads[t] + row.traffic.writes[t];
+    for (const t of tensors) {
+      const bytes = (row.traffic.reads[t] || 0) + (row.traffic.writes[t] || 0);
       if (!bytes) continue;
       const w = bytes * scale;
       const rect = el("rect", { x, y, width: Math.max(w, 0.5), height: barH, class: `seg-${t}` });

@@ -1,10 +1,11 @@
 // The lab's form: its values, the link (URL fragment) that carries them, the
 // messages next to each control, the busy state, and which results are out of date.
 import { readBoolean } from "./rules.js";
+import { direction, readDirection, setDirection } from "./direction.js";
 
 export const $ = (id) => document.getElementById(id);
 
-const FIELDS = ["kernel", "n", "d", "workgroup_bytes", "causal", "seed", "input"];
+const FIELDS = ["direction", "kernel", "n", "d", "workgroup_bytes", "causal", "seed", "input"];
 
 export const form = $("lab-form");
 export const status = $("lab-status");
@@ -22,6 +23,7 @@ export const rules = JSON.parse(form.dataset.rules);
 /** The form's raw values (strings, as typed; Python and rules.js read them). */
 export function readForm() {
   return {
+    direction: direction(),
     kernel: $("kernel").value,
     n: $("n").value,
     d: $("d").value,
@@ -36,6 +38,7 @@ export function readForm() {
 // ---- form state <-> URL fragment (a teacher can share a link) -------------
 export function writeHash(p) {
   const q = new URLSearchParams({
+    dir: p.direction || "forward",
     kernel: p.kernel,
     n: p.n,
     d: p.d,
@@ -62,6 +65,9 @@ export function readHash() {
   const q = new URLSearchParams(fragment);
   if ([...q.keys()].every((k) => k === "t")) return false; // #t=3:31 is a moment of the film
   const hasOption = (select, value) => [...select.options].some((o) => o.value === value);
+  const dir = readDirection(q.get("dir"));
+  if (dir.ok && dir.value) setDirection(dir.value, q.get("kernel"));
+  else if (!dir.ok) showErrors([{ field: "direction", message: dir.message }]);
   if (q.has("kernel") && hasOption($("kernel"), q.get("kernel"))) $("kernel").value = q.get("kernel");
   if (q.has("n")) $("n").value = q.get("n");
   if (q.has("d")) $("d").value = q.get("d");
@@ -83,6 +89,7 @@ export function readHash() {
 
 // ---- messages ---------------------------------------------------------------
 function control(field) {
+  if (field === "direction") return $("dir-backward").checked ? $("dir-backward") : $("dir-forward");
   return $(field === "input" ? "input-model" : field);
 }
 
@@ -156,7 +163,7 @@ export function guarded(action) {
 // ---- results stay, but say when they are out of date ----------------------------
 const shown = {}; // card id -> the settings its result was computed for
 function settingsKey(card, p) {
-  const base = [p.kernel, p.n, p.d, p.causal, p.workgroup_bytes];
+  const base = [p.direction, p.kernel, p.n, p.d, p.causal, p.workgroup_bytes];
   if (card === "check-result") base.push(p.input, p.input === "model" ? p.head : p.seed);
   return JSON.stringify(base);
 }

@@ -13,6 +13,12 @@ import { cancelCheck, doCheck } from "./check.js";
 import { doCount } from "./count.js";
 import { $, buttons, form, guarded, markStale, readHash, status, whenIdle } from "./form.js";
 import { doTime } from "./time.js";
+import { cancelBackwardCheck, doBackwardCheck, doBackwardCount } from "./backward.js";
+import { direction } from "./direction.js";
+import { doBackwardTime } from "./time-backward.js";
+
+// Each button does the forward's or the backward's action, as the Direction says.
+const byDirection = (forward, backward) => () => (direction() === "backward" ? backward() : forward());
 
 whenIdle(hideBootIfStopped);
 
@@ -35,11 +41,13 @@ function useModelSizes() {
   status.textContent = `The model's sentence has N = ${radio.dataset.n} tokens and d = ${radio.dataset.d}; the form now says so.`;
 }
 
-form.addEventListener("submit", guarded(doCount));
-buttons.check.addEventListener("click", guarded(doCheck));
-buttons.time.addEventListener("click", guarded(doTime));
-buttons.cancel.addEventListener("click", cancelCheck);
-$("time-retry").addEventListener("click", guarded(doTime));
+form.addEventListener("submit", guarded(byDirection(doCount, doBackwardCount)));
+buttons.check.addEventListener("click", guarded(byDirection(doCheck, doBackwardCheck)));
+buttons.time.addEventListener("click", guarded(byDirection(doTime, doBackwardTime)));
+buttons.cancel.addEventListener("click", () =>
+  direction() === "backward" && buttons.cancel.dataset.for === "check" ? cancelBackwardCheck() : cancelCheck(),
+);
+$("time-retry").addEventListener("click", guarded(byDirection(doTime, doBackwardTime)));
 openFromLink();
 // Start Python as soon as the learner reaches for the lab (a pointer over the
 // form, or focus in it), not at page load: the page itself stays light.
@@ -55,4 +63,6 @@ form.addEventListener("input", markStale);
 form.addEventListener("change", markStale);
 
 // For tests and for the curious: the lab's actions, callable from the console.
-window.cannery = Object.assign(window.cannery || {}, { lab: { doCount, doCheck, doTime, client } });
+window.cannery = Object.assign(window.cannery || {}, {
+  lab: { doCount, doCheck, doTime, doBackwardCount, doBackwardCheck, doBackwardTime, client },
+});

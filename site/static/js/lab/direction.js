@@ -1,0 +1,63 @@
+// The lab's Direction (Forward / Backward): which kernels the Kernel menu offers,
+// read from the manifest through the page's <template id="kernels-forward|backward">
+// (the template lists every kernel whose "direction" is "backward"), and the
+// direction's value in the link (dir=forward|backward).
+// (No import of form.js: form.js imports this module.)
+const $ = (id) => document.getElementById(id);
+
+export const DIRECTIONS = ["forward", "backward"];
+
+/** "forward" or "backward", as the radio group says. */
+export function direction() {
+  return $("dir-backward").checked ? "backward" : "forward";
+}
+
+/** The largest N the backward check takes (emulator.backward.CHECK_MAX_N, from the template). */
+export const backwardCheckMaxN = Number($("lab-form").dataset.backwardCheckMaxN);
+
+// Which kernel each direction had chosen, so switching back restores it.
+const chosen = { forward: null, backward: null };
+let shownDirection = "forward";
+
+/** Fill the Kernel menu with the direction's kernels, keeping the choice where it exists. */
+export function showKernels(dir, wanted) {
+  const select = $("kernel");
+  chosen[shownDirection] = select.value;
+  const options = $(`kernels-${dir}`).content.cloneNode(true);
+  select.replaceChildren(options);
+  const keep = wanted ?? chosen[dir];
+  const names = [...select.options].map((o) => o.value);
+  // Backward's first choice is the fused kernel, as forward's default is.
+  const fallback = names.find((n) => n.startsWith("fused")) ?? names[0];
+  select.value = names.includes(keep) ? keep : fallback;
+  shownDirection = dir;
+}
+
+/** Set the radio group and the Kernel menu to a direction. */
+export function setDirection(dir, kernel) {
+  $(dir === "backward" ? "dir-backward" : "dir-forward").checked = true;
+  showKernels(dir, kernel);
+}
+
+/**
+ * Read dir= from a link's parameters. Returns {ok: true, value} for a known
+ * direction (or none given: forward), else {ok: false, message} in words that
+ * name the control.
+ */
+export function readDirection(raw) {
+  if (raw === null || raw === undefined) return { ok: true, value: null };
+  const text = String(raw).trim().toLowerCase();
+  if (DIRECTIONS.includes(text)) return { ok: true, value: text };
+  const shown = String(raw).length > 20 ? String(raw).slice(0, 19) + "…" : String(raw);
+  return {
+    ok: false,
+    message: `Your link's dir=${shown}: Direction takes forward or backward. It stays ${direction()}.`,
+  };
+}
+
+for (const id of ["dir-forward", "dir-backward"]) {
+  $(id).addEventListener("change", () => {
+    showKernels(direction());
+    $("direction-error").textContent = "";
+  });
+}

@@ -1,0 +1,184 @@
+"""The lab's Direction: Count, Check and Time of the backward kernels in the page (Chromium).
+
+Count and Check go through the Pyodide worker and must equal CPython's
+emulator.api.handle for the same request; Time runs the WGSL backward kernels on
+SwiftShader and checks their dQ, dK, dV against float64 first.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from emulator import api
+from emulator.backward import CHECK_MAX_N
+from emulator.tiling import LESSON_KERNELS, MANIFEST
+
+pytestmark = pytest.mark.browser
+
+BACKWARD = [name for name, k in MANIFEST["kernels"].items() if k.get("direction") == "backward"]
+
+
+@pytest.fixture(scope="module")
+def lab(browser, server_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.console_errors = errors
+    page.goto(server_url + "#lab")
+    yield page
+    ctx.close()
+
+
+def idle(page, timeout=240_000):
+    expect(page.locator("#lab-form")).not_to_have_attribute("aria-busy", "true", timeout=timeout)
+
+
+def settings(page, *, n, d, kernel, causal=False, m=16384, seed=0):
+    page.check("#dir-backward")
+    page.select_option("#kernel", kernel)
+    page.fill("#n", str(n))
+    page.fill("#d", str(d))
+    page.fill("#workgroup_bytes", str(m))
+    page.fill("#seed", str(seed))
+    page.set_checked("#causal", causal)
+    page.check("#input-random")
+
+
+def test_backward_offers_the_manifests_backward_kernels_and_forward_gives_them_back(lab):
+    lab.check("#dir-backward")
+    assert lab.eval_on_selector_all("#kernel option", "os => os.map(o => o.value)") == BACKWARD
+    lab.check("#dir-forward")
+    assert lab.eval_on_selector_all("#kernel option", "os => os.map(o => o.value)") == list(LESSON_KERNELS)
+    # keyboard: arrow keys move within the radio group
+    lab.focus("#dir-forward")
+    lab.keyboard.press("ArrowRight")
+    assert lab.is_checked("#dir-backward")
+    assert lab.input_value("#kernel") == "fused-backward"
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", [("fused-backward", 4096, 64, False),
+                                               ("plain-backward", 777, 16, True),
+                                               ("fused-backward", 300, 128, True)])
+def test_count_backward_equals_cpython_and_shows_the_ratio(lab, kernel, n, d, causal):
+    settings(lab, n=n, d=d, kernel=kernel, causal=causal)
+    lab.click("#count-button")
+    idle(lab)
+    want = api.handle({"op": "count", "params": {"direction": "backward", "kernel": kernel, "n": str(n),
+                                                 "d": str(d), "causal": causal, "workgroup_bytes": "16384"}})
+    assert want["ok"], want
+    r = want["result"]
+    expect(lab.locator("#count-total")).to_have_text(f"{r['selected']['total_bytes']:,} bytes")
+    assert lab.inner_text("#count-bwd-ratio") == f"{r['backward_to_forward_ratio']:.2f}"
+    assert lab.inner_text("#count-forward") == f"{r['forward']['total_bytes']:,}"
+    assert lab.inner_text("#count-plain") == f"{r['plain']['total_bytes']:,}"
+    assert lab.inner_text("#count-fused") == f"{r['fused']['total_bytes']:,}"
+    # bytes per tensor, exactly
+    table = lab.eval_on_selector_all(
+        "#count-body table tbody tr",
+        "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))")
+    sel = r["selected"]
+    want_rows = [[t, f"{sel['reads'][t]:,}", f"{sel['writes'][t]:,}"] for t in MANIFEST["tensors"]["order"]
+                 if sel["reads"][t] or sel["writes"][t]]
+    assert table == want_rows
+    if kernel == "plain-backward":
+        assert {"S", "P", "dP", "dS"} <= {row[0] for row in table}
+    assert "dir=backward" in lab.url and f"kernel={kernel}" in lab.url
+
+
+def test_count_backward_cards_screenshots(lab, artifacts):
+    settings(lab, n=4096, d=64, kernel="fused-backward")
+    lab.click("#count-button")
+    idle(lab)
+    lab.locator("#count-result").screenshot(path=str(artifacts / "lab-backward-count-1280.png"))
+
+
+@pytest.mark.parametrize("kernel,passed,failing", [("fused-backward", True, []),
+                                                   ("plain-backward", True, []),
+                                                   ("fused-backward-no-D", False, ["dQ", "dK"])])
+def test_check_backward(lab, artifacts, kernel, passed, failing):
+    settings(lab, n=100, d=16, kernel=kernel, causal=True, seed=3)
+    lab.click("#check-button")
+    idle(lab)
+    want = api.handle({"op": "check", "params": {"direction": "backward", "kernel": kernel, "n": "100",
+                                                 "d": "16", "causal": True, "seed": "3",
+                                                 "workgroup_bytes": "16384"}})["result"]
+    assert want["passed"] is passed
+    expect(lab.locator("#check-verdict")).to_have_text("Passed" if passed else "Failed")
+    for t in ("dQ", "dK", "dV"):
+        assert float(lab.inner_text(f"#check-{t}-error")) == pytest.approx(want["tensors"][t]["max_abs_error"], rel=6e-3)
+    assert [t for t in ("dQ", "dK", "dV") if not want["tensors"][t]["passed"]] == failing
+    if failing:
+        assert lab.inner_text("#check-failed") == "Out of bounds: " + ", ".join(failing) + "."
+    assert float(lab.inner_text("#check-identity")) == pytest.approx(want["identity_residual"], rel=6e-3, abs=1e-300)
+    if kernel == "fused-backward":
+        lab.locator("#check-result").screenshot(path=str(artifacts / "lab-backward-check-1280.png"))
+
+
+def test_check_backward_says_its_own_n_limit_and_keeps_the_result(lab):
+    before = lab.inner_text("#check-body")
+    settings(lab, n=CHECK_MAX_N + 1, d=16, kernel="fused-backward")
+    lab.click("#check-button")
+    expect(lab.locator("#n-error")).to_contain_text(f"N = {CHECK_MAX_N:,}")
+    assert lab.inner_text("#check-body") == before
+
+
+def test_check_backward_can_be_cancelled(lab):
+    before = lab.inner_text("#check-body")
+    settings(lab, n=CHECK_MAX_N, d=128, kernel="plain-backward", causal=False)
+    lab.click("#check-button")
+    expect(lab.locator("#cancel-button")).to_be_visible()
+    lab.click("#cancel-button")
+    idle(lab, 10_000)
+    expect(lab.locator("#lab-status")).to_contain_text("Check cancelled")
+    assert lab.inner_text("#check-body") == before
+    # a fresh worker answers the next request
+    settings(lab, n=40, d=16, kernel="fused-backward")
+    lab.click("#check-button")
+    idle(lab)
+    expect(lab.locator("#check-verdict")).to_have_text("Passed")
+
+
+def test_direction_round_trips_through_the_link(browser, server_url):
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(server_url + "#dir=backward&kernel=plain-backward&n=300&d=16&causal=1&M=16384&seed=2")
+    assert page.is_checked("#dir-backward")
+    assert page.input_value("#kernel") == "plain-backward"
+    page.click("#count-button")
+    idle(page)
+    assert "dir=backward" in page.url and "kernel=plain-backward" in page.url
+    page.goto(server_url + "#dir=forward&kernel=fused&n=300&d=16")
+    page.reload()
+    assert page.is_checked("#dir-forward") and page.input_value("#kernel") == "fused"
+    ctx.close()
+
+
+def test_a_link_with_a_bad_direction_says_so_next_to_the_control(browser, server_url):
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(server_url + "#dir=sideways&kernel=fused&n=300&d=16")
+    message = page.inner_text("#direction-error")
+    assert "dir=sideways" in message and "forward or backward" in message
+    assert page.is_checked("#dir-forward") and page.input_value("#kernel") == "fused"
+    assert message in page.inner_text("#lab-status")
+    assert "direction-error" in page.get_attribute("#dir-forward", "aria-describedby").split()
+    ctx.close()
+
+
+@pytest.mark.parametrize("width", [390])
+def test_backward_cards_fit_a_phone(browser, server_url, artifacts, width):
+    ctx = browser.new_context(viewport={"width": width, "height": 800}, is_mobile=True)
+    page = ctx.new_page()
+    page.goto(server_url + "#dir=backward&kernel=plain-backward&n=100&d=16&causal=1")
+    page.click("#count-button")
+    idle(page)
+    page.click("#check-button")
+    idle(page)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    page.locator("#count-result").screenshot(path=str(artifacts / f"lab-backward-count-{width}.png"))
+    page.locator("#check-result").screenshot(path=str(artifacts / f"lab-backward-check-{width}.png"))
+    ctx.close()
