@@ -21,6 +21,10 @@ ops
   gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...})
   inputs    the seeded random Q, K, V (flat, row-major) for a GPU run
   check_output  check a GPU's O ("outputs": N·d floats) on those inputs
+  backward_inputs  Q, K, V, dO and the float32 forward's O and L (flat) for a
+            GPU backward run (N ≤ the backward check's limit)
+  check_backward_output  check a GPU's dQ, dK, dV ("outputs": {name: N·d
+            floats}) against float64 on those inputs
   validate  the rules alone
 """
 from __future__ import annotations
@@ -433,6 +437,60 @@ def _backward_check(p: dict, raw: dict) -> dict:
     return report
 
 
+def _backward_inputs_op(p: dict, raw: dict) -> dict:
+    """The inputs of a backward run on a GPU: seeded Q, K, V (emulator.inputs), dO
+    (emulator.backward.random_do), and the float32 fused forward's O and L
+    (emulator.backward.forward32, key tiles of the lesson's B_c), flat row-major
+    float32 values; N ≤ emulator.backward.CHECK_MAX_N, as the check that follows needs.
+    """
+    n, d = p["n"], p["d"]
+    _backward_limit(n)
+    q, k, v = random_qkv(n, d, p["seed"])
+    do = _backward.random_do(n, d, p["seed"])
+    o, lse = _backward.forward32(q, k, v, p["causal"], block_cols=p["tiling"].block_cols)
+    return {"n": n, "d": d, "seed": p["seed"], "causal": p["causal"], "kernel": p["kernel"],
+            "block_rows": p["tiling"].block_rows, "block_cols": p["tiling"].block_cols,
+            "Q": _flat(q), "K": _flat(k), "V": _flat(v), "dO": _flat(do), "O": _flat(o), "L": list(lse)}
+
+
+def _backward_limit(n: int) -> None:
+    if n > _backward.CHECK_MAX_N:
+        raise InputError("n", f"The backward check forms N×N tables in Python, so it stops at "
+                              f"N = {_backward.CHECK_MAX_N:,}; N = {n:,} would take too long. "
+                              f"Count works at any N.")
+
+
+def _check_backward_output_op(p: dict, outputs) -> dict:
+    """Hold dQ, dK, dV computed elsewhere (a GPU) to float64, on the seeded inputs of
+    ``backward_inputs``, within emulator.backward.bounds (first-order float32, per entry).
+
+    outputs: {"dQ": [...], "dK": [...], "dV": [...]}, N·d floats each, row-major.
+    Returns the shape of emulator.backward.check_arrays's report (no mirror is run:
+    "tensors" compares the GPU's gradients) plus "seed" and "label".
+    """
+    n, d, causal = p["n"], p["d"], p["causal"]
+    _backward_limit(n)
+    if not isinstance(outputs, dict):
+        raise InputError("op", "check_backward_output needs \"outputs\": {dQ, dK, dV}.")
+    got = {}
+    for name in ("dQ", "dK", "dV"):
+        flat = outputs.get(name)
+        if not isinstance(flat, list) or len(flat) != n * d:
+            raise InputError("op", f"Expected N·d = {n * d:,} values of {name} from the GPU.")
+        got[name] = [[float(x) if isinstance(x, (int, float)) else math.nan for x in flat[i * d:(i + 1) * d]]
+                     for i in range(n)]
+    q, k, v = random_qkv(n, d, p["seed"])
+    do = _backward.random_do(n, d, p["seed"])
+    ref = _backward.reference(q, k, v, do, causal)
+    bnd = _backward.bounds(q, k, v, do, ref, causal, None, p["tiling"].block_cols)
+    tensors = {t: _backward._compare(got[t], ref[t], bnd[t]) for t in ("dQ", "dK", "dV")}
+    return {"kernel": p["kernel"], "direction": "backward", "n": n, "d": d, "causal": causal,
+            "workgroup_bytes": p["workgroup_bytes"], "seed": p["seed"],
+            "passed": all(t["passed"] for t in tensors.values()), "tensors": tensors,
+            "identity_residual": ref["identity_residual"],
+            "label": MANIFEST["kernels"][p["kernel"]]["label"]}
+
+
 def handle(request: dict) -> dict:
     """Answer one request from the page (see module docstring). Never raises."""
     op = request.get("op") if isinstance(request, dict) else None
@@ -461,6 +519,10 @@ def handle(request: dict) -> dict:
             q, k, v = random_qkv(p["n"], p["d"], p["seed"])
             result = {"n": p["n"], "d": p["d"], "seed": p["seed"],
                       "Q": _flat(q), "K": _flat(k), "V": _flat(v)}
+        elif op == "backward_inputs":
+            result = _backward_inputs_op(_backward_request(raw, "count"), raw)
+        elif op == "check_backward_output":
+            result = _check_backward_output_op(_backward_request(raw, "count"), request.get("outputs"))
         elif op == "check_output":
             result = _check_output_op(parse_request(raw, "check"), request.get("outputs"))
         elif op == "validate":

@@ -17,6 +17,7 @@ import pytest
 
 from emulator.check import check_output
 from emulator.inputs import random_qkv
+from emulator.tiling import MANIFEST
 from emulator.traffic import count
 
 pytestmark = [pytest.mark.browser, pytest.mark.gpu]
@@ -81,9 +82,16 @@ def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
     # build every other d (16, 32, 64) through the same path.
     report = gpu_page.evaluate("async () => (await import('./static/js/gpu/index.js')).compileAll({ds: [128]})")
     files = {r["file"] for r in report}
-    lanes = {"fused_lanes.wgsl"} if gpu_page.probe["adapterInfo"]["subgroupMinSize"] >= 4 else set()
-    assert files == {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl",
-                     "fused_fast.wgsl", "fused_tiled.wgsl", "fused_streams.wgsl"} | lanes
+    # every file the manifest names (the backward's bwd_*.wgsl included), with subgroup
+    # variants only where the adapter has subgroups (compileAll builds them there)
+    declared = set()
+    for spec in MANIFEST["kernels"].values():
+        for p in spec.get("wgsl", []):
+            declared |= {p["file"], *p.get("file_by_d", {}).values()}
+            if (gpu_page.probe["adapterInfo"].get("subgroupMinSize") or 0) > 0:
+                declared |= set(p.get("with_subgroups", {}).get("file_by_d", {}).values())
+    assert files == declared
+    assert {"bwd_preprocess.wgsl", "bwd_fused_dkv.wgsl", "bwd_fused_dq.wgsl", "bwd_plain_dkv.wgsl"} <= files
     modules = [r for r in report if r["d"] is None]
     assert len(modules) == 2 * len(files)  # plain and instrumented build of each file
     pipelines = [r for r in report if r["d"] is not None]

@@ -182,3 +182,84 @@ def test_backward_cards_fit_a_phone(browser, server_url, artifacts, width):
     page.locator("#count-result").screenshot(path=str(artifacts / f"lab-backward-count-{width}.png"))
     page.locator("#check-result").screenshot(path=str(artifacts / f"lab-backward-check-{width}.png"))
     ctx.close()
+
+
+# ---- Time: the WGSL backward kernels on SwiftShader ------------------------------
+
+RUN_BACKWARD_JS = """
+async (job) => {
+  const g = await import('./static/js/gpu/index.js');
+  try {
+    const r = await g.runBackward(job);
+    return {ok: true, dQ: Array.from(r.dQ), dK: Array.from(r.dK), dV: Array.from(r.dV),
+            counts: r.counts || null, shaders: r.shaders};
+  } catch (e) {
+    return {ok: false, kind: e.kind || e.name, message: e.message};
+  }
+}
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel,n,d,causal", [("fused-backward", 100, 16, False),
+                                               ("fused-backward", 65, 64, True),
+                                               ("plain-backward", 77, 32, True),
+                                               ("plain-backward", 64, 16, False)])
+def test_instrumented_backward_counts_equal_the_emulator_and_gradients_pass_float64(lab, kernel, n, d, causal):
+    from emulator.traffic import count
+    params = {"direction": "backward", "kernel": kernel, "n": str(n), "d": str(d), "causal": causal,
+              "seed": "5", "workgroup_bytes": "16384"}
+    data = api.handle({"op": "backward_inputs", "params": params})["result"]
+    offered = lab.evaluate("async () => (await navigator.gpu.requestAdapter()).limits.maxStorageBuffersPerShaderStage")
+    r = lab.evaluate(RUN_BACKWARD_JS, {"kernel": kernel, "n": n, "d": d, "causal": causal, "instrumented": True,
+                                       "workgroupBytes": 16384,
+                                       "data": {k: data[k] for k in ("Q", "K", "V", "O", "dO", "L")}})
+    if offered < 9:
+        assert not r["ok"] and "maxStorageBuffersPerShaderStage" in r["message"], r
+        pytest.skip(f"this adapter offers {offered} storage buffers per stage; the instrumented dkv pass binds 9")
+    assert r["ok"], r
+    want = count(kernel, n, d, causal, 16384)
+    got = {t: c for t, c in r["counts"].items() if c["read"] or c["write"]}
+    assert got == {t: {"read": want.reads[t], "write": want.writes[t]} for t in want.reads
+                   if want.reads[t] or want.writes[t]}
+    assert sum(c["read"] + c["write"] for c in got.values()) == want.total_bytes
+    checked = api.handle({"op": "check_backward_output", "params": params,
+                          "outputs": {t: r[t] for t in ("dQ", "dK", "dV")}})
+    assert checked["ok"] and checked["result"]["passed"], checked
+
+
+@pytest.mark.gpu
+def test_the_broken_backward_fails_the_float64_check_on_the_gpu(lab):
+    params = {"direction": "backward", "kernel": "fused-backward-no-D", "n": "90", "d": "16", "causal": True,
+              "seed": "1", "workgroup_bytes": "16384"}
+    data = api.handle({"op": "backward_inputs", "params": params})["result"]
+    r = lab.evaluate(RUN_BACKWARD_JS, {"kernel": "fused-backward-no-D", "n": 90, "d": 16, "causal": True,
+                                       "workgroupBytes": 16384,
+                                       "data": {k: data[k] for k in ("Q", "K", "V", "O", "dO", "L")}})
+    assert r["ok"], r
+    rep = api.handle({"op": "check_backward_output", "params": params,
+                      "outputs": {t: r[t] for t in ("dQ", "dK", "dV")}})["result"]
+    assert not rep["tensors"]["dQ"]["passed"] and not rep["tensors"]["dK"]["passed"]
+    assert rep["tensors"]["dV"]["passed"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("width", [1280, 390])
+def test_time_backward_checks_then_times_on_the_gpu(browser, server_url, artifacts, width):
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 500)
+    page = ctx.new_page()
+    page.goto(server_url + "#dir=backward&kernel=fused-backward-no-D&n=300&d=16&causal=1&M=16384&seed=4")
+    page.click("#time-button")
+    expect(page.locator("#time-result")).to_be_visible(timeout=300_000)
+    idle(page, 300_000)
+    assert page.inner_text("#lab-alert") == ""
+    assert page.inner_text("#time-plain-backward-check") == "passed"
+    assert page.inner_text("#time-fused-backward-check") == "passed"
+    assert page.inner_text("#time-fused-backward-no-D-check") == "failed"
+    assert page.locator("#time-fused-backward-no-D-ms").count() == 0
+    assert float(page.inner_text("#time-fused-backward-ms").split()[0]) > 0
+    assert "2.5 × the forward's 4·N²·d" in page.inner_text("#time-flop")
+    assert f"N = {CHECK_MAX_N}" in page.inner_text("#time-body")  # checked at the check's limit
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    page.locator("#time-result").screenshot(path=str(artifacts / f"lab-backward-time-{width}.png"))
+    ctx.close()

@@ -15,3 +15,5 @@ export { lessonTiling, passVariant, planDevice } from "./plan.js";
 export { probeGpu, resetDevice, softwareAdapter } from "./device.js";
 export { compileAll } from "./pipelines.js";
 export { FLOP_CONVENTION, formatTiming, openDevice, runAttention, timeKernels } from "./runs.js";
+// backward.js   the WGSL backward kernels: runBackward (one run, read back) and timeBackward
+export { BACKWARD_FLOP_CONVENTION, backwardLimits, runBackward, timeBackward } from "./backward.js";

@@ -52,7 +52,19 @@ export async function compileAll({ ds } = {}) {
       if (b <= adapter.limits.maxComputeWorkgroupStorageSize) wgNeed = Math.max(wgNeed, b);
     }
   }
-  const s = await getDevice(manifest, { limits: { maxComputeWorkgroupStorageSize: wgNeed } });
+  // The instrumented build binds one more storage buffer (the counters): the backward's
+  // dkv passes then bind 9, above WebGPU's default 8. Ask for what the passes need,
+  // where the adapter offers it; a pass that needs more is reported as skipped.
+  const storageOf = (pass, instrumented) =>
+    Object.keys(pass.bindings || {}).filter((b) => b !== "params").length + (instrumented ? 1 : 0);
+  let storageNeed = 0;
+  for (const spec of Object.values(manifest.kernels)) {
+    for (const pass of spec.wgsl || []) storageNeed = Math.max(storageNeed, storageOf(pass, true));
+  }
+  storageNeed = Math.min(storageNeed, adapter.limits.maxStorageBuffersPerShaderStage);
+  const s = await getDevice(manifest, {
+    limits: { maxComputeWorkgroupStorageSize: wgNeed, maxStorageBuffersPerShaderStage: storageNeed },
+  });
   const out = [];
   const heads = ds || manifest.head_dims;
   for (const instrumented of [false, true]) {
@@ -85,6 +97,11 @@ export async function compileAll({ ds } = {}) {
           const wb = spec.workgroup_bytes ? spec.workgroup_bytes[String(d)] : 0;
           if (wb > s.limits.maxComputeWorkgroupStorageSize) {
             out.push({ file, kernel, instrumented, d, errors, skipped: `needs ${wb} B of workgroup memory` });
+            continue;
+          }
+          const buffers = storageOf(pass, instrumented);
+          if (buffers > s.device.limits.maxStorageBuffersPerShaderStage) {
+            out.push({ file, kernel, instrumented, d, errors, skipped: `binds ${buffers} storage buffers` });
             continue;
           }
           try {

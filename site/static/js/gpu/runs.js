@@ -59,7 +59,7 @@ function destroyRun(run) {
 }
 
 /** Encode `reps` runs of units[from, to) in one compute pass; optional timestamps. */
-function encodeUnits(device, run, from, to, reps, querySet) {
+export function encodeUnits(device, run, from, to, reps, querySet) {
   const enc = device.createCommandEncoder();
   const desc = querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {};
   const pass = enc.beginComputePass(desc);
@@ -75,7 +75,7 @@ function encodeUnits(device, run, from, to, reps, querySet) {
   return enc;
 }
 
-async function readBuffer(device, src, bytes) {
+export async function readBuffer(device, src, bytes) {
   const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   const enc = device.createCommandEncoder();
   enc.copyBufferToBuffer(src, 0, staging, 0, bytes);

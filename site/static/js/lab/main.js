@@ -15,7 +15,7 @@ import { $, buttons, form, guarded, markStale, readHash, status, whenIdle } from
 import { doTime } from "./time.js";
 import { cancelBackwardCheck, doBackwardCheck, doBackwardCount } from "./backward.js";
 import { direction } from "./direction.js";
-import { doBackwardTime } from "./time-backward.js";
+import { cancelBackwardTime, doBackwardTime } from "./time-backward.js";
 
 // Each button does the forward's or the backward's action, as the Direction says.
 const byDirection = (forward, backward) => () => (direction() === "backward" ? backward() : forward());
@@ -44,9 +44,11 @@ function useModelSizes() {
 form.addEventListener("submit", guarded(byDirection(doCount, doBackwardCount)));
 buttons.check.addEventListener("click", guarded(byDirection(doCheck, doBackwardCheck)));
 buttons.time.addEventListener("click", guarded(byDirection(doTime, doBackwardTime)));
-buttons.cancel.addEventListener("click", () =>
-  direction() === "backward" && buttons.cancel.dataset.for === "check" ? cancelBackwardCheck() : cancelCheck(),
-);
+buttons.cancel.addEventListener("click", () => {
+  if (direction() !== "backward") cancelCheck();
+  else if (buttons.cancel.dataset.for === "time") cancelBackwardTime();
+  else cancelBackwardCheck();
+});
 $("time-retry").addEventListener("click", guarded(byDirection(doTime, doBackwardTime)));
 openFromLink();
 // Start Python as soon as the learner reaches for the lab (a pointer over the

@@ -1,7 +1,161 @@
-// Time when the Direction is Backward (filled in below).
-import { showErrors } from "./form.js";
+// Time when the Direction is Backward: the WGSL backward kernels (../gpu/backward.js)
+// on the visitor's GPU. Each kernel first runs once at N ≤ the backward check's limit
+// on the worker's seeded inputs (Q, K, V, dO, and the float32 forward's O and L), and
+// its dQ, dK, dV go back to Python for the float64 check (api "check_backward_output");
+// only kernels that pass are timed. GPU failures take time.js's one path.
+import { client } from "./client.js";
+import { gradientTable, backwardQuickErrors, renderBackwardCount } from "./backward.js";
+import { backwardCheckMaxN } from "./direction.js";
+import { $, buttons, clearErrors, markShown, readForm, setBusy, showErrors, status, writeHash } from "./form.js";
+import { fmt, msText, rate } from "./format.js";
+import { html, setHtml } from "./html.js";
+import { resultOf } from "./reply.js";
+import { gpu, renderGpuCard, showGpuFailure } from "./time.js";
+
+let controller = null;
+
+/** The kernels Time runs: the chosen one and its plain or fused counterpart, plain first. */
+function kernelsFor(kernel) {
+  const pair = ["plain-backward", "fused-backward"];
+  return pair.includes(kernel) ? pair : [...pair, kernel];
+}
 
 export async function doBackwardTime() {
-  showErrors([{ field: "direction", message: "Time for the backward pass is not in this page yet." }]);
-  return null;
+  clearErrors();
+  $("time-retry").hidden = true;
+  const p = readForm();
+  const quick = backwardQuickErrors(p, "count");
+  if (quick.length) {
+    showErrors(quick);
+    return null;
+  }
+  setBusy(true, "time");
+  controller = new AbortController();
+  const signal = controller.signal;
+  try {
+    status.textContent = "Looking for a WebGPU adapter…";
+    const g = await gpu();
+    const probe = await g.probeGpu();
+    if (!probe.ok) {
+      showGpuFailure(probe.error || { kind: "no-adapter", message: probe.reason });
+      return null;
+    }
+    renderGpuCard(probe);
+    const counts = resultOf(await client.request("count", p), showErrors);
+    if (!counts) return null;
+    renderBackwardCount(counts);
+    markShown("count-result", p);
+    const s = counts.selected;
+    const n = Number(s.n);
+    const d = Number(s.d);
+    const causal = Boolean(s.causal);
+    const workgroupBytes = Number(s.workgroup_bytes);
+    const kernels = kernelsFor(s.kernel);
+    const manifest = await g.loadManifest();
+    // Every limit the passes ask for, named when this GPU offers less (the instrumented
+    // build is not needed here; its 9 storage buffers are asked for only by test runs).
+    for (const kernel of kernels) g.backwardLimits(manifest, kernel, n, d, workgroupBytes, false, probe.limits);
+    const checkN = Math.min(n, backwardCheckMaxN);
+    const data = resultOf(
+      await client.request("backward_inputs", { ...p, kernel: s.kernel, n: String(checkN) }),
+      showErrors,
+    );
+    if (!data) return null;
+    const checks = {};
+    for (const kernel of kernels) {
+      status.textContent = `Checking ${kernel} on your GPU at N = ${fmt(checkN)} before timing it…`;
+      const run = await g.runBackward({ kernel, n: checkN, d, causal, workgroupBytes, data });
+      const rep = await client.request(
+        "check_backward_output",
+        { ...p, kernel, n: String(checkN) },
+        { outputs: { dQ: Array.from(run.dQ), dK: Array.from(run.dK), dV: Array.from(run.dV) } },
+      );
+      if (!rep.ok) {
+        showErrors(rep.errors);
+        return null;
+      }
+      checks[kernel] = rep.result;
+    }
+    const passed = kernels.filter((k) => checks[k].passed);
+    status.textContent = "Timing the backward kernels on your GPU…";
+    const result = passed.length
+      ? await g.timeBackward({
+          kernels: passed,
+          n,
+          d,
+          causal,
+          workgroupBytes,
+          signal,
+          onProgress: ({ kernel, sample, samples }) => {
+            status.textContent = `Timing ${kernel} on your GPU: sample ${sample} of ${samples}…`;
+          },
+        })
+      : { kernels: {}, flopConvention: g.BACKWARD_FLOP_CONVENTION };
+    writeHash(p);
+    renderBackwardTime(result, counts, { n, d, causal, checks, checkN, kernels });
+    markShown("time-result", p);
+    return result;
+  } catch (err) {
+    showGpuFailure(err);
+    return null;
+  } finally {
+    controller = null;
+    setBusy(false);
+  }
+}
+
+/** Stop a backward Time at its next sample; results already shown stay. */
+export function cancelBackwardTime() {
+  if (controller) controller.abort();
+  buttons.time.focus();
+}
+
+function renderBackwardTime(result, counts, { n, d, causal, checks, checkN, kernels }) {
+  const traffic = {
+    "plain-backward": counts.plain,
+    "fused-backward": counts.fused,
+    [counts.selected.kernel]: counts.selected,
+  };
+  const timed = result.kernels || {};
+  const plain = timed["plain-backward"];
+  const rows = kernels.map((name) => {
+    const k = timed[name];
+    const c = checks[name];
+    const verdict = c.passed
+      ? html`<span class="verdict-pass">passed</span>`
+      : html`<span class="verdict-fail">failed</span>`;
+    const bytes = traffic[name] ? traffic[name].total_bytes : null;
+    if (!k) {
+      return html`<tr><th scope="row">${name}</th><td id="time-${name}-check">${verdict}</td>
+        <td colspan="4">not timed: its gradients failed the float64 check</td></tr>`;
+    }
+    const low = k.belowResolution ? " (below the timer's resolution)" : "";
+    return html`<tr><th scope="row">${name}</th><td id="time-${name}-check">${verdict}</td>
+      <td id="time-${name}-ms">${msText(k.medianMs)}${low}</td><td>${rate(k.gflops)}</td>
+      <td>${bytes === null ? "–" : rate(bytes / (k.medianMs / 1000) / 1e9)}</td>
+      <td>${plain && name !== "plain-backward" ? `${(plain.medianMs / k.medianMs).toFixed(2)}×` : "–"}</td></tr>`;
+  });
+  const checkTables = kernels.map((name) =>
+    gradientTable(checks[name].tensors, `${name} on your GPU against float64 (N = ${fmt(checkN)})`, `time-${name}`),
+  );
+  const wrong = kernels.some((k) => !checks[k].passed);
+  setHtml(
+    $("time-body"),
+    html`
+    <p>Backward pass, N = ${fmt(n)}, d = ${d}${causal ? ", causal" : ""}, one head, float32, median of the samples.
+      Before timing, each kernel ran once at N = ${fmt(checkN)} on the same seeded inputs as Check (O and L from the
+      float32 forward), and its dQ, dK and dV went through the float64 check.</p>
+    ${wrong ? html`<p class="verdict-fail" id="time-check-warning">A kernel gave wrong gradients: it is not timed.</p>` : ""}
+    <div class="table-scroll" tabindex="0" role="region" aria-label="Backward times on your GPU"><table class="numbers"><caption>Backward times on your GPU</caption>
+      <thead><tr><th scope="col">Kernel</th><th scope="col">Checked first</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">GB/s (counted bytes)</th><th scope="col">Speed-up over plain</th></tr></thead>
+      <tbody>${rows}</tbody></table></div>
+    ${checkTables}
+    <p class="note" id="time-flop">${result.flopConvention} GB/s divides the emulator's byte count by the time.
+      ${result.method === "timestamp" ? "GPU timestamps, rounded to 100 µs by Chrome." : result.method === "wall" ? "Wall clock from submit to done (no timestamp queries)." : ""}</p>`,
+  );
+  $("time-result").hidden = false;
+  status.textContent =
+    plain && timed["fused-backward"]
+      ? `Timed: fused backward ${(plain.medianMs / timed["fused-backward"].medianMs).toFixed(2)} times as fast as plain backward.`
+      : "Timed.";
 }

@@ -12,7 +12,7 @@ import { resultOf } from "./reply.js";
 let gpuModule = null;
 let lastGpuFailure = null;
 
-async function gpu() {
+export async function gpu() {
   if (!gpuModule) {
     try {
       gpuModule = await import("../gpu/index.js");
@@ -26,7 +26,7 @@ async function gpu() {
 // Failures after which a fresh device may well work.
 const RETRYABLE = new Set(["device-lost", "out-of-memory", "validation", "internal", "fetch"]);
 
-function renderGpuCard(probe) {
+export function renderGpuCard(probe) {
   const info = probe.adapterInfo || {};
   const lim = probe.limits || {};
   const feat = probe.features || {};
@@ -51,7 +51,7 @@ function renderGpuCard(probe) {
 }
 
 /** The one place a GPU failure becomes words: #lab-alert (role=alert) and a Retry button. */
-function showGpuFailure(err) {
+export function showGpuFailure(err) {
   const kind = (err && err.kind) || "internal";
   let message = (err && err.message) || String(err);
   if (kind === "shader") message = `Your browser could not compile one of the WGSL kernels: ${message}.`;
