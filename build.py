@@ -48,8 +48,8 @@ EDITOR_ENTRY = SITE / "editor" / "codemirror-entry.js"
 EDITOR_OUT = Path("vendor") / "codemirror" / "codemirror.js"
 
 from emulator import traffic  # noqa: E402
-from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, LESSON_KERNELS, M_MAX, M_MIN, MANIFEST  # noqa: E402
 from emulator.backward import CHECK_MAX_N as BACKWARD_CHECK_MAX_N  # noqa: E402
+from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, LESSON_KERNELS, M_MAX, M_MIN, MANIFEST  # noqa: E402
 
 # Only the Pyodide files the page needs (core runtime, stdlib, lock file).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
