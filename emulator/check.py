@@ -63,6 +63,16 @@ def _norm(row: list) -> float:
     return math.sqrt(math.fsum(map(mul, row, row)))
 
 
+def _ulp32(x: float) -> float:
+    """Spacing of float32 numbers at magnitude x (its unit in the last place):
+    2^(e-24) for x = m·2^e with 0.5 ≤ m < 1; the smallest subnormal step below
+    the normal range (IEEE 754 binary32, 24-bit significand)."""
+    if x == 0.0 or not math.isfinite(x):
+        return 2.0 ** -149
+    _m, e = math.frexp(x)
+    return 2.0 ** max(e - 24, -149)
+
+
 def _keys_for_row(i: int, n: int, causal: bool) -> int:
     return i + 1 if causal else n
 
@@ -80,7 +90,10 @@ def check_arrays(kernel: str, q: list, k: list, v: list, causal: bool = False,
 
     Returns a dict: passed (bool), bound_passed, fa_rule_passed,
     max_abs_error, bound (the bound of the worst row), max_bound,
-    plain_max_abs_error, rows_checked, rows_description, first_failing_row,
+    plain_max_abs_error, fa_rule_limit = fa_rule_twice_plain + fa_rule_margin
+    (2 × the plain mirror's error + 8u·max|V|; None for plain), output_range
+    (max − min of the exact O over the checked rows) and output_ulp (float32's
+    spacing at the largest |O| there), rows_checked, rows_description, first_failing_row,
     first_failing_tile, first_failing_error, first_failing_bound,
     nan_rows (rows with NaN or inf), block_rows, block_cols.
     Raises tiling.InputError for a tile that does not fit.
@@ -104,6 +117,7 @@ def check_arrays(kernel: str, q: list, k: list, v: list, causal: bool = False,
     bc = tiling.block_cols
     fused_kind = kernel != "plain"
     max_err = plain_err = max_bound = 0.0
+    o_lo, o_hi = math.inf, -math.inf   # the exact output's range over the checked rows
     worst_bound = 0.0
     first_fail = None
     nan_rows = []
@@ -112,6 +126,7 @@ def check_arrays(kernel: str, q: list, k: list, v: list, causal: bool = False,
         qi = q[i]
         dots = [math.fsum(map(mul, qi, k[j])) for j in range(nk)]
         ref_o, _lse, p = att.reference(dots, vt, d)
+        o_lo, o_hi = min(o_lo, *ref_o), max(o_hi, *ref_o)
         s64 = att.scores64(dots, d)
         bound = att.row_bound(p, s64, vmax_prefix[nk - 1], _norm(qi), kmax_prefix[nk - 1],
                               d, -(-nk // bc))
@@ -162,6 +177,10 @@ def check_arrays(kernel: str, q: list, k: list, v: list, causal: bool = False,
         "max_bound": max_bound,
         "plain_max_abs_error": plain_err if fused_kind else max_err,
         "fa_rule_limit": (2.0 * plain_err + margin) if fused_kind else None,
+        "fa_rule_twice_plain": 2.0 * plain_err if fused_kind else None,
+        "fa_rule_margin": margin if fused_kind else None,
+        "output_range": (o_hi - o_lo) if rows else 0.0,
+        "output_ulp": _ulp32(max(abs(o_lo), abs(o_hi))) if rows else 0.0,
         "rows_checked": len(rows),
         "rows_description": describe_rows(rows, tiling),
         "nan_rows": nan_rows[:10],
