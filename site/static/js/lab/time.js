@@ -269,7 +269,7 @@ function renderTime(result, counts, opts) {
   // What the clock says beside the count, in plain words.
   let verdict = " The count covers memory traffic only; the clock also depends on three other things:";
   if (software) {
-    verdict = ` On ${software}, a CPU, neither number is about a GPU's memory; on a GPU, the clock also depends on three other things:`;
+    verdict = ` ${software} runs on a CPU, so the measured number says nothing about a GPU's memory; on a GPU, the clock also depends on three other things:`;
   } else if (f && f.speedup && f.speedup >= 0.8 * f.fewer && f.speedup <= 1.25 * f.fewer) {
     verdict =
       " Here the clock roughly follows the count: this GPU spends its time moving bytes. Still, three other things count:";
