@@ -1,6 +1,6 @@
 """Run the WGSL attention kernels of ``kernels_wgsl/`` natively through wgpu-py.
 
-The same ``.wgsl`` files and ``manifest.json`` the page's ``site/static/js/gpu.js``
+The same ``.wgsl`` files and ``manifest.json`` the page's ``site/static/js/gpu/``
 loads are used here, with the same override constants and the same instrument
 transform (both from ``emulator.shaders``, which also sizes each pass for the page's
 ``gpu_plan``), so the native tests (tests/test_wgsl_native.py) and the native benchmark
@@ -191,7 +191,7 @@ class Runner:
         # Smallest subgroup a pipeline may get (0: no subgroups). wgpu-native 0.32 reports a
         # generic range (4 to 128, under the adapter-info key "stackgroup_min_size") on every
         # Vulkan device we tried, NVIDIA's fixed 32 included, where a browser reports the
-        # device's own (gpu.js reads adapter.info.subgroupMinSize). So the size is also
+        # device's own (gpu/device.js reads adapter.info.subgroupMinSize). So the size is also
         # measured with a one-workgroup shader, and the larger of the two is kept. The
         # float64 check before any timing guards the choice.
         self.subgroup_min = 0

@@ -68,6 +68,16 @@ def _norm(row: list) -> float:
     return math.sqrt(math.fsum(map(mul, row, row)))
 
 
+def _ulp32(x: float) -> float:
+    """Spacing of float32 numbers at magnitude x (its unit in the last place):
+    2^(e-24) for x = m·2^e with 0.5 ≤ m < 1; the smallest subnormal step below
+    the normal range (IEEE 754 binary32, 24-bit significand)."""
+    if x == 0.0 or not math.isfinite(x):
+        return 2.0 ** -149
+    _m, e = math.frexp(x)
+    return 2.0 ** max(e - 24, -149)
+
+
 def _keys_for_row(i: int, n: int, causal: bool) -> int:
     return i + 1 if causal else n
 
@@ -124,6 +134,7 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
     worst_row = None
     first_fail = None
     nan_rows = []
+    o_lo, o_hi = math.inf, -math.inf  # the exact output's range over these rows
     inf, ninf = math.inf, -math.inf
     for i in rows:
         nk = _keys_for_row(i, n, causal)
@@ -135,6 +146,7 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
         dots = att.dots_for_row(qi, keys)
         s64 = att.scores64(dots, d)
         ref_o, _lse, p, shifted = att._reference(dots, vt, d, s64)
+        o_lo, o_hi = min(o_lo, *ref_o), max(o_hi, *ref_o)
         bound = att.row_bound(p, s64, vmax_prefix[nk - 1], _norm(qi), kmax_prefix[nk - 1],
                               d, -(-nk // bc), shifted)
         s32 = att.scores32(dots, d) if (outputs is None or fused_kind) else None
@@ -177,6 +189,7 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
         "max_abs_error": max_err, "worst_row": worst_row, "bound": worst_bound,
         "max_bound": max_bound, "plain_max_abs_error": plain_err,
         "first_fail": first_fail, "nan_rows": nan_rows,
+        "o_lo": o_lo, "o_hi": o_hi,
         "v_max": vmax_prefix[-1] if vmax_prefix else 0.0,
     }
 
@@ -208,8 +221,10 @@ def merge(parts: list, rows_planned: int | None = None) -> dict:
     worst_row = None
     first_fail = None
     nan_rows = []
+    o_lo, o_hi = math.inf, -math.inf
     for part in parts:
         done += int(part["rows_done"])
+        o_lo, o_hi = min(o_lo, float(part["o_lo"])), max(o_hi, float(part["o_hi"]))
         err = float(part["max_abs_error"])
         row = part["worst_row"]
         if err > max_err or (err == max_err and err > 0.0 and row is not None
@@ -245,6 +260,10 @@ def merge(parts: list, rows_planned: int | None = None) -> dict:
         "max_bound": max_bound,
         "plain_max_abs_error": plain_err if fused_kind else max_err,
         "fa_rule_limit": (2.0 * plain_err + margin) if fused_kind else None,
+        "fa_rule_twice_plain": 2.0 * plain_err if fused_kind else None,
+        "fa_rule_margin": margin if fused_kind else None,
+        "output_range": (o_hi - o_lo) if done else 0.0,
+        "output_ulp": _ulp32(max(abs(o_lo), abs(o_hi))) if done else 0.0,
         "rows_checked": done,
         "rows_description": description,
         "nan_rows": sorted(nan_rows)[:10],
@@ -273,9 +292,12 @@ def check_arrays(kernel: str, q: list, k: list, v: list, causal: bool = False,
 
     Returns a dict: passed (bool), bound_passed, fa_rule_passed,
     max_abs_error, bound (the bound of the worst row), max_bound,
-    plain_max_abs_error, rows_checked, rows_description, first_failing_row,
-    first_failing_tile, first_failing_error, first_failing_bound,
-    nan_rows (rows with NaN or inf), block_rows, block_cols.
+    plain_max_abs_error, fa_rule_limit = fa_rule_twice_plain + fa_rule_margin
+    (2 × the plain mirror's error + 8u·max|V|; None for plain), output_range
+    (max − min of the exact O over the checked rows) and output_ulp (float32's
+    spacing at the largest |O| there), rows_checked, rows_description,
+    first_failing_row, first_failing_tile, first_failing_error,
+    first_failing_bound, nan_rows (rows with NaN or inf), block_rows, block_cols.
     Raises tiling.InputError for a tile that does not fit.
     """
     n, d = len(q), len(q[0])

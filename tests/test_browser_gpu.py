@@ -176,7 +176,7 @@ def test_the_page_loader_tiles_every_kernel_as_the_emulator_does(gpu_page):
     """gpu/plan.js reads the same manifest as emulator/tiling.py; this holds its
     arithmetic to the emulator's for every kernel, d and a spread of M (odd ones
     included), so the count shown is always the count of the kernel that runs."""
-    from emulator.tiling import HEAD_DIMS, InputError, KERNELS, make_tiling
+    from emulator.tiling import HEAD_DIMS, KERNELS, InputError, make_tiling
     cases = [(k, d, m) for k in KERNELS for d in HEAD_DIMS for m in (4096, 4224, 8192, 16384, 20000, 65536)]
     got = gpu_page.evaluate(
         """async (cases) => {
@@ -187,7 +187,7 @@ def test_the_page_loader_tiles_every_kernel_as_the_emulator_does(gpu_page):
                catch (e) { return null; }
              });
            }""", cases)
-    for (kernel, d, m), js in zip(cases, got):
+    for (kernel, d, m), js in zip(cases, got, strict=True):
         try:
             t = make_tiling(kernel, 64, d, False, m)
             expected = [t.block_rows, t.block_cols, t.workgroup_bytes]

@@ -12,7 +12,7 @@ import { client, hideBootIfStopped } from "./client.js";
 import { cancelCheck, doCheck } from "./check.js";
 import { doCount } from "./count.js";
 import { $, buttons, form, guarded, markStale, readHash, status, whenIdle } from "./form.js";
-import { doTime } from "./time.js";
+import { cancelTime, doTime } from "./time.js";
 
 whenIdle(hideBootIfStopped);
 
@@ -38,7 +38,8 @@ function useModelSizes() {
 form.addEventListener("submit", guarded(doCount));
 buttons.check.addEventListener("click", guarded(doCheck));
 buttons.time.addEventListener("click", guarded(doTime));
-buttons.cancel.addEventListener("click", cancelCheck);
+// Cancel stops whichever of Check and Time is running.
+buttons.cancel.addEventListener("click", () => (buttons.cancel.dataset.for === "time" ? cancelTime() : cancelCheck()));
 $("time-retry").addEventListener("click", guarded(doTime));
 openFromLink();
 // Start Python as soon as the learner reaches for the lab (a pointer over the
