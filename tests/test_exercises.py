@@ -154,3 +154,13 @@ def test_the_offline_cli_says_what_it_needs_for_an_unknown_exercise(tmp_path):
     mine.write_text("x = 1\n", encoding="utf-8")
     out = _cli("check", "no-such-exercise", str(mine))
     assert out.returncode == 2 and "online-softmax" in out.stderr
+
+
+def test_the_judge_op_reaches_the_exercises_judge_and_its_answer_is_valid_json():
+    import json
+    text = '{"Q": [[30.0], [1.0]], "K": [[30.0], [1.0]], "V": [[1.0], [-1.0]]}'
+    reply = runner.handle({"op": "judge", "slug": "break-it", "request": {"op": "break", "bug": 2, "text": text}})
+    assert reply["ok"] and reply["result"]["ok"]
+    assert reply["result"]["buggy"]["max_error"] == "inf"  # the kernel raised: no Infinity in the JSON
+    json.loads(json.dumps(reply), parse_constant=lambda c: pytest.fail(f"{c} in the page's JSON"))
+    assert runner.handle({"op": "judge", "slug": "online-softmax", "request": {"op": "bugs"}})["ok"] is False
