@@ -61,4 +61,6 @@ def flash_forward(Q, K, V, block_rows, block_cols, causal=False, key_mask=None, 
 
 # An empty row: key 0 is padding, and causal row 0 may see only key 0.
 Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
-print(flash_forward(Q, Q, Q, 2, 2, causal=True, key_mask=[False, True, True]))
+O, L = flash_forward(Q, Q, Q, 2, 2, causal=True, key_mask=[False, True, True])
+for i in range(len(Q)):
+    print(f"row {i}: O = {O[i]}, L = {L[i]}")
