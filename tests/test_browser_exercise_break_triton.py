@@ -62,7 +62,7 @@ def test_a_wrong_prediction_is_shown_the_truth_and_a_right_one_passes(breakit_pa
     bug2 = section.locator('fieldset.bug[data-bug="2"] .truth')
     expect(bug2).to_have_class(re.compile(r"\bwrong\b"))
     expect(bug2).to_contain_text("Not quite. Weak tests that fail on this bug: none.")
-    expect(bug2).to_contain_text("test_random_small_scores passes on this bug")
+    expect(bug2.locator(".truth-detail")).to_have_text("test_random_small_scores passes on this bug")
     expect(section.locator('fieldset.bug[data-bug="1"] .truth')).to_contain_text("Right.")
     page.uncheck("#predict-2-test_random_small_scores")
     section.locator(".check-button").click()
@@ -109,6 +109,8 @@ def test_the_five_inputs_added_to_the_weak_suite_catch_every_bug_and_pass_the_co
     rows = section.locator(".suite-table tbody tr")
     expect(rows).to_have_count(6)
     expect(rows.nth(0)).to_contain_text("passes, as it should")
+    expect(section.locator('fieldset.bug[data-bug="2"] .verdict')).to_have_text(
+        "Exposed. Bug 2 leaves the bound on your input while the correct kernel stays within it. Try it for the numbers.")
     for k in range(1, 6):
         expect(rows.nth(k)).to_contain_text(f"your_input_{k}")
         expect(rows.nth(k).locator(".suite-verdict")).to_have_text("caught")

@@ -188,7 +188,8 @@ function setupPredictTestsStep(section) {
       head.append(el("strong", "", r.ok ? msg.msgRight : msg.msgNotQuite), " ",
         fill(msg.msgTruth, { tests: r.actual.length ? r.actual.join(", ") : msg.msgNone }));
       box.append(head);
-      if (!r.ok) box.append(el("p", "truth-detail", r.message));
+      // the judge's message starts "not quite: ", which the head already says
+      if (!r.ok) box.append(el("p", "truth-detail", r.message.replace(/^not quite: /, "")));
       box.hidden = false;
     }
   });
@@ -238,7 +239,7 @@ function setupBreakStep(section) {
       const m = /^test_bug_(\d)$/.exec(r.name);
       if (!m) continue;
       const out = form.querySelector(`fieldset.bug[data-bug="${m[1]}"] .verdict`);
-      verdict(out, r.ok, r.ok ? "" : r.message);
+      verdict(out, r.ok, r.ok ? fill(msg.msgExposedCheck, { bug: m[1] }) : r.message);
     }
     const filled = Object.fromEntries(Object.entries(texts).filter(([, v]) => v.trim()));
     const suite = await judge(section, { op: "suite", texts: filled }, msg.msgChecking);

@@ -44,7 +44,7 @@ def test_bug_2(mod):
 
 
 def test_bug_3(mod):
-    """an input that exposes bug 3, l rescaled by the wrong factor"""
+    """an input that exposes bug 3, the sum l rescaled by the wrong factor"""
     _judge(mod, 3)
 
 
