@@ -122,6 +122,7 @@ def test_break_it_answers_survive_a_reload_and_the_module_table_counts_them(brea
     page.reload()
     expect(page.locator('#step-break fieldset.bug[data-bug="4"] textarea')).to_have_value(CASES[4]["exposes"])
     expect(page.locator("#step-break .step-state")).to_have_text("passed")
+    expect(page.locator('#step-predict fieldset.bug[data-bug="2"] input[type=checkbox]:checked')).to_have_count(0)
     page.goto(server_url + "module/index.html")
     row = page.locator("#exercises-table tbody tr", has_text="Break it")
     expect(row.locator(".ex-status")).to_have_text("Done")
@@ -157,12 +158,14 @@ def test_the_triton_page_says_it_cannot_run_here_and_offers_its_files_from_this_
         ctx.close()
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("path", [BREAK, TRITON])
-def test_axe_finds_no_violations(path, browser, server_url, artifacts):
+def test_axe_finds_no_violations(path, scheme, browser, server_url, artifacts):
     if not AXE.exists():
         pytest.skip("node_modules/axe-core missing: run `npm ci`")
     ctx, page = open_page(browser, server_url + path, bypass_csp=True)
     try:
+        page.emulate_media(color_scheme=scheme)
         if path == BREAK:
             section = page.locator("#step-predict")
             section.locator(".check-button").click()
@@ -180,7 +183,7 @@ def test_axe_finds_no_violations(path, browser, server_url, artifacts):
             return r.violations.map((v) => ({id: v.id,
                 nodes: v.nodes.slice(0, 4).map((n) => n.target.join(' ') + ' ' + n.failureSummary)}));
         }""", TAGS)
-        page.screenshot(path=str(artifacts / f"axe-{path.replace('/', '_')}.png"), full_page=True)
+        page.screenshot(path=str(artifacts / f"axe-{path.replace('/', '_')}-{scheme}.png"), full_page=True)
         assert violations == [], json.dumps(violations, indent=1)
     finally:
         ctx.close()

@@ -164,3 +164,17 @@ def test_the_judge_op_reaches_the_exercises_judge_and_its_answer_is_valid_json()
     assert reply["result"]["buggy"]["max_error"] == "inf"  # the kernel raised: no Infinity in the JSON
     json.loads(json.dumps(reply), parse_constant=lambda c: pytest.fail(f"{c} in the page's JSON"))
     assert runner.handle({"op": "judge", "slug": "online-softmax", "request": {"op": "bugs"}})["ok"] is False
+
+
+def test_the_page_bundle_ships_what_the_break_it_judge_reads_at_its_paths(tmp_path):
+    import json
+
+    import build
+    build.exercises_bundle(tmp_path)
+    files = json.loads((tmp_path / "py" / "exercises.json").read_text(encoding="utf-8"))["files"]
+    base = "site/content/exercises/break-it/"
+    for name in ["kernel.py", "weak_tests.py"] + [f"bugs/{b['file']}" for b in
+                                                   __import__("exercises.breakit", fromlist=["bugs"]).bugs()]:
+        assert files[base + name] == (ROOT / base / name).read_text(encoding="utf-8"), name
+    assert "site/content/exercises/flash-backward/scratch/tests.py" in files
+    assert not any("solution" in p or "/wrong/" in p for p in files)  # answers are not in the judge's bundle

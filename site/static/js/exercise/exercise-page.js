@@ -159,6 +159,7 @@ function setupPredictTestsStep(section) {
   const bugs = [...form.querySelectorAll("fieldset.bug")];
   const restore = () => {
     const answer = (progress.load().steps[key] || {}).answer || {};
+    for (const box of form.querySelectorAll(".truth")) box.hidden = true;
     for (const fs of bugs) {
       for (const box of fs.querySelectorAll("input[type=checkbox]")) {
         box.checked = (answer[fs.dataset.bug] || []).includes(box.name);
@@ -213,6 +214,8 @@ function setupBreakStep(section) {
   const restore = () => {
     const answer = (progress.load().steps[key] || {}).answer || {};
     for (const a of areas) a.value = answer[a.name] || "";
+    for (const v of form.querySelectorAll(".verdict")) { v.textContent = ""; v.dataset.state = ""; }
+    section.querySelector(".suite-table").hidden = true;
   };
   restore();
   section.restore = restore;
