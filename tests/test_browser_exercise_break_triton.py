@@ -110,7 +110,8 @@ def test_the_five_inputs_added_to_the_weak_suite_catch_every_bug_and_pass_the_co
     expect(rows).to_have_count(6)
     expect(rows.nth(0)).to_contain_text("passes, as it should")
     expect(section.locator('fieldset.bug[data-bug="2"] .verdict')).to_have_text(
-        "Exposed. Bug 2 leaves the bound on your input while the correct kernel stays within it. Try it for the numbers.")
+        "Exposed. Bug 2 leaves the bound on your input while the correct kernel stays within it. "
+        "Try it for the numbers.")
     for k in range(1, 6):
         expect(rows.nth(k)).to_contain_text(f"your_input_{k}")
         expect(rows.nth(k).locator(".suite-verdict")).to_have_text("caught")
