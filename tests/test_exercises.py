@@ -178,3 +178,12 @@ def test_the_page_bundle_ships_what_the_break_it_judge_reads_at_its_paths(tmp_pa
         assert files[base + name] == (ROOT / base / name).read_text(encoding="utf-8"), name
     assert "site/content/exercises/flash-backward/scratch/tests.py" in files
     assert not any("solution" in p or "/wrong/" in p for p in files)  # answers are not in the judge's bundle
+
+
+def test_the_offline_cli_sends_the_triton_port_to_pytest_on_a_gpu(tmp_path):
+    mine = tmp_path / "x.py"
+    mine.write_text("x = 1\n", encoding="utf-8")
+    out = _cli("check", "triton-port", str(mine))
+    assert out.returncode == 2 and "test_flash_triton.py" in out.stderr and "own GPU" in out.stderr
+    listed = _cli("list")
+    assert "triton-port" in listed.stdout and "Port · Compose" in listed.stdout
