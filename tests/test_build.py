@@ -45,7 +45,7 @@ def test_check_fails_when_dist_is_stale_with(how, tmp_path, capsys, monkeypatch)
         page = out / "index.html"
         page.write_text(page.read_text(encoding="utf-8").replace("The cannery", "The canary", 1), encoding="utf-8")
     elif how == "a file deleted":
-        (out / "static" / "js" / "lab.js").unlink()
+        (out / "static" / "js" / "lab" / "main.js").unlink()
     elif how == "a file added":
         (out / "static" / "leftover.js").write_text("// from an old build\n", encoding="utf-8")
     else:
@@ -56,7 +56,7 @@ def test_check_fails_when_dist_is_stale_with(how, tmp_path, capsys, monkeypatch)
     if how == "a file edited":
         assert "index.html" in err
     if how == "a file deleted":
-        assert "lab.js" in err
+        assert "main.js" in err
 
 
 def test_check_fails_when_the_facts_say_they_are_stale(tmp_path, capsys, monkeypatch):
@@ -234,7 +234,7 @@ def _get(url: str):
 ASSET_KINDS = [
     # (path in dist, content type the server must send)
     ("index.html", "text/html; charset=utf-8"),
-    ("static/js/lab.js", "text/javascript; charset=utf-8"),
+    ("static/js/lab/main.js", "text/javascript; charset=utf-8"),
     ("static/js/emulator-worker.js", "text/javascript; charset=utf-8"),
     ("vendor/pyodide/pyodide.mjs", "text/javascript; charset=utf-8"),
     ("vendor/pyodide/pyodide.asm.wasm", "application/wasm"),
