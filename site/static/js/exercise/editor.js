@@ -56,7 +56,8 @@ export function createEditor(host, { doc, label, onChange }) {
         keymap.of([indentWithTab]),
         theme,
         syntaxHighlighting(highlight),
-        EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true" }),
+        // tabindex: axe counts a contenteditable as focusable content only with it (a scrolling editor)
+        EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true", tabindex: "0" }),
         EditorView.updateListener.of((u) => { if (u.docChanged && onChange) onChange(u.state.doc.toString()); }),
       ],
     }),
