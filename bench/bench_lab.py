@@ -23,11 +23,10 @@ import time
 from pathlib import Path
 
 import build
-from cannery_host.browser import CHROMIUM, launch
-from emulator.traffic import count
-
 from bench import baseline_check
+from cannery_host.browser import CHROMIUM, launch
 from emulator import check as new_check
+from emulator.traffic import count
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -279,7 +278,7 @@ def main() -> int:
         "| Check, fused | Baseline, one worker (fastest run, scaled) | New, same worker | Speed-up, same worker | Baseline, one full run | New, one full run | Speed-up, full runs | New, page (click to result) | Speed-up, page over baseline full run | Speed-up, CPython 3.11 (fastest of 3) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for pc, cc in zip(sp["cases"], cp_speed):
+    for pc, cc in zip(sp["cases"], cp_speed, strict=True):
         kernel, n, d = pc["case"]
         key = f"N={n:,}, d={d}"
         scale = pc["planned"] / pc["sample"]

@@ -160,7 +160,7 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
             o, _ = att.fused(dots, vt, d, bc, rescale=rescale, s32=s32, plain_e=plain_e)
         err = 0.0
         bad = False
-        for a, b in zip(o, ref_o):
+        for a, b in zip(o, ref_o, strict=True):
             if a != a or a == inf or a == ninf:
                 bad = True
                 continue
@@ -172,7 +172,7 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
             err = inf
         if fused_kind:
             pe = 0.0
-            for a, b in zip(po, ref_o):
+            for a, b in zip(po, ref_o, strict=True):
                 pe = max(pe, abs(a - b))
             plain_err = max(plain_err, pe)
         if err > max_err:

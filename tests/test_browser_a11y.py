@@ -13,8 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from test_browser_hardening import BUSY_DONE, GPU_FAULTS, open_page, press, wait_idle
+from test_browser_hardening import open_page, press, wait_idle
 
 pytestmark = pytest.mark.browser
 

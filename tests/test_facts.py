@@ -278,7 +278,7 @@ def test_numpy_forward_pass_matches_transformers_to_1e_4_on_every_layer(model):
     cfg = transformers.BertConfig(**{k: v for k, v in model.config.items() if not k.startswith("_")})
     ref = transformers.BertModel(cfg, add_pooling_layer=False).eval()
     state = {k: torch.from_numpy(v.copy()) for k, v in model.weights.items() if not k.startswith("pooler")}
-    missing, _ = ref.load_state_dict(state, strict=False)
+    missing, _ = ref.load_state_dict(state, strict=True)
     assert missing == []
     caught = {}
     hooks = []
