@@ -47,25 +47,30 @@ const O_MAX: u32 = 32u;   // RM * DN at most
 const R_MAX: u32 = 8u;    // RM at most
 const NEG_BIG: f32 = -3.0e38;
 
+// ---- shared header: byte-identical in every kernel file ----
 struct Params {
-  n: u32,
-  causal: u32,
-  head_base: u32,
-  x_base: u32,
+  n: u32,          // N, rows of Q, K, V per head
+  causal: u32,     // 1: key j is visible to query i only when j <= i
+  head_base: u32,  // first head of this dispatch (Q, K, V, O); wg.y is added
+  x_base: u32,     // first workgroup along x of this dispatch; wg.x is added
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;  // (H, N, d)
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;  // (H, N, d)
-@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;  // (H, N, d)
-@group(0) @binding(4) var<storage, read_write> o: array<f32>;  // (H, N, d)
 // @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 12>;
 
 // Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
 // 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write.
+// Every global load and store goes through a load_* or store_* helper that calls tally.
 fn tally(slot: u32, elems: u32) {
   // @instrument: atomicAdd(&counters[slot], elems);
 }
+// ---- end of shared header ----
+
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;  // (H, N, d)
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;  // (H, N, d)
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;  // (H, N, d)
+@group(0) @binding(4) var<storage, read_write> o: array<f32>;  // (H, N, d)
+
 
 fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
 fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }

@@ -249,13 +249,20 @@ def test_both_shaders_of_a_kernel_with_a_subgroup_variant_pass_and_count_the_sam
     assert report["rows_checked"] == n
 
 
+def _lanes_defaults(d, br):
+    """R and TX as fused.wgsl and fused_lanes.wgsl derive them when the manifest gives none."""
+    big = (d // 16) * br > 256
+    return (4 if big and br % 4 == 0 else 2), (1 if big and br % 4 else 2)
+
+
 def test_every_lanes_variant_has_tiles_the_shader_supports():
-    """fused_lanes.wgsl (see its opening comment): TD = d / 16 lanes a row group, R in
-    {1, 2, 4} rows an invocation, B_c a multiple of 4 TX, B_r <= 4 B_c,
-    TD TX B_r / R <= min(256, B_c d / 4), at most 4 vec4s of K per invocation, 16 B_c d
-    bytes within WebGPU's default 16,384, and a subgroup of at least TD; the kernel's tiles
-    are those of its other shader."""
+    """fused_lanes.wgsl (see fused.wgsl's opening comment): TD = d / 16 lanes a row group,
+    R in {1, 2, 4} rows an invocation, B_r <= 4 B_c, TD TX B_r / R <= min(256, B_c d / 4),
+    at most 4 vec4s of K per invocation, 16 B_c d bytes within the kernel's workgroup memory,
+    and a subgroup of at least TD; the kernel's tiles are those of its other shader. The
+    lesson kernels are checked at every M from 4,096 to 65,536 in steps of 4 bytes."""
     from bench.wgsl_host import MANIFEST
+    from emulator.tiling import InputError, lesson_blocks
 
     seen = 0
     for name, spec in MANIFEST["kernels"].items():
@@ -266,14 +273,73 @@ def test_every_lanes_variant_has_tiles_the_shader_supports():
             for key, file in alt["file_by_d"].items():
                 assert file == "fused_lanes.wgsl"
                 d = int(key)
-                br, bc = spec["tiling"]["block_rows"][key], spec["tiling"]["block_cols"][key]
                 c = alt["constants_by_d"][key]
-                r, tx, td = c["R"], c["TX"], d // 16
-                threads = td * tx * br // r
-                assert r in (1, 2, 4) and br % r == 0 and bc % (4 * tx) == 0 and br <= 4 * bc, (name, d)
-                assert threads <= min(256, bc * d // 4) and -(-(bc * d // 4) // threads) <= 4, (name, d)
-                # The manifest's figure is what the pipeline may declare: both shaders fit in it.
-                assert 16 * bc * d <= spec["workgroup_bytes"][key] <= 16384
-                assert alt["min_subgroup_size_by_d"][key] == td
+                if spec["tiling"] == "lesson":
+                    assert set(c) == {"RESCALE"} and c["RESCALE"] == (name != "fused-no-rescale")
+                    configs = []
+                    for m in range(4096, 65536 + 1, 4):
+                        try:
+                            br, bc = lesson_blocks(d, m)
+                        except InputError:
+                            continue
+                        configs.append((br, bc, *_lanes_defaults(d, br), m))
+                else:
+                    br, bc = spec["tiling"]["block_rows"][key], spec["tiling"]["block_cols"][key]
+                    configs = [(br, bc, c["R"], c["TX"], spec["workgroup_bytes"][key])]
+                    assert spec["workgroup_bytes"][key] <= 16384
+                for br, bc, r, tx, m in configs:
+                    td = d // 16
+                    threads = td * tx * br // r
+                    assert r in (1, 2, 4) and br % r == 0 and br <= 4 * bc, (name, d, br, bc)
+                    assert threads <= min(256, bc * d // 4) and -(-(bc * d // 4) // threads) <= 4, (name, d, br, bc)
+                    assert 16 * bc * d <= m, (name, d, m)
+                assert alt["min_subgroup_size_by_d"][key] == d // 16
                 seen += 1
-    assert seen >= 3
+    assert seen >= 9
+
+
+def test_fused_lanes_is_fused_with_only_the_lane_sum_changed():
+    """fused_lanes.wgsl is fused.wgsl except its opening comment, its `enable subgroups;`,
+    the NBUF line and the lines between @lanes-begin and @lanes-end (how the lanes of a row
+    sum their partial scores)."""
+    from bench.wgsl_host import KERNEL_DIR
+
+    def rest(name):
+        src = (KERNEL_DIR / name).read_text()
+        body = src[src.index("override D: u32"):]
+        before, after = body.split("// @lanes-begin")[0], body.split("// @lanes-end")[1]
+        return [line for line in (before + after).splitlines() if not line.startswith("override NBUF")]
+
+    assert rest("fused.wgsl") == rest("fused_lanes.wgsl")
+    code = [line for line in (KERNEL_DIR / "fused.wgsl").read_text().splitlines() if not line.startswith("//")]
+    assert not any("subgroup" in line for line in code)
+
+
+def test_every_kernel_file_has_the_same_shared_header():
+    """The Params struct, binding 0, the counters binding and tally are one block, the same
+    bytes in every .wgsl file."""
+    from bench.wgsl_host import KERNEL_DIR
+
+    blocks = {}
+    for path in sorted(KERNEL_DIR.glob("*.wgsl")):
+        src = path.read_text()
+        start = src.index("// ---- shared header")
+        blocks[path.name] = src[start:src.index("// ---- end of shared header ----", start)]
+    assert len(set(blocks.values())) == 1, sorted(blocks)
+
+
+@pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused", "fused-no-rescale"],
+                                                     [(65, 64, True), (77, 128, False), (130, 32, True)]))
+def test_the_lesson_fused_pair_runs_its_subgroup_or_plain_shader_with_the_same_bytes(
+        runner, runner_no_subgroups, kernel, n, d, causal, subgroups):
+    r = runner if subgroups else runner_no_subgroups
+    if subgroups and r.subgroup_min < d // 16:
+        pytest.skip(f"this adapter's subgroups hold {r.subgroup_min}; d = {d} needs {d // 16}")
+    assert r.shader(kernel, d) == ("fused_lanes.wgsl" if subgroups else "fused.wgsl")
+    (q, k, v), O, counts = _run(r, kernel, n, d, causal, seed=8, instrumented=True)
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel=kernel)
+    assert report["passed"] == (kernel == "fused"), report
