@@ -462,6 +462,10 @@ class Runner:
                 samples.append(total / reps)
         samples.sort()
         med = samples[len(samples) // 2] if samples else float("nan")
+        # Free this configuration's buffers now rather than at garbage collection, so the
+        # next configuration's allocations do not depend on what ran before.
+        for buf in [b for name, b in bufs.items() if name != "params"] + list(bufs["params"].values()):
+            buf.destroy()
         # Timestamp resolution: Chrome rounds to 100 us; native Vulkan ticks in ns.
         return {"medianMs": med, "samples": samples, "reps": reps,
                 "method": "timestamp" if self.timestamps else "wall",

@@ -14,7 +14,8 @@
 // cx, cx + D4/CV, ... of O, named vec4 registers o{i}{c}. Per group of 4 keys it reads one
 // vec4 of P per row and 4 vec4s of V per column group, for 16 R CV multiply-adds.
 // R and CV grow with the tile (B_r d / 4 vec4s of O) so the workgroup keeps 128 to 256
-// invocations at every M up to 65,536: 32 x 16 at d = 64 gives R = 2, CV = 2.
+// invocations at every M up to 65,536: 32 x 16 at d = 64 gives R = 2, CV = 2; at d = 16,
+// R = 1 while the workgroup stays within 256 invocations (128 x 64: R = 1, CV = 2).
 //
 // Global memory traffic, float32 (4 bytes an element), for a query tile of r valid rows
 // whose visited key tiles cover keys [0, kend) (kend as in plain_scores.wgsl):
@@ -31,9 +32,11 @@ override BR: u32 = 32u;   // B_r
 override BC: u32 = 16u;   // B_c
 override D4: u32 = D / 4u;
 override NB: u32 = BR * D4;  // vec4s of O in the tile
-override R: u32 = select(select(1u, 2u, NB > 128u), 4u, NB > 512u && BR % 4u == 0u);
 override CV: u32 = select(select(1u, 2u, NB > 256u), 4u, NB > 1024u);
 override CX: u32 = D4 / CV;  // column groups of a row, one per invocation
+// At d = 16 one row an invocation while that keeps 256 invocations or fewer.
+override R: u32 = select(select(select(1u, 2u, NB > 128u), 4u, NB > 512u && BR % 4u == 0u), 1u,
+                         D == 16u && BR * CX <= 256u);
 override THREADS: u32 = (BR / R) * CX;
 override KC: u32 = min(min(BC, D), 16u * CX / R);  // keys of P on the bench at a time
 override KC4: u32 = (KC + 3u) / 4u;

@@ -16,7 +16,8 @@
 // Inside a workgroup: a block is R query rows by 4 keys, the keys kg, kg + KGN, kg + 2 KGN,
 // kg + 3 KGN of the tile (so neighbouring invocations store neighbouring scores), over a
 // slice of d / TZ columns. Its 4 R scores are named vec4 registers; each column group
-// (a vec4) costs R + 4 reads of workgroup memory for 16 R multiply-adds. Small tiles with
+// (a vec4) costs R + 4 reads of workgroup memory for 16 R multiply-adds (R = 4, or 2 where the columns
+// are split). Small tiles with
 // a large d split the columns over TZ invocations (TZ <= d / B_r: 2 at d = 64, 8 at d = 128),
 // whose partial scores are summed through workgroup memory once per key tile. There are
 // NBLK = (B_r / R) * ceil(B_c / 4) * TZ blocks; THREADS = min(256, max(NBLK, B_c d / 16))
@@ -41,11 +42,13 @@ override D: u32 = 64u;    // head dimension d
 override BR: u32 = 32u;   // B_r: query rows per workgroup
 override BC: u32 = 16u;   // B_c: key rows per tile
 override D4: u32 = D / 4u;
-override R: u32 = select(2u, 4u, BR % 4u == 0u);  // query rows per block
 override KGN: u32 = (BC + 3u) / 4u;               // key groups of the tile
 // Column slices: 8, 4 or 2 when d / B_r allows it and B_c is a multiple of 4, else 1.
 override TZ: u32 = select(1u, select(select(2u, 4u, D >= 4u * BR), 8u, D >= 8u * BR),
                           D >= 2u * BR && BC % 4u == 0u);
+// Query rows per block: 4 without column slices, 2 with them (more invocations), unless
+// that would pass 256 blocks.
+override R: u32 = select(2u, 4u, BR % 4u == 0u && (TZ == 1u || BR * BC * TZ > 2048u));
 override DZ4: u32 = D4 / TZ;                      // column groups (vec4s) in a slice
 override NG: u32 = (BR / R) * KGN;                // blocks per slice
 override NBLK: u32 = NG * TZ;

@@ -6,11 +6,17 @@
 // exp, so no exp overflows.
 //
 // Tiling: one workgroup of WG = 256 invocations per query row. Invocation li holds the
-// row's elements li + (4 t + c) WG, t < 16, c < 4, as component c of the named vec4
-// register x{t}: 64 elements, so rows of up to 256 * 64 = 16,384 keys (manifest
-// "softmax_max_row"), each element of S read once and each element of P written once, and
-// neighbouring invocations touch neighbouring elements (coalesced). The row's max and sum
-// are reduced over the workgroup through workgroup memory, two barriers each. The row's
+// row's elements li + (4 t + c) WG, t < 8, c < 4, as component c of the named vec4
+// register x{t}: 32 elements, so rows of up to 256 * 32 = 8,192 keys (manifest
+// "softmax_max_row"; past N = 5,792 one head's S no longer fits WebGPU's default 128 MiB
+// storage binding anyway). Each element of S is read once and each element of P written
+// once, neighbouring invocations touch neighbouring elements (coalesced), and the loads
+// of a group of four are issued together. Each invocation first takes its own max m_i and
+// sum l_i = sum exp(x - m_i), keeping exp(x - m_i); the pairs are merged over the
+// workgroup in one reduction (two barriers) with the online-softmax rule
+// m = max(m_a, m_b), l = l_a exp(m_a - m) + l_b exp(m_b - m); then
+// P = exp(x - m_i) * exp(m_i - m) / l, one exp per element. Fewer registers than holding
+// 64 elements lets more rows run at once on a multiprocessor. The row's
 // length is the visited block of the scores pass: kend = N for full attention, and for
 // causal kend = min(N, ceil(b / B_c) * B_c) where b is one past the last row of the row's
 // query tile (B_r, B_c: lesson tiling, given as overrides, as in plain_scores.wgsl).
@@ -32,7 +38,7 @@ override BC: u32 = 16u;   // B_c of the scores pass
 override WG: u32 = 256u;  // invocations per row (256: the register layout below assumes it)
 
 const NEG_BIG: f32 = -3.0e38;
-const GROUPS: u32 = 16u;  // WG / GROUPS invocations combine the first step of a reduction
+const GROUPS: u32 = 16u;  // invocations that combine the first step of the reduction
 
 // ---- shared header: byte-identical in every kernel file ----
 struct Params {
@@ -60,8 +66,8 @@ fn tally(slot: u32, elems: u32) {
 fn load_s(i: u32) -> f32 { tally(6u, 1u); return s[i]; }
 fn store_p(i: u32, x: f32) { tally(9u, 1u); p[i] = x; }
 
-var<workgroup> red: array<f32, WG>;
-var<workgroup> red2: array<f32, GROUPS>;
+var<workgroup> red: array<vec2<f32>, WG>;       // (m, l) of each invocation
+var<workgroup> red2: array<vec2<f32>, GROUPS>;
 
 // Element j of the row at off: S where j < kend, else NEG_BIG.
 fn ld(off: u32, j: u32, kend: u32) -> f32 {
@@ -70,11 +76,14 @@ fn ld(off: u32, j: u32, kend: u32) -> f32 {
   return x;
 }
 
-// Elements 4 t WG + li + c WG (c < 4) of the row at off.
+// Elements 4 t WG + li + c WG (c < 4) of the row at off: four loads with no branch
+// between them where the whole group lies inside the row, so they are all in flight at once.
 fn load4(off: u32, t: u32, li: u32, kend: u32) -> vec4<f32> {
   var x = vec4<f32>(NEG_BIG);
   let j = 4u * t * WG + li;
-  if (j < kend) {  // skips whole groups past the row's end
+  if (4u * (t + 1u) * WG <= kend) {
+    x = vec4<f32>(load_s(off + j), load_s(off + j + WG), load_s(off + j + 2u * WG), load_s(off + j + 3u * WG));
+  } else if (j < kend) {  // the row's last, partial group
     x = vec4<f32>(ld(off, j, kend), ld(off, j + WG, kend), ld(off, j + 2u * WG, kend), ld(off, j + 3u * WG, kend));
   }
   return x;
@@ -92,7 +101,12 @@ fn st(off: u32, j: u32, kend: u32, y: f32) {
 
 fn store4(off: u32, t: u32, li: u32, kend: u32, y: vec4<f32>) {
   let j = 4u * t * WG + li;
-  if (j < kend) {
+  if (4u * (t + 1u) * WG <= kend) {
+    store_p(off + j, y.x);
+    store_p(off + j + WG, y.y);
+    store_p(off + j + 2u * WG, y.z);
+    store_p(off + j + 3u * WG, y.w);
+  } else if (j < kend) {
     st(off, j, kend, y.x);
     st(off, j + WG, kend, y.y);
     st(off, j + 2u * WG, kend, y.z);
@@ -107,21 +121,27 @@ fn vmax4(x: vec4<f32>, t: u32, li: u32, last: u32) -> f32 {
   return max(max(y.x, y.y), max(y.z, y.w));
 }
 
-// Workgroup max (op 0) or sum (op 1) of one value per invocation: two barriers.
-fn reduce(li: u32, x: f32, op: u32) -> f32 {
+// Merge two (m, l) pairs: the max, and the sums rescaled to it (FlashAttention §3.1).
+fn merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let m = max(a.x, b.x);
+  var l = 0.0;
+  if (a.x > NEG_BIG) { l += a.y * exp(a.x - m); }
+  if (b.x > NEG_BIG) { l += b.y * exp(b.x - m); }
+  return vec2<f32>(m, l);
+}
+
+// The row's (max, sum) from every invocation's own: two barriers.
+fn reduce(li: u32, x: vec2<f32>) -> vec2<f32> {
   red[li] = x;
   workgroupBarrier();
   if (li < GROUPS) {
     var acc = red[li * (WG / GROUPS)];
-    for (var i = 1u; i < WG / GROUPS; i++) {
-      let y = red[li * (WG / GROUPS) + i];
-      acc = select(acc + y, max(acc, y), op == 0u);
-    }
+    for (var i = 1u; i < WG / GROUPS; i++) { acc = merge(acc, red[li * (WG / GROUPS) + i]); }
     red2[li] = acc;
   }
   workgroupBarrier();
   var out = red2[0];
-  for (var i = 1u; i < GROUPS; i++) { out = select(out + red2[i], max(out, red2[i]), op == 0u); }
+  for (var i = 1u; i < GROUPS; i++) { out = merge(out, red2[i]); }
   return out;
 }
 
@@ -148,64 +168,34 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var x5 = load4(off, 5u, li, kend);
   var x6 = load4(off, 6u, li, kend);
   var x7 = load4(off, 7u, li, kend);
-  var x8 = load4(off, 8u, li, kend);
-  var x9 = load4(off, 9u, li, kend);
-  var x10 = load4(off, 10u, li, kend);
-  var x11 = load4(off, 11u, li, kend);
-  var x12 = load4(off, 12u, li, kend);
-  var x13 = load4(off, 13u, li, kend);
-  var x14 = load4(off, 14u, li, kend);
-  var x15 = load4(off, 15u, li, kend);
 
+  // This invocation's max over its visible keys, then exp(x - m_i) in place and their sum.
   var mx = max(vmax4(x0, 0u, li, last), vmax4(x1, 1u, li, last));
   mx = max(mx, max(vmax4(x2, 2u, li, last), vmax4(x3, 3u, li, last)));
   mx = max(mx, max(vmax4(x4, 4u, li, last), vmax4(x5, 5u, li, last)));
   mx = max(mx, max(vmax4(x6, 6u, li, last), vmax4(x7, 7u, li, last)));
-  mx = max(mx, max(vmax4(x8, 8u, li, last), vmax4(x9, 9u, li, last)));
-  mx = max(mx, max(vmax4(x10, 10u, li, last), vmax4(x11, 11u, li, last)));
-  mx = max(mx, max(vmax4(x12, 12u, li, last), vmax4(x13, 13u, li, last)));
-  mx = max(mx, max(vmax4(x14, 14u, li, last), vmax4(x15, 15u, li, last)));
-  let row_max = reduce(li, mx, 0u);
-  workgroupBarrier();  // red2 is read by everyone before the sum overwrites it
-
-  x0 = exp4(x0, 0u, li, last, row_max);
-  x1 = exp4(x1, 1u, li, last, row_max);
-  x2 = exp4(x2, 2u, li, last, row_max);
-  x3 = exp4(x3, 3u, li, last, row_max);
-  x4 = exp4(x4, 4u, li, last, row_max);
-  x5 = exp4(x5, 5u, li, last, row_max);
-  x6 = exp4(x6, 6u, li, last, row_max);
-  x7 = exp4(x7, 7u, li, last, row_max);
-  x8 = exp4(x8, 8u, li, last, row_max);
-  x9 = exp4(x9, 9u, li, last, row_max);
-  x10 = exp4(x10, 10u, li, last, row_max);
-  x11 = exp4(x11, 11u, li, last, row_max);
-  x12 = exp4(x12, 12u, li, last, row_max);
-  x13 = exp4(x13, 13u, li, last, row_max);
-  x14 = exp4(x14, 14u, li, last, row_max);
-  x15 = exp4(x15, 15u, li, last, row_max);
+  x0 = exp4(x0, 0u, li, last, mx);
+  x1 = exp4(x1, 1u, li, last, mx);
+  x2 = exp4(x2, 2u, li, last, mx);
+  x3 = exp4(x3, 3u, li, last, mx);
+  x4 = exp4(x4, 4u, li, last, mx);
+  x5 = exp4(x5, 5u, li, last, mx);
+  x6 = exp4(x6, 6u, li, last, mx);
+  x7 = exp4(x7, 7u, li, last, mx);
   let one = vec4<f32>(1.0);
   var total = dot(x0, one) + dot(x1, one) + dot(x2, one) + dot(x3, one);
   total += dot(x4, one) + dot(x5, one) + dot(x6, one) + dot(x7, one);
-  total += dot(x8, one) + dot(x9, one) + dot(x10, one) + dot(x11, one);
-  total += dot(x12, one) + dot(x13, one) + dot(x14, one) + dot(x15, one);
-  let inv = 1.0 / reduce(li, total, 1u);
+  // The row's max and sum; key 0 is visible, so the sum is at least 1.
+  let row_ml = reduce(li, vec2<f32>(mx, total));
+  let f = select(0.0, exp(mx - row_ml.x), mx > NEG_BIG) / row_ml.y;
 
   // Writes P: kend elements (0 above the diagonal).
-  store4(off, 0u, li, kend, x0 * inv);
-  store4(off, 1u, li, kend, x1 * inv);
-  store4(off, 2u, li, kend, x2 * inv);
-  store4(off, 3u, li, kend, x3 * inv);
-  store4(off, 4u, li, kend, x4 * inv);
-  store4(off, 5u, li, kend, x5 * inv);
-  store4(off, 6u, li, kend, x6 * inv);
-  store4(off, 7u, li, kend, x7 * inv);
-  store4(off, 8u, li, kend, x8 * inv);
-  store4(off, 9u, li, kend, x9 * inv);
-  store4(off, 10u, li, kend, x10 * inv);
-  store4(off, 11u, li, kend, x11 * inv);
-  store4(off, 12u, li, kend, x12 * inv);
-  store4(off, 13u, li, kend, x13 * inv);
-  store4(off, 14u, li, kend, x14 * inv);
-  store4(off, 15u, li, kend, x15 * inv);
+  store4(off, 0u, li, kend, x0 * f);
+  store4(off, 1u, li, kend, x1 * f);
+  store4(off, 2u, li, kend, x2 * f);
+  store4(off, 3u, li, kend, x3 * f);
+  store4(off, 4u, li, kend, x4 * f);
+  store4(off, 5u, li, kend, x5 * f);
+  store4(off, 6u, li, kend, x6 * f);
+  store4(off, 7u, li, kend, x7 * f);
 }

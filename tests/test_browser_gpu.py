@@ -82,8 +82,7 @@ def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
     report = gpu_page.evaluate("async () => (await import('./static/js/gpu.js')).compileAll({ds: [128]})")
     files = {r["file"] for r in report}
     lanes = {"fused_lanes.wgsl"} if gpu_page.probe["adapterInfo"]["subgroupMinSize"] >= 4 else set()
-    assert files == {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl",
-                     "fused_fast.wgsl", "fused_tiled.wgsl", "fused_streams.wgsl"} | lanes
+    assert files == {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl"} | lanes
     modules = [r for r in report if r["d"] is None]
     assert len(modules) == 2 * len(files)  # plain and instrumented build of each file
     pipelines = [r for r in report if r["d"] is not None]
@@ -224,4 +223,20 @@ def test_with_subgroups_the_tuned_kernels_run_the_lanes_shader_with_the_same_byt
 def test_without_a_lanes_shader_at_this_d_the_tuned_kernel_keeps_its_own(gpu_page):
     _subgroups(gpu_page)
     _, _, r = _run(gpu_page, "fused-fast-16k", 40, 16, False)
-    assert r["shaders"] == ["fused_streams.wgsl"]
+    assert r["shaders"] == ["fused.wgsl"]
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused", "fused-no-rescale"],
+                                                     [(65, 64, True), (130, 32, True), (77, 128, False)]))
+def test_the_lesson_fused_pair_runs_lanes_where_the_subgroups_are_large_enough(gpu_page, kernel, n, d, causal):
+    """The lesson's fused kernel and its broken control: fused_lanes.wgsl where the adapter's
+    smallest subgroup holds d / 16 lanes (SwiftShader: 4, so d = 32 and 64), fused.wgsl
+    otherwise (d = 128 here); the emulator's bytes either way; the control still fails."""
+    size = _subgroups(gpu_page)
+    (q, k, v), O, r = _run(gpu_page, kernel, n, d, causal, instrumented=True, seed=3)
+    assert r["shaders"] == ["fused_lanes.wgsl" if size >= d // 16 else "fused.wgsl"]
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in r["counts"].items()} == expected.reads
+    assert {t: c["write"] for t, c in r["counts"].items()} == expected.writes
+    report = check_output(O, q, k, v, causal, kernel=kernel)
+    assert report["passed"] == (kernel == "fused"), report
