@@ -12,9 +12,9 @@
 // storage binding anyway). Each element of S is read once and each element of P written
 // once, neighbouring invocations touch neighbouring elements (coalesced), and the loads
 // of a group of four are issued together. Each invocation first takes its own max m_i and
-// sum l_i = sum exp(x - m_i), keeping exp(x - m_i); the pairs are combined over the
-// workgroup in one reduction (two barriers) with the online-softmax rule, m = max m_i and
-// l = sum l_i exp(m_i - m); then
+// sum l_i = sum exp(x - m_i), keeping exp(x - m_i); the pairs are merged over the
+// workgroup in one reduction (two barriers) with the online-softmax rule
+// m = max(m_a, m_b), l = l_a exp(m_a - m) + l_b exp(m_b - m); then
 // P = exp(x - m_i) * exp(m_i - m) / l, one exp per element. Fewer registers than holding
 // 64 elements lets more rows run at once on a multiprocessor. The row's
 // length is the visited block of the scores pass: kend = N for full attention, and for
@@ -121,31 +121,28 @@ fn vmax4(x: vec4<f32>, t: u32, li: u32, last: u32) -> f32 {
   return max(max(y.x, y.y), max(y.z, y.w));
 }
 
-// Sum of l exp(m - mx) over pairs (m, l) with m > NEG_BIG: the sums rescaled to the max
-// mx (FlashAttention §3.1). The terms are independent, so their exps overlap.
-fn rescaled(y: vec2<f32>, mx: f32) -> f32 {
-  return select(0.0, y.y * exp(y.x - mx), y.x > NEG_BIG);
+// Merge two (m, l) pairs: the max, and the sums rescaled to it (FlashAttention §3.1).
+fn merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let m = max(a.x, b.x);
+  var l = 0.0;
+  if (a.x > NEG_BIG) { l += a.y * exp(a.x - m); }
+  if (b.x > NEG_BIG) { l += b.y * exp(b.x - m); }
+  return vec2<f32>(m, l);
 }
 
-// The row's (max, sum) from every invocation's own (m, l): two barriers. Each step takes
-// the max first, then adds the rescaled sums.
+// The row's (max, sum) from every invocation's own: two barriers.
 fn reduce(li: u32, x: vec2<f32>) -> vec2<f32> {
   red[li] = x;
   workgroupBarrier();
   if (li < GROUPS) {
-    let first = li * (WG / GROUPS);
-    var m = red[first].x;
-    for (var i = 1u; i < WG / GROUPS; i++) { m = max(m, red[first + i].x); }
-    var l = 0.0;
-    for (var i = 0u; i < WG / GROUPS; i++) { l += rescaled(red[first + i], m); }
-    red2[li] = vec2<f32>(m, l);
+    var acc = red[li * (WG / GROUPS)];
+    for (var i = 1u; i < WG / GROUPS; i++) { acc = merge(acc, red[li * (WG / GROUPS) + i]); }
+    red2[li] = acc;
   }
   workgroupBarrier();
-  var m = red2[0].x;
-  for (var i = 1u; i < GROUPS; i++) { m = max(m, red2[i].x); }
-  var l = 0.0;
-  for (var i = 0u; i < GROUPS; i++) { l += rescaled(red2[i], m); }
-  return vec2<f32>(m, l);
+  var out = red2[0];
+  for (var i = 1u; i < GROUPS; i++) { out = merge(out, red2[i]); }
+  return out;
 }
 
 @compute @workgroup_size(WG)
