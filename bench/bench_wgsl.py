@@ -428,7 +428,7 @@ def roofline_svg(results, heads=None, n=None) -> str:
         if t.get("n") == n and t.get("heads") == heads and not t.get("causal") and "intensity" in t:
             pts.append(("SDPA fp32", t["d"], t["intensity"], t["gflops"]))
     W, H, L, T, Rm, B = 760, 520, 70, 20, 230, 50
-    x0, x1, y0, y1 = -1.0, 3.0, 1.0, 5.0  # log10 ranges
+    x0, x1, y0, y1 = -1.0, 4.0, 2.0, 5.0  # log10 ranges
 
     def X(v):
         return L + (math.log10(v) - x0) / (x1 - x0) * (W - L - Rm)

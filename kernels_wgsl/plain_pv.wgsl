@@ -5,10 +5,12 @@
 //
 // Tiling (the lesson preset, same B_r and B_c as plain_scores.wgsl): one workgroup per
 // query tile of B_r rows; V tiles of B_c rows in workgroup memory (M/4), and the query
-// tile's rows of P for KC = min(B_c, d, 16 CX / R) keys of the tile at a time (at most M/2),
-// both zero-padded to whole groups of 4 keys. The next chunk of P, and with the first chunk
-// of a tile its V tile, are loaded into registers while this chunk is computed (V past 4
-// vec4s an invocation, only at large M, is loaded after).
+// tile's rows of P for KC = min(B_c, d, max(4, 4 CX / R)) keys of the tile at a time (at most
+// M/2), both zero-padded to whole groups of 4 keys. The next chunk of P (4 floats an
+// invocation) and, with the first chunk of a tile, its V tile (4 vec4s) are loaded into
+// registers while this chunk is computed; any more, only at large M, are loaded after.
+// (Holding 8 floats of P this way made SwiftShader's compiler run for minutes and lose the
+// device, so the chunk is sized to 4.)
 //
 // Inside a workgroup: invocation (ty, cx) owns R query rows and CV column groups (vec4s)
 // cx, cx + D4/CV, ... of O, named vec4 registers o{i}{c}. Per group of 4 keys it reads one
@@ -38,12 +40,12 @@ override CX: u32 = D4 / CV;  // column groups of a row, one per invocation
 override R: u32 = select(select(select(1u, 2u, NB > 128u), 4u, NB > 512u && BR % 4u == 0u), 1u,
                          D == 16u && BR * CX <= 256u);
 override THREADS: u32 = (BR / R) * CX;
-override KC: u32 = min(min(BC, D), 16u * CX / R);  // keys of P on the bench at a time
+override KC: u32 = min(min(BC, D), max(4u, 4u * CX / R));  // keys of P on the bench at a time
 override KC4: u32 = (KC + 3u) / 4u;
 override CHUNKS: u32 = (BC + KC - 1u) / KC;
 override VROWS: u32 = CHUNKS * KC4 * 4u;  // rows of the V tile, zero past B_c
 override PC: u32 = BR * KC4 * 4u;         // floats of a P chunk on the bench
-override PPT: u32 = (PC + THREADS - 1u) / THREADS;          // of them each invocation loads: <= 16
+override PPT: u32 = (PC + THREADS - 1u) / THREADS;          // of them each invocation loads
 override VPT: u32 = (VROWS * D4 + THREADS - 1u) / THREADS;  // vec4s of V each invocation loads
 
 // ---- shared header: byte-identical in every kernel file ----
@@ -177,9 +179,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     let next = s1 < steps;
     let new_tile = next && kc1 == 0u;
     var np0 = vec4<f32>(0.0);
-    var np1 = vec4<f32>(0.0);
-    var np2 = vec4<f32>(0.0);
-    var np3 = vec4<f32>(0.0);
     var nv0 = vec4<f32>(0.0);
     var nv1 = vec4<f32>(0.0);
     var nv2 = vec4<f32>(0.0);
@@ -189,18 +188,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       if (PPT > 1u) { np0.y = fetch_p(li + THREADS, row0, key1, kc1, kend, n, p_base); }
       if (PPT > 2u) { np0.z = fetch_p(li + 2u * THREADS, row0, key1, kc1, kend, n, p_base); }
       if (PPT > 3u) { np0.w = fetch_p(li + 3u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 4u) { np1.x = fetch_p(li + 4u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 5u) { np1.y = fetch_p(li + 5u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 6u) { np1.z = fetch_p(li + 6u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 7u) { np1.w = fetch_p(li + 7u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 8u) { np2.x = fetch_p(li + 8u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 9u) { np2.y = fetch_p(li + 9u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 10u) { np2.z = fetch_p(li + 10u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 11u) { np2.w = fetch_p(li + 11u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 12u) { np3.x = fetch_p(li + 12u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 13u) { np3.y = fetch_p(li + 13u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 14u) { np3.z = fetch_p(li + 14u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 15u) { np3.w = fetch_p(li + 15u * THREADS, row0, key1, kc1, kend, n, p_base); }
     }
     if (new_tile) {
       nv0 = fetch_v(li, key1, kend, base4);
@@ -245,18 +232,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       if (PPT > 1u) { put_p(li + THREADS, np0.y); }
       if (PPT > 2u) { put_p(li + 2u * THREADS, np0.z); }
       if (PPT > 3u) { put_p(li + 3u * THREADS, np0.w); }
-      if (PPT > 4u) { put_p(li + 4u * THREADS, np1.x); }
-      if (PPT > 5u) { put_p(li + 5u * THREADS, np1.y); }
-      if (PPT > 6u) { put_p(li + 6u * THREADS, np1.z); }
-      if (PPT > 7u) { put_p(li + 7u * THREADS, np1.w); }
-      if (PPT > 8u) { put_p(li + 8u * THREADS, np2.x); }
-      if (PPT > 9u) { put_p(li + 9u * THREADS, np2.y); }
-      if (PPT > 10u) { put_p(li + 10u * THREADS, np2.z); }
-      if (PPT > 11u) { put_p(li + 11u * THREADS, np2.w); }
-      if (PPT > 12u) { put_p(li + 12u * THREADS, np3.x); }
-      if (PPT > 13u) { put_p(li + 13u * THREADS, np3.y); }
-      if (PPT > 14u) { put_p(li + 14u * THREADS, np3.z); }
-      if (PPT > 15u) { put_p(li + 15u * THREADS, np3.w); }
+      for (var i = 4u; i < PPT; i++) {
+        put_p(li + i * THREADS, fetch_p(li + i * THREADS, row0, key1, kc1, kend, n, p_base));
+      }
     }
     if (new_tile) {
       put_v(li, nv0);
