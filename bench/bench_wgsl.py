@@ -145,10 +145,10 @@ def measure_ceilings():
         out.sort()
         return out[len(out) // 2]
 
-    a = torch.empty(2**29, device="cuda", dtype=torch.float32)
-    b = torch.empty_like(a)
-    copy_ms = med(lambda: b.copy_(a))
-    del a, b
+    src = torch.empty(2**29, device="cuda", dtype=torch.float32)
+    dst = torch.empty_like(src)
+    copy_ms = med(lambda: dst.copy_(src))
+    src = dst = None  # free 4 GiB before the matrix product
     m = 8192
     x = torch.randn(m, m, device="cuda")
     y = torch.randn(m, m, device="cuda")
@@ -383,8 +383,8 @@ def summary(results) -> str:
         if t is not None:
             out.append(cells(t, "SDPA fp32 (bytes: Q, K, V, O once)", f"PyTorch {t.get('backend', '')}"))
 
-    out += ["", "| heads | N | d | mask | plain ÷ fused (time) | fused ÷ SDPA (speed) | fastest fused ÷ SDPA "
-            "| softmax pass ÷ copy bandwidth | scores, P V passes ÷ fused (GFLOP/s) |",
+    out += ["", ("| heads | N | d | mask | plain ÷ fused (time) | fused ÷ SDPA (speed) | fastest fused ÷ SDPA "
+                 "| softmax pass ÷ copy bandwidth | scores, P V passes ÷ fused (GFLOP/s) |"),
             "|---:|---:|---:|---|---:|---:|---|---:|---|"]
     for n, d, heads, causal in keys:
         pl, fu = got.get(("plain", n, d, heads, causal)), got.get(("fused", n, d, heads, causal))
@@ -436,13 +436,13 @@ def roofline_svg(results, heads=None, n=None) -> str:
     def Y(v):
         return H - B - (math.log10(v) - y0) / (y1 - y0) * (H - T - B)
 
-    o = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
-         'font-family="sans-serif" font-size="12" role="img" aria-labelledby="rt rd">',
-         f'<title id="rt">Roofline of the WGSL kernels and PyTorch SDPA on an NVIDIA H200, fp32, {heads} heads, '
-         f'N = {n:,}, full attention</title>',
-         f'<desc id="rd">Log-log axes: arithmetic intensity in FLOP per byte across, GFLOP/s up. The slanted roof '
-         f'is the measured copy bandwidth, {bw:,.0f} GB/s; the flat roofs are the fp32 datasheet peak, '
-         f'{peak:,.0f} GFLOP/s, and the measured fp32 matrix product. Each point is one kernel at one d.</desc>',
+    o = [(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+          'font-family="sans-serif" font-size="12" role="img" aria-labelledby="rt rd">'),
+         (f'<title id="rt">Roofline of the WGSL kernels and PyTorch SDPA on an NVIDIA H200, fp32, {heads} heads, '
+          f'N = {n:,}, full attention</title>'),
+         (f'<desc id="rd">Log-log axes: arithmetic intensity in FLOP per byte across, GFLOP/s up. The slanted roof '
+          f'is the measured copy bandwidth, {bw:,.0f} GB/s; the flat roofs are the fp32 datasheet peak, '
+          f'{peak:,.0f} GFLOP/s, and the measured fp32 matrix product. Each point is one kernel at one d.</desc>'),
          f'<rect x="0" y="0" width="{W}" height="{H}" fill="#fff"/>']
     for e in range(int(x0), int(x1) + 1):
         o.append(f'<line x1="{X(10**e):.1f}" y1="{T}" x2="{X(10**e):.1f}" y2="{H - B}" stroke="#ddd"/>')

@@ -19,9 +19,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from emulator.tiling import MANIFEST, lesson_blocks  # noqa: E402
 from bench import wgsl_host as host  # noqa: E402
 from bench.bench_wgsl import reference  # noqa: E402
+from emulator.tiling import MANIFEST, lesson_blocks  # noqa: E402
 
 
 def valid(d: int, br: int, bc: int, r: int, tx: int) -> bool:
