@@ -145,12 +145,12 @@ fn p_row(s: vec4<f32>, m: f32) -> vec4<f32> {
 // from fused_lanes.wgsl.
 // Sum the partial scores (column i: row ty R + i, four keys) over the TD lanes of a row
 // group, through workgroup memory past the K and V tiles. Called in uniform control flow.
-fn lanes_sum(li: u32, s: mat4x4<f32>) -> mat4x4<f32> {
-  if (TD == 1u) { return s; }
+fn lanes_sum(li: u32, sc: mat4x4<f32>) -> mat4x4<f32> {
+  if (TD == 1u) { return sc; }
   let own = XB + li * R;
-  kv[own] = s[0];
-  if (R > 1u) { kv[own + 1u] = s[1]; }
-  if (R > 2u) { kv[own + 2u] = s[2]; kv[own + 3u] = s[3]; }
+  kv[own] = sc[0];
+  if (R > 1u) { kv[own + 1u] = sc[1]; }
+  if (R > 2u) { kv[own + 2u] = sc[2]; kv[own + 3u] = sc[3]; }
   workgroupBarrier();
   let first = XB + (li - li % TD) * R;
   var t = mat4x4<f32>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));

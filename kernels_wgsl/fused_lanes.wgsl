@@ -115,11 +115,11 @@ fn lane_sum(x: vec4<f32>) -> vec4<f32> {
   if (TD > 4u) { y += subgroupShuffleXor(y, 4u); }
   return y;
 }
-fn lanes_sum(li: u32, s: mat4x4<f32>) -> mat4x4<f32> {
-  var y = s;
-  y[0] = lane_sum(s[0]);
-  if (R > 1u) { y[1] = lane_sum(s[1]); }
-  if (R > 2u) { y[2] = lane_sum(s[2]); y[3] = lane_sum(s[3]); }
+fn lanes_sum(li: u32, sc: mat4x4<f32>) -> mat4x4<f32> {
+  var y = sc;
+  y[0] = lane_sum(sc[0]);
+  if (R > 1u) { y[1] = lane_sum(sc[1]); }
+  if (R > 2u) { y[2] = lane_sum(sc[2]); y[3] = lane_sum(sc[3]); }
   return y;
 }
 // @lanes-end
