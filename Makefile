@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST_ARGS ?=
 
-.PHONY: setup serve test build bench system-packages facts-model facts
+.PHONY: setup serve test build bench system-packages facts-model facts lint-py lint-js
 
 setup: $(VENV)/.installed node_modules/.installed system-packages
 
@@ -52,9 +52,20 @@ facts-model: $(VENV)/.installed
 facts: facts-model
 	$(PY) -m facts
 
-test: setup facts-model
+# JavaScript: eslint (eslint.config.js) and prettier --check (.prettierrc.json,
+# .prettierignore), both pinned in package-lock.json.
+JS_LINTED := site/static/js tests/js_parity.mjs eslint.config.js
+lint-js: node_modules/.installed
+	npx --no-install eslint $(JS_LINTED)
+	npx --no-install prettier --check $(JS_LINTED)
+
+# ruff, with the settings in pyproject.toml ([tool.ruff]).
+lint-py: $(VENV)/.installed
+	$(PY) -m ruff check .
+
+test: setup facts-model lint-py lint-js
 	$(PY) -m facts --check
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 bench: setup
-	$(PY) bench/bench_lab.py
+	$(PY) -m bench.bench_lab

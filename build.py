@@ -1,40 +1,54 @@
 #!/usr/bin/env python3
-"""Build the Cannery lesson site from site/ into dist/ (or --out), from scratch.
+"""Build the Cannery site from site/ into dist/ (or --out), from scratch.
 
     python build.py                  # writes dist/
     python build.py --out /tmp/site  # writes elsewhere
     python build.py --check          # fails (exit 1) if dist/ or facts are stale
     python build.py --serve          # builds, then serves on http://127.0.0.1:8000
 
-Every number the page shows is rendered from data: the emulator's counts
-(emulator/), facts/facts.json and site/content/*.toml. Output is
-deterministic: two builds give byte-identical files.
+Every page comes from one file in site/content/pages/*.toml naming its
+template, header, sections, styles and scripts (one loop renders them all,
+as makesite does); a page with ``for_each = "exercises"`` is rendered once per
+exercise in site/content/exercises/. Every number a page shows is rendered
+from data: the emulator's counts (emulator/), facts/facts.json and
+site/content/. Formulas in content Markdown ($...$) become MathML at build
+time (latex2mathml). The code editor (CodeMirror 6) is bundled from
+node_modules by esbuild into vendor/codemirror/. Output is deterministic: two
+builds give byte-identical files.
 """
 from __future__ import annotations
 
 import argparse
 import base64
 import filecmp
+import functools
 import hashlib
 import http.server
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import tomllib
 from pathlib import Path
 
 import jinja2
+import latex2mathml.converter
+import markupsafe
+from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 ROOT = Path(__file__).resolve().parent
 SITE = ROOT / "site"
 NODE = ROOT / "node_modules"
 DEFAULT_OUT = ROOT / "dist"
+PAGES = SITE / "content" / "pages"
+EDITOR_ENTRY = SITE / "editor" / "codemirror-entry.js"
+EDITOR_OUT = Path("vendor") / "codemirror" / "codemirror.js"
 
-sys.path.insert(0, str(ROOT))
 from emulator import traffic  # noqa: E402
-from emulator.tiling import MANIFEST, HEAD_DIMS, COUNT_MAX_N, CHECK_MAX_N, M_MIN, M_MAX  # noqa: E402
+from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, LESSON_KERNELS, M_MAX, M_MIN, MANIFEST  # noqa: E402
 
 # Only the Pyodide files the page needs (core runtime, stdlib, lock file).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
@@ -112,15 +126,51 @@ def sri(path: Path) -> str:
 
 
 def python_bundle(out: Path) -> None:
-    """Write py/bundle.json: the emulator's own source files and the kernel
-    manifest, which the Pyodide worker writes into its file system."""
+    """Write py/bundle.json: the emulator's own source files, the kernel
+    manifest and the WGSL sources (emulator/shaders.py sizes each pass from
+    them), which the Pyodide worker writes into its file system."""
     files = {}
     for path in sorted((ROOT / "emulator").glob("*.py")):
         files[f"emulator/{path.name}"] = path.read_text(encoding="utf-8")
     files["kernels_wgsl/manifest.json"] = (ROOT / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8")
+    for path in sorted((ROOT / "kernels_wgsl").glob("*.wgsl")):  # gpu_plan reads each pass's limits
+        files[f"kernels_wgsl/{path.name}"] = path.read_text(encoding="utf-8")
     target = out / "py" / "bundle.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps({"files": files}, sort_keys=True), encoding="utf-8")
+
+
+def exercises_bundle(out: Path) -> None:
+    """Write py/exercises.json: the checker package and each step's tests.py and
+    exercise.toml, at the same relative paths as in this repository, for the
+    exercise worker (which also loads py/bundle.json for the emulator)."""
+    files = {}
+    for path in sorted((ROOT / "exercises").glob("*.py")):
+        files[f"exercises/{path.name}"] = path.read_text(encoding="utf-8")
+    base = SITE / "content" / "exercises"
+    for path in sorted(base.rglob("*")):
+        if path.name in ("exercise.toml", "tests.py") and "wrong" not in path.parts:
+            files[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8")
+    target = out / "py" / "exercises.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"files": files}, sort_keys=True), encoding="utf-8")
+
+
+def bundle_editor(out: Path) -> None:
+    """Bundle CodeMirror 6 (pinned in package.json) and its Python mode from
+    node_modules into one self-hosted ES module with esbuild.
+
+    Raises FileNotFoundError if esbuild is missing (run `npm ci`), and
+    subprocess.CalledProcessError if esbuild fails.
+    """
+    esbuild = NODE / ".bin" / "esbuild"
+    if not esbuild.exists():
+        raise FileNotFoundError(f"{esbuild} is missing: run `npm ci`")
+    target = out / EDITOR_OUT
+    target.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([str(esbuild), str(EDITOR_ENTRY.relative_to(ROOT)), "--bundle", "--format=esm", "--minify",
+                    "--legal-comments=eof", "--charset=utf8", "--log-level=warning",
+                    f"--outfile={target}"], cwd=ROOT, check=True)
 
 
 def copy_vendor(out: Path) -> None:
@@ -135,8 +185,25 @@ def copy_vendor(out: Path) -> None:
         shutil.copyfile(NODE / "gsap" / "dist" / name, dst)
 
 
+def _math(tex: str, options: dict) -> str:
+    """One $...$ formula as MathML (dollarmath passes {"display_mode": bool})."""
+    return latex2mathml.converter.convert(tex, display="block" if options.get("display_mode") else "inline")
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False}).use(dollarmath_plugin, renderer=_math)
+    return md
+
+
+def markdown(text: str) -> str:
+    """Content Markdown to HTML; $...$ and $$...$$ become MathML (latex2mathml).
+    Raw HTML in the Markdown is escaped, not passed through."""
+    return _markdown().render(text)
+
+
 def make_env() -> jinja2.Environment:
-    """Jinja2 with StrictUndefined and autoescape; filters for numbers."""
+    """Jinja2 with StrictUndefined and autoescape; filters for numbers and Markdown."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(SITE / "templates")),
         undefined=jinja2.StrictUndefined,
@@ -147,7 +214,49 @@ def make_env() -> jinja2.Environment:
     env.filters["mib"] = lambda x, digits=1: f"{x / 2**20:,.{digits}f}"
     env.filters["fixed"] = lambda x, digits=1: f"{x:,.{digits}f}"
     env.filters["tojson_sorted"] = lambda x: json.dumps(x, sort_keys=True)
+
+    @jinja2.pass_context
+    def md(ctx, text: str, **extra) -> markupsafe.Markup:
+        """Render content Markdown as a Jinja template first (so its numbers come
+        from data; ``extra`` adds names such as step=...), then as Markdown with
+        MathML formulas."""
+        return markupsafe.Markup(markdown(env.from_string(text).render(dict(ctx.get_all(), **extra))))
+
+    env.filters["md"] = md
     return env
+
+
+def load_pages() -> list[dict]:
+    """Every page file in site/content/pages/, sorted by name."""
+    pages = []
+    for path in sorted(PAGES.glob("*.toml")):
+        page = load_toml(path)
+        page["name"] = path.stem
+        pages.append(page)
+    return pages
+
+
+def root_of(output: str) -> str:
+    """Relative prefix from a page's output path back to the site root ("", "../", ...)."""
+    return "../" * output.count("/")
+
+
+def render_pages(env: jinja2.Environment, context: dict, out: Path) -> list[str]:
+    """Render every page (one per exercise for ``for_each = "exercises"``); returns outputs."""
+    written = []
+    for page in load_pages():
+        items = [None]
+        if page.get("for_each") == "exercises":
+            items = context["exercises"]
+        for item in items:
+            output = page["output"].format(slug=item["slug"]) if item else page["output"]
+            local = dict(context, page=page, root=root_of(output), exercise=item)
+            html = env.get_template(page["template"]).render(**local)
+            target = out / output
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(html, encoding="utf-8")
+            written.append(output)
+    return written
 
 
 def build(out: Path = DEFAULT_OUT) -> Path:
@@ -161,8 +270,10 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     out.mkdir(parents=True)
     copy_tree(SITE / "static", out / "static")
     copy_vendor(out)
+    bundle_editor(out)
     copy_tree(ROOT / "kernels_wgsl", out / "kernels", suffixes=(".wgsl", ".json"))
     python_bundle(out)
+    exercises_bundle(out)
     shutil.copyfile(ROOT / "facts" / "facts.json", out / "facts.json")  # linked from Sources
     probe = ROOT / "facts" / "probe_qkv.json"
     if probe.exists():
@@ -176,6 +287,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         "facts": facts,
         "counts": counts,
         "manifest": MANIFEST,
+        "lesson_kernels": list(LESSON_KERNELS),
         "lab": lab,
         "limits": {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
                    "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},
@@ -185,10 +297,12 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     context["film"] = film.build(context)
     film.write_assets(context["film"], out)
 
+    import course  # the module page and exercise pages: data from site/content
+    context.update(course.build(context))
+
     env = make_env()
     env.globals["sri"] = lambda rel: sri(out / rel)
-    html = env.get_template("index.html.j2").render(**context)
-    (out / "index.html").write_text(html, encoding="utf-8")
+    render_pages(env, context, out)
     return out
 
 

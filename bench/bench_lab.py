@@ -1,30 +1,26 @@
 """Benchmark the lab: Pyodide boot + first count, later counts, checks in the
 browser, and CPython counting at N = 65,536. Writes docs/BENCHMARKS-lab.md.
 
-    .venv/bin/python bench/bench_lab.py
+    .venv/bin/python -m bench.bench_lab
 
 Headless Debian Chromium on this machine; medians of a few runs. These are
 measurements, not tests: nothing here fails on a slow machine.
 """
 from __future__ import annotations
 
-import os
 import platform
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+import build
+from cannery_host.browser import CHROMIUM, launch
+from emulator.traffic import count
 
-import build  # noqa: E402
-from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from emulator.traffic import count  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 BUSY = "() => document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'"
 
@@ -47,7 +43,7 @@ def browser_runs(url: str) -> dict:
     from playwright.sync_api import sync_playwright
     out = {"first": [], "later": [], "check": {}}
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = launch(pw)
         for _ in range(3):  # cold pages: a fresh context each time (empty cache)
             ctx = b.new_context()
             page = ctx.new_page()

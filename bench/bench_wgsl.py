@@ -2,7 +2,7 @@
 
 Usage (the figures in docs/BENCHMARKS.md came from the command written there):
 
-    python bench/bench_wgsl.py [--n 1024 4096 16384] [--d 16 64 128] [--heads 1 32]
+    python -m bench.bench_wgsl [--n 1024 4096 16384] [--d 16 64 128] [--heads 1 32]
         [--kernels plain fused fused-fast] [--limits default max] [--budget-s 480]
         [--fallback-n 4096] [--passes] [--ceilings] [--json out.json] [--md out.md]
         [--roofline docs/roofline.svg]
@@ -26,7 +26,7 @@ Arithmetic intensity = FLOP / bytes. ``--ceilings`` measures the card's copy ban
 (a device-to-device copy through PyTorch, bytes read plus written) and PyTorch's float32
 matrix product (TF32 off), the two roofs of ``--roofline``.
 
-Timing: see bench.wgsl_host.Runner.time (warm-up, samples of >= 10 ms of GPU work,
+Timing: see cannery_host.wgsl.Runner.time (warm-up, samples of >= 10 ms of GPU work,
 >= 5 samples where the budget allows, median; timestamp queries when available).
 """
 from __future__ import annotations
@@ -40,10 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from cannery_host.wgsl import MANIFEST, KernelError, Runner, TooSlow, gflops
 
-from bench.wgsl_host import MANIFEST, KernelError, Runner, TooSlow, gflops  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def reference(Q, K, V, causal):
@@ -197,7 +196,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, nargs="+", default=[1024, 4096, 16384])
     ap.add_argument("--d", type=int, nargs="+", default=[16, 64, 128])
     ap.add_argument("--heads", type=int, nargs="+", default=[1, 32])
-    ap.add_argument("--kernels", nargs="+", default=[k for k in MANIFEST["kernels"] if k != "fused-no-rescale"])
+    ap.add_argument("--kernels", nargs="+", default=[k for k, e in MANIFEST["kernels"].items() if k != "fused-no-rescale" and e["wgsl"]])
     ap.add_argument("--limits", nargs="+", default=["default", "max"])
     ap.add_argument("--causal", nargs="+", default=["full", "causal"])
     ap.add_argument("--budget-s", type=float, default=480.0, help="stop starting new timings after this")

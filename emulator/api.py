@@ -8,9 +8,12 @@ page only shows the messages.
 
 ops
   count     bytes per tensor for the chosen kernel, plus plain and fused for
-            comparison (and any timed kernel that tiles differently)
+            comparison (and any timed kernel that tiles differently);
+            "direction": "backward" counts the backward kernels instead
+            (emulator.backward), with backward ÷ forward traffic
   check     float32 mirror against float64 on seeded random inputs, or on the
-            model's own Q, K, V ("input": "model", "head": h)
+            model's own Q, K, V ("input": "model", "head": h); "direction":
+            "backward" checks dQ, dK, dV (random inputs only)
   gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...})
   inputs    the seeded random Q, K, V (flat, row-major) for a GPU run
   check_output  check a GPU's O ("outputs": N·d floats) on those inputs
@@ -23,11 +26,22 @@ import math
 import os
 import time
 
+from . import backward as _backward
 from . import check as _check
+from . import shaders as _shaders
 from . import traffic as _traffic
 from .inputs import random_qkv
-from .tiling import (BYTES, CHECK_MAX_N, COUNT_MAX_N, InputError, LESSON_KERNELS,
-                     MANIFEST, parse_request)
+from .tiling import (
+    CHECK_MAX_N,
+    COUNT_MAX_N,
+    LESSON_KERNELS,
+    M_MIN,
+    MANIFEST,
+    InputError,
+    make_tiling,
+    parse_int,
+    parse_request,
+)
 
 MODEL_QKV_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                               "facts", "probe_qkv.json")
@@ -94,10 +108,7 @@ def _check_op(p: dict, raw: dict) -> dict:
     if raw.get("input", "random") == "model":
         data = _load_model_qkv(raw.get("model_path"))
         heads = data["heads"]
-        try:
-            h = int(raw.get("head", 0))
-        except (TypeError, ValueError):
-            raise InputError("input", "Choose a head by number.") from None
+        h = parse_int("input", raw.get("head", 0), "The model's head")
         if not 0 <= h < len(heads):
             raise InputError("input", f"The model has heads 0 to {len(heads) - 1}; head {h} does not exist.")
         head = heads[h]
@@ -144,48 +155,210 @@ def _check_output_op(p: dict, outputs) -> dict:
     return report
 
 
-def gpu_plan(p: dict, limits: dict) -> dict:
-    """Whether the plain and fused kernels fit a GPU with these WebGPU limits.
+# The limits a kernel's passes can exceed, in the order they are checked: what the
+# pass asks (from emulator.shaders.pass_needs), how to say it, and which field fixes it.
+_PLANNED = (
+    ("maxStorageBufferBindingSize", lambda pn: pn["largest_binding"],
+     "binds {tensor} as one storage buffer of {v:,} B", "n"),
+    ("maxBufferSize", lambda pn: pn["largest_binding"],
+     "keeps {tensor} in global memory: {v:,} B in one buffer", "n"),
+    ("maxComputeWorkgroupStorageSize", lambda pn: pn["workgroup_bytes"],
+     "declares {v:,} B of workgroup memory", "workgroup_bytes"),
+    ("maxComputeInvocationsPerWorkgroup", lambda pn: pn["invocations"],
+     "runs {v:,} invocations per workgroup", "workgroup_bytes"),
+    ("maxComputeWorkgroupSizeX", lambda pn: pn["workgroup_size"][0],
+     "has workgroups {v:,} invocations wide (x)", "workgroup_bytes"),
+    ("maxComputeWorkgroupSizeY", lambda pn: pn["workgroup_size"][1],
+     "has workgroups {v:,} invocations high (y)", "workgroup_bytes"),
+    ("maxComputeWorkgroupSizeZ", lambda pn: pn["workgroup_size"][2],
+     "has workgroups {v:,} invocations deep (z)", "workgroup_bytes"),
+    ("maxStorageBuffersPerShaderStage", lambda pn: pn["storage_buffers"],
+     "binds {v} storage buffers (the instrumented build's counters included)", "kernel"),
+    ("maxComputeWorkgroupsPerDimension", lambda pn: max(pn["dispatch"]),
+     "dispatches {v:,} workgroups along one dimension", "n"),
+)
 
-    limits: {"maxStorageBufferBindingSize": bytes, "maxBufferSize": bytes,
-    "maxComputeWorkgroupStorageSize": bytes} (the adapter's, WebGPU §3.6.2).
-    Returns {"fits": bool, "needs": {...}, "required_limits": {...}}; raises
-    InputError naming the field to change when a buffer or tile is too large.
-    """
-    n, d, m = p["n"], p["d"], p["workgroup_bytes"]
-    score_bytes = n * n * BYTES      # S and P, one head: N²·4 B each
-    row_bytes = n * d * BYTES        # Q, K, V, O: N·d·4 B each
-    biggest = max(score_bytes, row_bytes)
-    max_binding = int(limits.get("maxStorageBufferBindingSize", 134217728))
-    max_buffer = int(limits.get("maxBufferSize", 268435456))
-    max_wg = int(limits.get("maxComputeWorkgroupStorageSize", 16384))
-    allowed = min(max_binding, max_buffer)
-    if biggest > allowed:
-        largest_n = math.isqrt(allowed // BYTES)
-        raise InputError(
-            "n",
-            f"The plain kernel stores S and P in global memory: N²·4 = {score_bytes:,} B each at "
-            f"N = {n:,}, but this GPU allows {allowed:,} B per buffer. Try N ≤ {largest_n:,}.")
+
+_BYTE_LIMITS = ("maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroupStorageSize")
+
+
+def _offered(limits: dict, name: str) -> int:
+    """The adapter's value of a limit; WebGPU's default when absent or unreadable."""
+    try:
+        return parse_int("limits", limits.get(name), name)
+    except InputError:
+        return _shaders.DEFAULT_LIMITS[name]
+
+
+def _largest(fits, lo: int, hi: int):
+    """Largest x in [lo, hi] with fits(x), for fits true up to some x and false after
+    (None if fits(lo) is false)."""
+    if lo > hi or not fits(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _pass_need(kernel, index, n, d, causal, m, subgroup_min, need) -> int:
+    tiling = make_tiling(kernel, n, d, causal, m)
+    return need(_shaders.pass_needs(kernel, index, tiling, 1, subgroup_min))
+
+
+def _fix(limit_field, kernel, index, p, offer, need, subgroup_min) -> tuple[str, str]:
+    """The field to change and the sentence that says which value to use instead."""
+    n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
+    if limit_field == "n":
+        best = _largest(lambda x: _pass_need(kernel, index, x, d, causal, m, subgroup_min, need) <= offer, 1, n)
+        return "n", (f"Try N ≤ {best:,}." if best else "Choose a smaller N.")
+    if limit_field == "workgroup_bytes" and MANIFEST["kernels"][kernel].get("tiling", "lesson") == "lesson":
+        # Lesson tiles change at multiples of 16·d bytes (B_c = (M/2)/(8d)); M_MIN.. keeps B_c ≥ 8.
+        step = 16 * d
+
+        def fits(k):
+            try:
+                return _pass_need(kernel, index, n, d, causal, k * step, subgroup_min, need) <= offer
+            except InputError:
+                return False
+        lo = max(-(-M_MIN // step), 1)
+        while lo * step <= m and not _tiles(d, lo * step):
+            lo += 1
+        best = _largest(fits, lo, m // step)
+        return "workgroup_bytes", (f"Use M ≤ {best * step:,} B." if best else "Use a smaller M or a larger d.")
+    return "kernel", "Choose another kernel for this GPU."
+
+
+def _tiles(d: int, m: int) -> bool:
+    try:
+        make_tiling("fused", 1, d, False, m)
+        return True
+    except InputError:
+        return False
+
+
+def _check_softmax_row(n: int, kernels) -> None:
     max_row = int(MANIFEST.get("limits", {}).get("softmax_max_row", 1 << 62))
-    if n > max_row:  # Time always runs plain beside fused
+    if "plain" in kernels and n > max_row:  # Time always runs plain beside fused
         raise InputError(
             "n",
             f"The plain kernel's softmax pass holds one row of S ({n:,} scores) in registers; "
             f"the WGSL kernels stop at N = {max_row:,}. Count and Check still work at this size.")
-    if m > max_wg:
-        raise InputError(
-            "workgroup_bytes",
-            f"M = {m:,} B of workgroup memory, but this GPU offers {max_wg:,} B per workgroup. "
-            f"Time the kernels with M ≤ {max_wg:,}.")
-    required = {}
-    if biggest > 134217728:
-        required["maxStorageBufferBindingSize"] = biggest
-    if biggest > 268435456:
-        required["maxBufferSize"] = biggest
-    if m > 16384:
-        required["maxComputeWorkgroupStorageSize"] = m
-    return {"fits": True, "needs": {"S_bytes": score_bytes, "row_bytes": row_bytes},
-            "required_limits": required}
+
+
+def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0) -> dict:
+    """Whether ``kernels`` (default: plain and fused, which Time always runs, and the
+    chosen kernel) fit a GPU with these WebGPU limits, and which limits to ask for.
+
+    p: parse_request's output (N, d, causal, M). limits: the adapter's limits by
+    their WebGPU names (GPUSupportedLimits, WebGPU §3.6.2); a limit not given is
+    taken at WebGPU's default (manifest "webgpu_default_limits"). subgroup_min:
+    the device's smallest subgroup size (0: no subgroups), which picks a pass's
+    shader. Every pass is planned from its own WGSL source (emulator.shaders):
+    workgroup size x/y/z and invocations per workgroup, workgroup memory (bytes),
+    storage buffers per shader stage (the instrument's counters included), the
+    largest buffer and binding (bytes, one head), and workgroups per dispatch
+    dimension (ceil(N/B_r) query tiles, or N rows, by one head).
+
+    Returns {"fits": True, "needs": {limit: value}, "by_kernel": {kernel: {limit:
+    value}}, "required_limits": {limit: value}}, required_limits holding every need
+    above WebGPU's default (what requestDevice must ask for). Raises InputError
+    naming the field to change (n, workgroup_bytes or kernel), the value to use,
+    and the limit, when the adapter does not offer what a pass needs.
+    """
+    n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
+    if kernels is None:
+        kernels = [p["kernel"]] + [k for k in ("plain", "fused") if k != p["kernel"]]
+    for kernel in kernels:
+        if kernel not in MANIFEST["kernels"]:
+            raise InputError("kernel", f"Unknown kernel {kernel!r}.")
+    needs: dict = {}
+    by_kernel: dict = {}
+    worst: dict = {}  # limit -> (value, kernel, pass index, pass needs)
+    for kernel in kernels:
+        tiling = make_tiling(kernel, n, d, causal, m)
+        mine = by_kernel.setdefault(kernel, {})
+        for index in range(len(MANIFEST["kernels"][kernel]["wgsl"])):
+            pn = _shaders.pass_needs(kernel, index, tiling, 1, subgroup_min)
+            for name, need, _, _ in _PLANNED:
+                value = need(pn)
+                mine[name] = max(mine.get(name, 0), value)
+                if value > needs.get(name, -1):
+                    needs[name] = value
+                    worst[name] = (value, kernel, index, pn)
+    for name, need, what, field in _PLANNED:
+        if name == "maxComputeWorkgroupStorageSize":  # buffers first, then what the kernels support
+            _check_softmax_row(n, kernels)
+        value, kernel, index, pn = worst[name]
+        offer = _offered(limits, name)
+        if value > offer:
+            field, fix = _fix(field, kernel, index, p, offer, need, subgroup_min)
+            unit = " B" if name in _BYTE_LIMITS else ""
+            raise InputError(
+                field,
+                f"At N = {n:,}, d = {d} and M = {m:,} B, the {kernel} kernel's {pn['pass']} pass "
+                f"({pn['file']}) {what.format(v=value, tensor=pn['largest_tensor'])}, but this GPU "
+                f"allows {offer:,}{unit} ({name}). {fix}")
+    required = {name: value for name, value in needs.items() if value > _shaders.DEFAULT_LIMITS[name]}
+    return {"fits": True, "needs": needs, "by_kernel": by_kernel, "required_limits": required}
+
+
+def _kernel_list(raw):
+    """The request's optional "kernels" (a list of manifest names), or None."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
+        raise InputError("kernel", "kernels must be a list of kernel names.")
+    return raw
+
+
+def _direction(raw: dict) -> str:
+    """"forward" (the default) or "backward" (asked for, or a kernel the manifest
+    declares backward); raises InputError (field "direction") otherwise."""
+    direction = str(raw.get("direction") or "forward").strip().lower()
+    if direction not in ("forward", "backward"):
+        raise InputError("direction", f"Direction must be forward or backward, not {direction!r}.")
+    declared = MANIFEST["kernels"].get(str(raw.get("kernel", "")), {}).get("direction")
+    return "backward" if declared == "backward" else direction
+
+
+def _backward_request(raw: dict, purpose: str) -> dict:
+    """parse_request for a backward kernel, named as in the lab ("fused") or the manifest."""
+    return parse_request(dict(raw, kernel=_backward.kernel_name(str(raw.get("kernel", "fused")))), purpose)
+
+
+def _backward_count(p: dict) -> dict:
+    """Bytes per tensor of a backward kernel (the manifest walk), its forward's, and the ratio."""
+    n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
+    selected = _traffic.walk(p["tiling"])
+    forward = _traffic.count(_backward.FORWARD_OF[p["kernel"]], n, d, causal, m)
+    plain = _traffic.count(_backward.KERNELS["plain"], n, d, causal, m)
+    fused = _traffic.count(_backward.KERNELS["fused"], n, d, causal, m)
+    return {
+        "direction": "backward",
+        "selected": selected.as_dict(),
+        "schedule": _traffic.one_tile_schedule(p["tiling"]),
+        "forward": forward.as_dict(),
+        "backward_to_forward_ratio": selected.total_bytes / forward.total_bytes,
+        "plain": plain.as_dict(),
+        "fused": fused.as_dict(),
+        "ratio": plain.total_bytes / fused.total_bytes,
+        "label": MANIFEST["kernels"][p["kernel"]]["label"],
+    }
+
+
+def _backward_check(p: dict, raw: dict) -> dict:
+    if raw.get("input", "random") != "random":
+        raise InputError("input", "The backward check runs on random inputs only.")
+    start = time.perf_counter()
+    report = _backward.check(p["kernel"], p["n"], p["d"], p["causal"], p["seed"], p["workgroup_bytes"])
+    report["input"] = "random"
+    report["label"] = MANIFEST["kernels"][p["kernel"]]["label"]
+    report["seconds"] = time.perf_counter() - start
+    return report
 
 
 def handle(request: dict) -> dict:
@@ -193,12 +366,18 @@ def handle(request: dict) -> dict:
     op = request.get("op") if isinstance(request, dict) else None
     raw = (request.get("params") or {}) if isinstance(request, dict) else {}
     try:
-        if op == "count":
+        if op == "count" and _direction(raw) == "backward":
+            result = _backward_count(_backward_request(raw, "count"))
+        elif op == "count":
             result = _count(parse_request(raw, "count"))
+        elif op == "check" and _direction(raw) == "backward":
+            result = _backward_check(_backward_request(raw, "check"), raw)
         elif op == "check":
             result = _check_op(parse_request(raw, "check"), raw)
         elif op == "gpu_plan":
-            result = gpu_plan(parse_request(raw, "count"), request.get("limits") or {})
+            result = gpu_plan(parse_request(raw, "count"), request.get("limits") or {},
+                              _kernel_list(request.get("kernels")),
+                              parse_int("limits", request.get("subgroup_min_size", 0), "subgroup_min_size"))
         elif op == "inputs":
             p = parse_request(raw, "check")
             q, k, v = random_qkv(p["n"], p["d"], p["seed"])
@@ -210,7 +389,8 @@ def handle(request: dict) -> dict:
             p = parse_request(raw, raw.get("purpose", "count"))
             result = {k: v for k, v in p.items() if k != "tiling"}
         elif op == "limits":
-            result = {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N}
+            result = {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
+                      "backward_check_max_n": _backward.CHECK_MAX_N}
         else:
             return {"ok": False, "op": op, "errors": [{"field": "op", "message": f"Unknown request {op!r}."}]}
     except InputError as exc:

@@ -20,11 +20,10 @@ So at M = 16,384: d=16 gives B_r=128, B_c=64; d=64 gives B_r=32, B_c=16.
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
-import unicodedata
 from dataclasses import dataclass
+
+from .numbers import _shown, parse_number
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST_PATH = os.path.join(os.path.dirname(_HERE), "kernels_wgsl", "manifest.json")
@@ -44,7 +43,10 @@ LESSON = MANIFEST["lesson"]
 BYTES = int(MANIFEST["bytes_per_element"])  # float32: 4 bytes per element
 HEAD_DIMS = tuple(int(x) for x in MANIFEST["head_dims"])
 KERNELS = tuple(MANIFEST["kernels"].keys())
-LESSON_KERNELS = ("plain", "fused", "fused-no-rescale")
+# The kernels the lesson's Count and Check show, in manifest order ("lesson": true).
+LESSON_KERNELS = tuple(k for k, e in MANIFEST["kernels"].items() if e.get("lesson"))
+# Every tensor name a kernel may declare, in display order (manifest "tensors").
+TENSOR_ORDER = tuple(MANIFEST["tensors"]["order"])
 M_DEFAULT = int(LESSON["workgroup_bytes_default"])
 M_MIN = int(LESSON["workgroup_bytes_min"])
 M_MAX = int(LESSON["workgroup_bytes_max"])
@@ -52,7 +54,6 @@ MIN_KEY_TILE = int(LESSON["min_key_tile_rows"])
 COUNT_MAX_N = int(LESSON["count_max_n"])
 CHECK_MAX_N = int(LESSON["check_max_n"])
 CHECK_ALL_ROWS_MAX_N = int(LESSON["check_all_rows_max_n"])
-CHECK_SUBSET_ROWS = int(LESSON["check_subset_rows"])
 
 
 class InputError(ValueError):
@@ -99,6 +100,23 @@ class Tiling:
         """Rows [start, stop) of query tile i (the last one may be ragged)."""
         start = i * self.block_rows
         return start, min(self.n, start + self.block_rows)
+
+    def key_tile_rows(self, j: int) -> tuple[int, int]:
+        """Rows [start, stop) of key tile j (the last one may be ragged)."""
+        start = j * self.block_cols
+        return start, min(self.n, start + self.block_cols)
+
+    def queries_visiting(self, key_start: int) -> int:
+        """Query rows whose tiles visit the key tile starting at ``key_start``.
+
+        The transpose of :meth:`keys_visited`: full attention, all N rows;
+        causal, the rows of every query tile whose last row reaches the key
+        tile, i.e. rows [⌊key_start/B_r⌋·B_r, N). A backward pass that walks
+        key tiles (FlashAttention-2 Algorithm 2) streams exactly these.
+        """
+        if not self.causal:
+            return self.n
+        return self.n - (key_start // self.block_rows) * self.block_rows
 
     def keys_visited(self, stop_row: int) -> int:
         """Keys a query tile ending at row ``stop_row`` (exclusive) streams past.
@@ -167,37 +185,48 @@ def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
 # ---------------------------------------------------------------------------
 # Parsing raw form values: the one place the lab's rules live.
 
-_INTEGER = re.compile(r"[+-]?[0-9]+(?:[,_][0-9]+)*", re.ASCII)
-_DECIMAL = re.compile(r"[+-]?[0-9]+(?:[,_][0-9]+)*\.[0-9]*", re.ASCII)
-
-
-def _shown(raw) -> str:
-    """The learner's text, trimmed and with control and direction marks removed,
-    safe to echo in a message."""
-    text = "".join(ch for ch in str(raw) if unicodedata.category(ch) not in ("Cc", "Cf"))
-    text = text.strip()
-    return text if len(text) <= 20 else text[:19] + "…"
 
 
 def parse_int(field: str, raw, label: str) -> int:
-    """Parse a form value as a whole number written in ASCII digits (commas and
-    underscores between digits allowed), or raise InputError naming ``field``."""
-    if isinstance(raw, bool):
-        raise InputError(field, f"{label} must be a whole number.")
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float):
-        if raw != raw or raw in (math.inf, -math.inf) or raw != int(raw):
-            raise InputError(field, f"{label} must be a whole number, not {raw}.")
-        return int(raw)
-    text = "" if raw is None else str(raw).strip()
-    if text == "":
-        raise InputError(field, f"{label} is empty: type a whole number.")
-    if _INTEGER.fullmatch(text):
-        return int(text.replace(",", "").replace("_", ""))
-    if _DECIMAL.fullmatch(text):
-        raise InputError(field, f"{label} must be a whole number, not {_shown(raw)}.")
-    raise InputError(field, f"{label} must be a whole number written with the digits 0–9; “{_shown(raw)}” is not.")
+    """Parse a form value as a whole number, or raise InputError naming ``field``.
+
+    Text goes through :func:`emulator.numbers.parse_number` (ASCII digits;
+    "4,096", "4 096" and "4_096" are 4,096), the one parser of every numeric
+    field in the CLI, the worker and, mirrored in JavaScript, the page.
+    """
+    parsed = parse_number(raw, integer=True, label=label)
+    if not parsed.ok:
+        raise InputError(field, parsed.message)
+    return parsed.value
+
+
+TRUE_WORDS = tuple(LESSON["true_words"])
+FALSE_WORDS = tuple(LESSON["false_words"])
+
+
+def parse_bool(field: str, raw, label: str) -> bool:
+    """Parse a yes/no form value: True, False, None (absent: False), the integers
+    1 and 0, or a word of the manifest's lesson ``true_words`` / ``false_words``
+    (true, yes, on, 1 / false, no, off, 0), trimmed and in any case.
+
+    Raises InputError naming ``field`` for anything else, so a link with
+    ``causal=maybe`` gets a message instead of a silent "not causal".
+    """
+    if raw is None or isinstance(raw, bool):
+        return bool(raw)
+    if isinstance(raw, int) and raw in (0, 1):
+        return bool(raw)
+    text = str(raw).strip().casefold() if isinstance(raw, str) else None
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise InputError(field, f"{label} takes {_either(TRUE_WORDS)} to turn it on and "
+                            f"{_either(FALSE_WORDS)} to turn it off; “{_shown(str(raw))}” is neither.")
+
+
+def _either(words) -> str:
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
 
 
 def parse_request(params: dict, purpose: str = "count") -> dict:
@@ -253,10 +282,11 @@ def parse_request(params: dict, purpose: str = "count") -> dict:
     except InputError as e:
         errors.append(e)
 
-    causal = params.get("causal", False)
-    if isinstance(causal, str):
-        causal = causal.strip().lower() in ("1", "true", "yes", "on")
-    out["causal"] = bool(causal)
+    try:
+        out["causal"] = parse_bool("causal", params.get("causal", False), "Causal")
+    except InputError as e:
+        errors.append(e)
+        out["causal"] = False
 
     try:
         out["seed"] = parse_int("seed", params.get("seed", 0), "Seed")

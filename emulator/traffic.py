@@ -1,10 +1,12 @@
 """Bytes each kernel moves to and from global memory (HBM, "the warehouse").
 
-The counts come from walking each kernel's load and store schedule, one query
-tile at a time; :func:`closed_form` gives the same totals from a formula, and a
-test holds the two equal (ragged N and causal included).
+Each kernel's schedule is declared once, in ``kernels_wgsl/manifest.json``:
+per pass, the elements of each tensor read and written at each step of its
+walk. :func:`walk` adds them up tile by tile; :func:`closed_form` gives the
+forward kernels' totals from a formula, and a test holds the two equal
+(ragged N and causal included).
 
-Schedules, per query tile of r ≤ B_r rows that streams ``kv`` keys past it
+What the manifest declares for the forward kernels, per query tile of r ≤ B_r rows that streams ``kv`` keys past it
 (kv = N for full attention; for causal, the key tiles up to the diagonal):
 
 plain (three passes, each its own dispatch)
@@ -20,73 +22,132 @@ query tile: that is why a larger B_r (smaller d, or larger M) saves traffic.
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from .tiling import BYTES, Tiling, make_tiling, M_DEFAULT
+from .tiling import BYTES, MANIFEST, TENSOR_ORDER, M_DEFAULT, Tiling, make_tiling
 
-TENSORS = ("Q", "K", "V", "S", "P", "O")
+WALKS = ("query_tiles", "key_tiles", "once")
+_NAMES = {"query_tiles": {"r", "kv", "n", "d"}, "key_tiles": {"c", "qv", "n", "d"}, "once": {"n", "d"}}
+
+
+def passes(kernel: str) -> list:
+    """The manifest's passes of ``kernel``: [{"name", "walk", "reads", "writes"}].
+
+    Raises KeyError for a kernel the manifest does not declare.
+    """
+    return MANIFEST["kernels"][kernel]["passes"]
+
+
+def tensors_of(direction: str) -> tuple:
+    """Tensor names any kernel of ``direction`` ("forward"/"backward") reads or
+    writes, in the manifest's display order."""
+    used = set()
+    for entry in MANIFEST["kernels"].values():
+        if entry.get("direction", "forward") == direction:
+            for spec in entry["passes"]:
+                used.update(spec["reads"], spec["writes"])
+    return tuple(t for t in TENSOR_ORDER if t in used)
+
+
+TENSORS = tensors_of("forward")
+
+
+@lru_cache(maxsize=None)
+def _formula(text: str, walk: str):
+    """Compile an element formula ("r*d", "kv*d", "c*qv + n") after checking
+    it uses only integers, + - * and the names its walk defines.
+
+    Raises ValueError naming the formula otherwise (a manifest error).
+    """
+    if walk not in WALKS:
+        raise ValueError(f"manifest: unknown walk {walk!r}; use one of {', '.join(WALKS)}")
+    tree = ast.parse(text, mode="eval")
+    for node in ast.walk(tree):
+        ok = isinstance(node, (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Load)) or (
+            isinstance(node, ast.Constant) and type(node.value) is int) or (
+            isinstance(node, ast.Name) and node.id in _NAMES[walk])
+        if not ok:
+            raise ValueError(f"manifest: formula {text!r} may use only integers, + - * and {sorted(_NAMES[walk])}")
+    return compile(tree, f"<manifest {text}>", "eval")
+
+
+def _steps(tiling: Tiling, walk: str):
+    """The variables of each step of ``walk``: one dict per query tile, per
+    key tile, or once for the whole head."""
+    n, d = tiling.n, tiling.d
+    if walk == "once":
+        yield {"n": n, "d": d}
+    elif walk == "query_tiles":
+        for i in range(tiling.query_tiles):
+            start, stop = tiling.query_tile_rows(i)
+            yield {"r": stop - start, "kv": tiling.keys_visited(stop), "n": n, "d": d}
+    else:
+        for j in range(tiling.key_tiles):
+            start, stop = tiling.key_tile_rows(j)
+            yield {"c": stop - start, "qv": tiling.queries_visiting(start), "n": n, "d": d}
 
 
 @dataclass
 class Traffic:
     """Global-memory traffic of one kernel on one head.
 
-    reads, writes: bytes per tensor name in TENSORS (int).
-    steps: the schedule of one full query tile, for display:
-      [{"pass": str, "reads": {...}, "writes": {...}}] in elements.
+    reads, writes: bytes per tensor name (int), every tensor of the kernel's
+    direction present (0 where untouched); per_pass: {pass name: bytes}.
     """
 
     tiling: Tiling
     reads: dict = field(default_factory=lambda: dict.fromkeys(TENSORS, 0))
     writes: dict = field(default_factory=lambda: dict.fromkeys(TENSORS, 0))
+    per_pass: dict = field(default_factory=dict)
 
     @property
     def total_bytes(self) -> int:
         """All bytes read plus all bytes written (int)."""
         total = 0
-        for name in TENSORS:
+        for name in self.reads:
             total += self.reads[name] + self.writes[name]
         return total
 
     def as_dict(self) -> dict:
         t = self.tiling
+        entry = MANIFEST["kernels"][t.kernel]
         return {
             "kernel": t.kernel, "n": t.n, "d": t.d, "causal": t.causal,
+            "direction": entry.get("direction", "forward"),
             "workgroup_bytes": t.workgroup_bytes,
             "block_rows": t.block_rows, "block_cols": t.block_cols,
             "query_tiles": t.query_tiles, "key_tiles": t.key_tiles,
             "reads": dict(self.reads), "writes": dict(self.writes),
+            "per_pass": dict(self.per_pass),
             "total_bytes": self.total_bytes,
             "total_mib": self.total_bytes / 2**20,
         }
 
 
-def _schedule(kernel: str, r: int, kv: int, d: int):
-    """One query tile's (pass, tensor, 'read'|'write', elements) steps."""
-    if kernel == "plain":
-        return (
-            ("scores", "Q", "read", r * d), ("scores", "K", "read", kv * d), ("scores", "S", "write", r * kv),
-            ("softmax", "S", "read", r * kv), ("softmax", "P", "write", r * kv),
-            ("pv", "P", "read", r * kv), ("pv", "V", "read", kv * d), ("pv", "O", "write", r * d),
-        )
-    return (
-        ("fused", "Q", "read", r * d), ("fused", "K", "read", kv * d),
-        ("fused", "V", "read", kv * d), ("fused", "O", "write", r * d),
-    )
-
-
 def walk(tiling: Tiling) -> Traffic:
-    """Count traffic by walking the schedule over every query tile.
+    """Count traffic by walking each pass the manifest declares for the kernel.
 
-    Each query tile's row of key tiles is summed at once (``keys_visited``),
-    so the walk costs O(T_r) steps, well under a second at N = 65,536.
+    A pass walks its query tiles (r rows, kv keys visited), its key tiles
+    (c rows, qv query rows that see it) or runs once; at each step every
+    tensor formula gives elements read or written, times 4 bytes. A query
+    tile's row of key tiles is summed at once (``keys_visited``), so the walk
+    costs O(T_r + T_c) steps, well under a second at N = 65,536.
     """
-    traffic = Traffic(tiling)
-    for i in range(tiling.query_tiles):
-        start, stop = tiling.query_tile_rows(i)
-        kv = tiling.keys_visited(stop)
-        for _pass, tensor, kind, elements in _schedule(tiling.kernel, stop - start, kv, tiling.d):
-            (traffic.reads if kind == "read" else traffic.writes)[tensor] += elements * BYTES
+    entry = MANIFEST["kernels"][tiling.kernel]
+    names = tensors_of(entry.get("direction", "forward"))
+    traffic = Traffic(tiling, dict.fromkeys(names, 0), dict.fromkeys(names, 0))
+    for spec in entry["passes"]:
+        moved = 0
+        compiled = [(kind, tensor, _formula(text, spec["walk"]))
+                    for kind in ("reads", "writes") for tensor, text in spec[kind].items()]
+        for env in _steps(tiling, spec["walk"]):
+            for kind, tensor, code in compiled:
+                b = eval(code, {"__builtins__": {}}, env) * BYTES  # noqa: S307 (checked by _formula)
+                getattr(traffic, kind)[tensor] += b
+                moved += b
+        traffic.per_pass[spec["name"]] = moved
     return traffic
 
 
@@ -121,16 +182,20 @@ def closed_form(tiling: Tiling) -> int:
         sum_kv = t * n
         sum_s = n * n
     elements = 2 * n * d + 2 * d * sum_kv
-    if tiling.kernel == "plain":
+    if any("S" in spec["writes"] for spec in passes(tiling.kernel)):  # plain: S, P out and back
         elements += 4 * sum_s
     return BYTES * elements
 
 
 def one_tile_schedule(tiling: Tiling) -> list[dict]:
-    """The first query tile's steps in elements, for the page's schedule table."""
-    start, stop = tiling.query_tile_rows(0)
-    kv = tiling.keys_visited(stop)
-    return [
-        {"pass": p, "tensor": t, "kind": k, "elements": e, "bytes": e * BYTES}
-        for p, t, k, e in _schedule(tiling.kernel, stop - start, kv, tiling.d)
-    ]
+    """Each pass's first step (its first query or key tile) in elements, for
+    the page's schedule table: [{"pass", "tensor", "kind", "elements", "bytes"}]."""
+    rows = []
+    for spec in passes(tiling.kernel):
+        env = next(_steps(tiling, spec["walk"]))
+        for kind, label in (("reads", "read"), ("writes", "write")):
+            for tensor, text in spec[kind].items():
+                e = eval(_formula(text, spec["walk"]), {"__builtins__": {}}, env)  # noqa: S307
+                rows.append({"pass": spec["name"], "tensor": tensor, "kind": label,
+                             "elements": e, "bytes": e * BYTES})
+    return rows

@@ -1,31 +1,21 @@
 """Shared fixtures: a built site, a local server, and Debian's Chromium.
 
 Browser tests drive /usr/bin/chromium through Playwright for Python with
-SwiftShader WebGPU (Vulkan on the CPU), so WebGPU paths run without a GPU.
-Set CANNERY_CHROMIUM to use another Chromium binary.
+SwiftShader WebGPU (Vulkan on the CPU), so WebGPU paths run without a GPU; the
+flags live in cannery_host.browser (set CANNERY_CHROMIUM for another binary).
+The repository root is on sys.path through pyproject's pytest ``pythonpath``.
 """
 from __future__ import annotations
 
-import os
-import shutil
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
+import build
+from cannery_host.browser import CHROMIUM, chromium_found, launch
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import build  # noqa: E402
-
-CHROMIUM = os.environ.get("CANNERY_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox",
-    "--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader",
-    "--use-webgpu-adapter=swiftshader", "--disable-vulkan-surface",
-    "--disable-background-networking", "--disable-component-update",
-]
 ARTIFACTS = ROOT / "test-artifacts"
 
 
@@ -61,11 +51,11 @@ def subpath_url(built_site) -> str:
 @pytest.fixture(scope="session")
 def browser():
     """One headless Chromium for the session; skips if Chromium is missing."""
-    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+    if not chromium_found():
         pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        b = launch(pw)
         yield b
         b.close()
 

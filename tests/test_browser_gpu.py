@@ -1,4 +1,4 @@
-"""The WGSL kernels in headless Chromium on SwiftShader WebGPU, through site/static/js/gpu.js.
+"""The WGSL kernels in headless Chromium on SwiftShader WebGPU, through site/static/js/gpu/.
 
 What is held here (issue 3 parts 2-3, issue 7 items 5-6):
 * every shader, plain and instrumented build, compiles in Chromium (Tint) with
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.gpu]
 
 RUN_JS = """
 async ({kernel, n, d, causal, q, k, v, instrumented, chunks}) => {
-  const g = await import('./static/js/gpu.js');
+  const g = await import('./static/js/gpu/index.js');
   try {
     const r = await g.runAttention({kernel, n, d, causal, instrumented, chunks,
       Q: new Float32Array(q), K: new Float32Array(k), V: new Float32Array(v)});
@@ -41,7 +41,7 @@ def gpu_page(browser, server_url):
     ctx = browser.new_context()
     page = ctx.new_page()
     page.goto(server_url)
-    probe = page.evaluate("async () => (await import('./static/js/gpu.js')).probeGpu()")
+    probe = page.evaluate("async () => (await import('./static/js/gpu/index.js')).probeGpu()")
     if not probe["ok"]:
         ctx.close()
         pytest.skip(f"no WebGPU adapter in Chromium: {probe['reason']}")
@@ -79,7 +79,7 @@ def test_the_probe_reports_adapter_limits_and_features(gpu_page):
 def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
     # Pipelines at d = 128 here (the largest workgroup arrays); the run tests below
     # build every other d (16, 32, 64) through the same path.
-    report = gpu_page.evaluate("async () => (await import('./static/js/gpu.js')).compileAll({ds: [128]})")
+    report = gpu_page.evaluate("async () => (await import('./static/js/gpu/index.js')).compileAll({ds: [128]})")
     files = {r["file"] for r in report}
     lanes = {"fused_lanes.wgsl"} if gpu_page.probe["adapterInfo"]["subgroupMinSize"] >= 4 else set()
     assert files == {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl"} | lanes
@@ -129,7 +129,7 @@ def test_fused_without_rescale_in_chromium_fails_the_check(gpu_page, kernel, n, 
 
 def test_a_bad_size_comes_back_as_a_typed_error_not_zeros(gpu_page):
     r = gpu_page.evaluate("""async () => {
-      const g = await import('./static/js/gpu.js');
+      const g = await import('./static/js/gpu/index.js');
       try { await g.runAttention({kernel: 'fused', n: 4, d: 48, Q: new Float32Array(192),
               K: new Float32Array(192), V: new Float32Array(192)}); return {ok: true}; }
       catch (e) { return {ok: false, kind: e.kind, message: e.message}; }
@@ -139,7 +139,7 @@ def test_a_bad_size_comes_back_as_a_typed_error_not_zeros(gpu_page):
 
 def test_timing_returns_a_positive_median_and_a_method(gpu_page):
     r = gpu_page.evaluate("""async () => {
-      const g = await import('./static/js/gpu.js');
+      const g = await import('./static/js/gpu/index.js');
       const t = await g.timeKernels({n: 64, d: 16, minSampleMs: 2, minSamples: 3});
       return {plain: t.kernels.plain, fused: t.kernels.fused, method: t.method, line: g.formatTiming(t)};
     }""")
@@ -162,7 +162,7 @@ def test_a_run_split_into_several_dispatches_gives_the_same_answer_and_bytes(gpu
 
 def test_timing_splits_a_run_when_it_would_pass_the_submission_limit(gpu_page):
     r = gpu_page.evaluate("""async () => {
-      const g = await import('./static/js/gpu.js');
+      const g = await import('./static/js/gpu/index.js');
       const t = await g.timeKernels({n: 128, d: 16, kernels: ['plain'], minSampleMs: 1,
                                      minSamples: 3, maxSubmitMs: 0.01});
       return t.kernels.plain;
@@ -172,14 +172,14 @@ def test_timing_splits_a_run_when_it_would_pass_the_submission_limit(gpu_page):
 
 
 def test_the_page_loader_tiles_every_kernel_as_the_emulator_does(gpu_page):
-    """gpu.js reads the same manifest as emulator/tiling.py; this holds its
+    """gpu/plan.js reads the same manifest as emulator/tiling.py; this holds its
     arithmetic to the emulator's for every kernel, d and a spread of M (odd ones
     included), so the count shown is always the count of the kernel that runs."""
     from emulator.tiling import HEAD_DIMS, InputError, KERNELS, make_tiling
     cases = [(k, d, m) for k in KERNELS for d in HEAD_DIMS for m in (4096, 4224, 8192, 16384, 20000, 65536)]
     got = gpu_page.evaluate(
         """async (cases) => {
-             const g = await import('./static/js/gpu.js');
+             const g = await import('./static/js/gpu/index.js');
              const manifest = await g.loadManifest();
              return cases.map(([k, d, m]) => {
                try { const t = g.lessonTiling(manifest, k, d, m); return [t.blockRows, t.blockCols, t.workgroupBytes]; }
@@ -207,7 +207,7 @@ def _subgroups(page):
 @pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused-fast-16k", "fused-fast"],
                                                      [(65, 64, True), (77, 64, False), (1, 64, False)]))
 def test_with_subgroups_the_tuned_kernels_run_the_lanes_shader_with_the_same_bytes(gpu_page, kernel, n, d, causal):
-    """d = 64 on an adapter with subgroups: gpu.js picks fused_lanes.wgsl (the manifest's
+    """d = 64 on an adapter with subgroups: gpu/plan.js picks fused_lanes.wgsl (the manifest's
     with_subgroups), its instrumented bytes equal the emulator's count for the kernel's
     tiles, and its output passes the float64 check."""
     _subgroups(gpu_page)

@@ -153,7 +153,7 @@ def test_a_size_whose_plain_buffers_exceed_the_gpus_limits_gets_the_plan_message
     """SwiftShader offers 1 GiB per storage buffer; S at N=20,000 needs 1.6 GB."""
     errors_before = len(lab.console_errors)
     press(lab, "#time-button", n=20000, d=16)
-    limits = lab.evaluate("async () => (await import('./static/js/gpu.js')).probeGpu().then((p) => p.limits)")
+    limits = lab.evaluate("async () => (await import('./static/js/gpu/index.js')).probeGpu().then((p) => p.limits)")
     expected = api.handle({"op": "gpu_plan", "params": params(n="20000"), "limits": limits})
     assert expected["ok"] is False and expected["errors"][0]["field"] == "n"
     assert lab.inner_text("#n-error") == expected["errors"][0]["message"]
@@ -253,7 +253,7 @@ def test_a_tampered_script_is_refused_by_its_integrity_hash(browser, server_url)
     def tamper(route):
         response = route.fetch()
         route.fulfill(response=response, body=response.text() + "\nwindow.__tampered = true;\n")
-    page.route("**/static/js/lab.js", tamper)
+    page.route("**/static/js/lab/main.js", tamper)
     try:
         page.goto(server_url)
         page.wait_for_timeout(500)
@@ -382,7 +382,7 @@ GPUShaderModule.prototype.getCompilationInfo = async function () {
 """
 
 GPU_FAULTS = {
-    # name: (init script, kind gpu.js reports, words the message must contain)
+    # name: (init script, kind gpu/ reports, words the message must contain)
     "navigator.gpu missing": ("Object.defineProperty(Navigator.prototype, 'gpu', {configurable: true, get: () => undefined});",
                               "no-webgpu", "This browser has no WebGPU"),
     "requestAdapter returns null": ("GPU.prototype.requestAdapter = async () => null;",
@@ -435,7 +435,7 @@ def test_adapter_limits_too_small_for_the_size_give_the_emulators_plan_message(b
 
 
 def test_after_a_lost_device_retry_starts_a_new_one_and_times_even_from_a_subpath(browser, subpath_url):
-    """Also proves that gpu.js finds kernels/*.wgsl when the site lives under /cannery/."""
+    """Also proves that gpu/files.js finds kernels/*.wgsl when the site lives under /cannery/."""
     ctx, page = open_page(browser, subpath_url, init=GPU_FAULTS["device lost"][0])
     try:
         press(page, "#time-button", n=64, d=16)
@@ -506,5 +506,95 @@ def test_a_download_dropped_while_python_starts(path, browser, server_url, artif
         press(page, "#count-button", n=65, d=16)
         assert page.inner_text("#lab-alert") == ""
         assert page.inner_text("#count-total").endswith("bytes")
+    finally:
+        ctx.close()
+
+
+# ---------------------------------------------------------------------------
+# Issue 11's faults, each held in the page.
+
+def test_a_plainly_bad_n_on_a_cold_page_gets_its_message_before_python_starts(browser, server_url):
+    """Python's WebAssembly never arrives here, yet N = 0, −5 and "abc" get Python's own
+    words at once: site/static/js/lab/rules.js needs no Python (tests/test_js_parity.py
+    holds its words to emulator/tiling.py's)."""
+    ctx, page = open_page(browser, server_url)
+    page.route("**/vendor/pyodide/pyodide.asm.wasm", lambda route: None)  # never answered
+    try:
+        for n in ("0", "-5", "abc"):
+            page.fill("#n", n)
+            page.click("#count-button")
+            expected = api.handle({"op": "count", "params": params(n=n)})["errors"][0]["message"]
+            page.wait_for_selector("#n-error:not(:empty)", timeout=2_000)
+            assert page.inner_text("#n-error") == expected
+            assert page.get_attribute("#n", "aria-invalid") == "true"
+            assert page.get_attribute("#lab-form", "aria-busy") != "true"
+            assert not page.evaluate("window.cannery.lab.client.ready")
+        assert page.console_errors == []
+    finally:
+        ctx.close()
+
+
+# An adapter that reports these limits (the real device underneath is SwiftShader's);
+# requestDevice records what the page asks for.
+_FAKE_LIMITS = """
+const fake = %s;
+const real = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, 'limits').get;
+Object.defineProperty(GPUAdapter.prototype, 'limits', {configurable: true, get() {
+  const l = real.call(this);
+  return new Proxy(l, {get(t, k) { return k in fake ? fake[k] : Reflect.get(t, k); }});
+}});
+window.__asked = [];
+const requestDevice = GPUAdapter.prototype.requestDevice;
+GPUAdapter.prototype.requestDevice = function (desc) {
+  window.__asked.push(JSON.parse(JSON.stringify((desc || {}).requiredLimits || {})));
+  return requestDevice.call(this, desc);
+};
+"""
+
+
+def test_a_workgroup_past_the_adapters_invocation_limit_is_refused_naming_m_and_the_limit(browser, server_url):
+    """d = 16, M = 32,768: B_r = 256 rows, one invocation each; this adapter runs 128."""
+    init = _FAKE_LIMITS % json.dumps({"maxComputeInvocationsPerWorkgroup": 128, "maxComputeWorkgroupSizeX": 128})
+    ctx, page = open_page(browser, server_url, init=init)
+    try:
+        press(page, "#time-button", n=64, d=16, workgroup_bytes=32768)
+        message = page.inner_text("#workgroup_bytes-error")
+        limits = page.evaluate("async () => (await import('./static/js/gpu/index.js')).probeGpu().then((p) => p.limits)")
+        assert limits["maxComputeInvocationsPerWorkgroup"] == 128
+        expected = api.handle({"op": "gpu_plan", "params": params(n="64", workgroup_bytes="32768"), "limits": limits})
+        assert message == expected["errors"][0]["message"]      # the emulator's plan, the judge
+        assert "M = 32,768 B" in message and "128 (maxComputeInvocationsPerWorkgroup)" in message
+        assert "M ≤ 16,384 B" in message
+        # and the page's own planner (used where no Python runs) refuses the same field
+        plan = page.evaluate("""async () => {
+            const g = await import('./static/js/gpu/index.js');
+            const p = await g.probeGpu();
+            return g.planDevice(await g.loadManifest(), {kernels: ['plain', 'fused'], n: 64, d: 16,
+                                                         workgroupBytes: 32768}, p.limits);
+        }""")
+        assert plan["fits"] is False and plan["refusal"]["field"] == "workgroup_bytes"
+        assert "at most 128" in plan["refusal"]["message"]
+        assert page.get_attribute("#workgroup_bytes", "aria-invalid") == "true"
+        assert page.is_hidden("#time-result")
+        assert page.evaluate("window.__asked") == []          # no device was asked for
+        assert page.console_errors == []
+    finally:
+        ctx.close()
+
+
+def test_a_workgroup_past_the_default_invocations_asks_the_adapter_for_them(browser, server_url):
+    """d = 16, M = 49,152: B_r = 384 invocations, past WebGPU's default 256, on an adapter
+    that reports 1,024 (and 64 KB of workgroup memory). The page asks for 384 of both
+    invocation limits; the SwiftShader device underneath then refuses, and says so."""
+    init = _FAKE_LIMITS % json.dumps({"maxComputeInvocationsPerWorkgroup": 1024, "maxComputeWorkgroupSizeX": 1024,
+                                      "maxComputeWorkgroupStorageSize": 65536})
+    ctx, page = open_page(browser, server_url, init=init)
+    try:
+        press(page, "#time-button", n=64, d=16, workgroup_bytes=49152)
+        asked = page.evaluate("window.__asked")
+        assert asked, page.inner_text("#lab-alert")
+        assert asked[-1]["maxComputeInvocationsPerWorkgroup"] == 384
+        assert asked[-1]["maxComputeWorkgroupSizeX"] == 384
+        assert asked[-1]["maxComputeWorkgroupStorageSize"] == 49152
     finally:
         ctx.close()

@@ -208,3 +208,31 @@ def test_results_fit_a_phone_screen(browser, server_url, width):
     wait_idle(page)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
     ctx.close()
+
+
+@pytest.mark.parametrize("word,causal", [("true", True), ("yes", True), ("ON", True), ("1", True),
+                                         ("false", False), ("0", False), ("off", False)])
+def test_a_link_reads_causal_with_the_emulators_words(browser, server_url, word, causal):
+    """The one vocabulary (manifest lesson.boolean_words) that emulator/tiling.py reads too."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(server_url + f"#kernel=fused&n=300&d=16&causal={word}")
+    assert page.is_checked("#causal") is causal
+    assert page.inner_text("#causal-error") == ""
+    ctx.close()
+
+
+def test_a_link_with_a_causal_value_it_cannot_read_says_so_next_to_the_box(browser, server_url):
+    from emulator.tiling import InputError, parse_request
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(server_url + "#kernel=fused&n=300&d=16&causal=maybe")
+    with pytest.raises(InputError) as err:
+        parse_request({"n": "300", "d": "16", "causal": "maybe"})
+    message = page.inner_text("#causal-error")
+    assert message.endswith(err.value.message) and "causal=maybe" in message
+    assert page.get_attribute("#causal", "aria-invalid") == "true"
+    assert "causal-error" in page.get_attribute("#causal", "aria-describedby").split()
+    assert not page.is_checked("#causal")
+    assert message in page.inner_text("#lab-status")
+    ctx.close()

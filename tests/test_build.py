@@ -15,7 +15,6 @@ import pytest
 
 import build
 
-
 # ---------------------------------------------------------------------------
 # Deterministic build and --check
 
@@ -46,7 +45,7 @@ def test_check_fails_when_dist_is_stale_with(how, tmp_path, capsys, monkeypatch)
         page = out / "index.html"
         page.write_text(page.read_text(encoding="utf-8").replace("The cannery", "The canary", 1), encoding="utf-8")
     elif how == "a file deleted":
-        (out / "static" / "js" / "lab.js").unlink()
+        (out / "static" / "js" / "lab" / "main.js").unlink()
     elif how == "a file added":
         (out / "static" / "leftover.js").write_text("// from an old build\n", encoding="utf-8")
     else:
@@ -57,7 +56,7 @@ def test_check_fails_when_dist_is_stale_with(how, tmp_path, capsys, monkeypatch)
     if how == "a file edited":
         assert "index.html" in err
     if how == "a file deleted":
-        assert "lab.js" in err
+        assert "main.js" in err
 
 
 def test_check_fails_when_the_facts_say_they_are_stale(tmp_path, capsys, monkeypatch):
@@ -140,6 +139,12 @@ def test_every_internal_link_anchor_asset_and_track_in_dist_resolves(built_site)
             checked += 1
             if not target.is_file():
                 broken.append(f"{page.name}: <{tag} {attr}={value!r}> → missing {target}")
+            elif anchor and "=" in anchor:
+                # a lab state in the fragment (the module page links into the lab): keys the lab reads
+                state = dict(part.split("=", 1) for part in anchor.split("&"))
+                known = {"kernel", "n", "d", "causal", "M"}
+                if set(state) != known or state["kernel"] not in build.MANIFEST["kernels"]:
+                    broken.append(f"{page.name}: <{tag} {attr}={value!r}> → not a lab state")
             elif anchor and target.suffix == ".html" and anchor not in _parse(target).ids:
                 broken.append(f"{page.name}: <{tag} {attr}={value!r}> → no id {anchor!r}")
         for src in c.tracks:
@@ -172,15 +177,43 @@ def test_the_page_links_its_captions_and_chapters_and_they_exist(built_site):
         assert target.read_text(encoding="utf-8").startswith("WEBVTT")
 
 
-def test_every_css_and_script_the_page_loads_carries_a_matching_integrity_hash(built_site):
-    text = (built_site / "index.html").read_text(encoding="utf-8")
+@pytest.mark.parametrize("page", ["index.html", "module/index.html", "module/online-softmax/index.html"])
+def test_every_css_and_script_the_page_loads_carries_a_matching_integrity_hash(page, built_site):
+    path = built_site / page
+    text = path.read_text(encoding="utf-8")
     tags = re.findall(r'<(?:link rel="stylesheet"|script type="module")[^>]*>', text)
     assert len(tags) >= 3
     for tag in tags:
         src = re.search(r'(?:href|src)="([^"]+)"', tag).group(1)
         integrity = re.search(r'integrity="([^"]+)"', tag)
         assert integrity, tag
-        assert integrity.group(1) == build.sri(built_site / src), src
+        assert integrity.group(1) == build.sri((path.parent / src).resolve()), src
+
+
+def test_every_page_file_in_site_content_pages_is_built(built_site):
+    """One loop renders every page: the lesson, the module, and one page per exercise."""
+    from exercises import content
+    outputs = {str(p.relative_to(built_site)) for p in built_site.rglob("*.html")}
+    expected = {"index.html", "module/index.html"} | {f"module/{slug}/index.html" for slug in content.slugs()}
+    assert outputs == expected
+
+
+def test_formulas_are_mathml_rendered_at_build_time(built_site):
+    text = (built_site / "module" / "online-softmax" / "index.html").read_text(encoding="utf-8")
+    assert text.count("<math ") > 20
+    assert "$" not in re.sub(r"<pre>.*?</pre>", "", text, flags=re.S)  # no TeX left for a script to render
+    assert "<mi>&#x02113;</mi>" in text  # the running sum l, as a math identifier
+
+
+def test_the_editor_bundle_is_built_from_the_pinned_codemirror(built_site):
+    import json
+    pins = json.loads((build.ROOT / "package.json").read_text())["dependencies"]
+    for name in ("codemirror", "@codemirror/lang-python"):
+        assert re.fullmatch(r"\d+\.\d+\.\d+", pins[name]), name
+    bundle = (built_site / "vendor" / "codemirror" / "codemirror.js").read_text(encoding="utf-8")
+    assert "export{" in bundle.replace(" ", "")
+    imports = re.search(r"""(?:^|[;\n}])\s*import\s*[\w{*"']""", bundle)
+    assert not imports, "the bundle imports something: it must be self-contained"
 
 
 def test_a_favicon_is_linked_so_the_browser_asks_for_no_favicon_ico(built_site):
@@ -201,7 +234,7 @@ def _get(url: str):
 ASSET_KINDS = [
     # (path in dist, content type the server must send)
     ("index.html", "text/html; charset=utf-8"),
-    ("static/js/lab.js", "text/javascript; charset=utf-8"),
+    ("static/js/lab/main.js", "text/javascript; charset=utf-8"),
     ("static/js/emulator-worker.js", "text/javascript; charset=utf-8"),
     ("vendor/pyodide/pyodide.mjs", "text/javascript; charset=utf-8"),
     ("vendor/pyodide/pyodide.asm.wasm", "application/wasm"),

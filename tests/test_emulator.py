@@ -9,15 +9,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from emulator import api, attention as att
+from emulator import api
+from emulator import attention as att
 from emulator.check import check, check_arrays, rows_to_check
 from emulator.inputs import random_qkv
-from emulator.tiling import HEAD_DIMS, InputError, M_MAX, M_MIN, make_tiling, parse_request
+from emulator.tiling import HEAD_DIMS, M_MAX, M_MIN, InputError, make_tiling, parse_request
 from emulator.traffic import closed_form, count, walk
 
 ROOT = Path(__file__).resolve().parent.parent
+MANIFEST_KERNELS = json.loads((ROOT / "kernels_wgsl" / "manifest.json").read_text())["kernels"]
 CASES = json.loads((ROOT / "tests" / "emulator_cases.json").read_text())["cases"]
 
 
@@ -142,6 +145,130 @@ def test_gpu_plan_refuses_buffers_beyond_the_limit():
     assert ok["ok"] and ok["result"]["required_limits"]["maxStorageBufferBindingSize"] == 268435456
 
 
+def plan(params, limits, **extra):
+    return api.handle({"op": "gpu_plan", "params": {"kernel": "fused", "n": "256", "d": "16", **params},
+                       "limits": limits, **extra})
+
+
+def test_gpu_plan_refuses_a_workgroup_past_the_invocation_limit_naming_m():
+    """d = 16, M = 49,152: B_r = (M/2)/(4d) = 384 rows, which the kernels spread over at most
+    256 invocations (fused: 4 rows and 2 streams an invocation, 192; plain's scores pass
+    256), so WebGPU's default limit takes it; a device allowing 128 is refused with both
+    numbers and the M."""
+    fits = plan({"workgroup_bytes": "49152"}, {"maxComputeWorkgroupStorageSize": 65536})
+    assert fits["ok"], fits
+    assert fits["result"]["by_kernel"]["fused"]["maxComputeInvocationsPerWorkgroup"] == 192
+    assert fits["result"]["needs"]["maxComputeInvocationsPerWorkgroup"] == 256
+    reply = plan({"workgroup_bytes": "49152"}, {"maxComputeWorkgroupStorageSize": 65536,
+                                                "maxComputeInvocationsPerWorkgroup": 128})
+    assert not reply["ok"]
+    err = reply["errors"][0]
+    assert err["field"] == "workgroup_bytes"
+    assert "256 invocations per workgroup" in err["message"]
+    assert "allows 128 (maxComputeInvocationsPerWorkgroup)" in err["message"]
+    assert "M = 49,152 B" in err["message"]
+
+
+def test_gpu_plan_asks_for_the_invocations_and_width_an_adapter_offers():
+    offered = {"maxComputeWorkgroupStorageSize": 65536, "maxComputeInvocationsPerWorkgroup": 1024,
+               "maxComputeWorkgroupSizeX": 1024}
+    reply = plan({"workgroup_bytes": "49152"}, offered)
+    assert reply["ok"], reply
+    # Q tile 384·16·4 B + K and V tiles 2·192·16·4 B; every workgroup within the default 256.
+    assert reply["result"]["required_limits"] == {"maxComputeWorkgroupStorageSize": 49152}
+    # Width alone offered is not enough: the invocation count is a separate limit.
+    only_x = plan({"workgroup_bytes": "49152"}, {**offered, "maxComputeInvocationsPerWorkgroup": 128})
+    assert "maxComputeInvocationsPerWorkgroup" in only_x["errors"][0]["message"]
+    only_inv = plan({"workgroup_bytes": "49152"}, {**offered, "maxComputeWorkgroupSizeX": 128})
+    assert "maxComputeWorkgroupSizeX" in only_inv["errors"][0]["message"]
+
+
+def test_gpu_plan_reads_the_softmax_workgroup_from_its_wg_constant():
+    """At d = 64 the lesson's B_r is 32: fused runs 4 lanes x 2 streams x 16 row pairs = 128
+    invocations, and plain's softmax pass WG = 256."""
+    r = plan({"kernel": "plain", "d": "64"}, {})["result"]
+    assert r["by_kernel"]["fused"]["maxComputeInvocationsPerWorkgroup"] == 128
+    assert r["by_kernel"]["plain"]["maxComputeInvocationsPerWorkgroup"] == 256
+    assert r["by_kernel"]["plain"]["maxComputeWorkgroupsPerDimension"] == 256  # N rows
+    assert r["required_limits"] == {}
+
+
+def test_gpu_plan_counts_storage_buffers_with_the_instrument_counters():
+    r = plan({}, {})["result"]
+    assert r["by_kernel"]["fused"]["maxStorageBuffersPerShaderStage"] == 5  # Q, K, V, O, counters
+    assert r["by_kernel"]["plain"]["maxStorageBuffersPerShaderStage"] == 4  # Q, K, S, counters
+    reply = plan({}, {"maxStorageBuffersPerShaderStage": 4})
+    assert reply["errors"][0]["field"] == "kernel"
+    assert "binds 5 storage buffers" in reply["errors"][0]["message"]
+
+
+def test_gpu_plan_refuses_a_dispatch_past_the_workgroups_per_dimension():
+    """fused at d = 128 has B_r = 16 rows: N = 65,536 is 4,096 query tiles."""
+    reply = plan({"n": "65536", "d": "128"}, {"maxComputeWorkgroupsPerDimension": 1000}, kernels=["fused"])
+    err = reply["errors"][0]
+    assert err["field"] == "n"
+    assert "dispatches 4,096 workgroups" in err["message"] and "(maxComputeWorkgroupsPerDimension)" in err["message"]
+    assert "Try N ≤ 16,000." in err["message"]  # ceil(16,000 / 16) = 1,000
+
+
+def test_gpu_plan_takes_a_limit_the_adapter_does_not_report_at_webgpus_default():
+    reply = plan({"workgroup_bytes": "49152"}, {"maxComputeWorkgroupStorageSize": "lots"})
+    assert "allows 16,384 B (maxComputeWorkgroupStorageSize)" in reply["errors"][0]["message"]
+
+
+def test_gpu_plan_names_a_timed_kernel_that_does_not_fit():
+    reply = plan({"d": "128"}, {}, kernels=["fused-fast"])
+    assert reply["errors"][0]["field"] == "kernel"
+    assert "declares 32,768 B of workgroup memory" in reply["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("kernel", list(MANIFEST_KERNELS))
+@pytest.mark.parametrize("d", HEAD_DIMS)
+def test_every_pass_is_sized_from_its_shader_within_what_the_tiling_declares(kernel, d):
+    from emulator.shaders import pass_needs
+
+    tiling = make_tiling(kernel, 1000, d, False, 16384)
+    for index in range(len(MANIFEST_KERNELS[kernel]["wgsl"])):
+        for subgroup_min in (0, 32):
+            pn = pass_needs(kernel, index, tiling, 1, subgroup_min)
+            assert 0 < pn["workgroup_bytes"] <= tiling.workgroup_bytes, pn
+            assert 1 <= pn["invocations"] <= 256, pn  # every kernel runs at WebGPU's defaults here
+            assert pn["storage_buffers"] <= 5
+            if pn["pass"] == "fused" and MANIFEST_KERNELS[kernel]["tiling"] == "lesson":
+                # TD = d/16 lanes x TX = 2 streams x B_r / (R = 2) rows: 128 at every d
+                assert pn["workgroup_bytes"] == 16384 and pn["invocations"] == (d // 16) * tiling.block_rows == 128
+
+
+def test_webgpus_default_limits_have_one_copy_in_the_manifest():
+    from emulator.shaders import DEFAULT_LIMITS
+
+    assert DEFAULT_LIMITS["maxComputeInvocationsPerWorkgroup"] == 256
+    assert DEFAULT_LIMITS["maxComputeWorkgroupsPerDimension"] == 65535
+    for folder in ("emulator", "cannery_host", "bench"):
+        for path in (ROOT / folder).glob("*.py"):
+            text = path.read_text()
+            assert "134217728" not in text and "268435456" not in text, path
+
+
+def test_the_shader_evaluator_sizes_a_sample():
+    from emulator.shaders import Shader
+
+    src = """
+    override BR: u32 = 32u;
+    override TX: u32 = BR / 4u;
+    override SW: u32 = select(0u, 4u, TX >= 8u);
+    var<workgroup> a: array<vec4<f32>, BR * 2u>;
+    var<workgroup> b: array<f32, TX + SW>;
+    // @workgroup_size(1)  a comment is not the attribute
+    @compute @workgroup_size(TX, BR / TX)
+    fn main() {}
+    """
+    s = Shader(src, {"BR": 64})
+    assert s.workgroup_size() == (16, 4, 1)
+    assert s.workgroup_bytes() == 64 * 2 * 16 + (16 + 4) * 4
+    assert Shader(src).workgroup_size() == (8, 4, 1)
+
+
 # ---- arithmetic and check ------------------------------------------------------
 
 @pytest.mark.parametrize("kernel", ["plain", "fused"])
@@ -260,3 +387,49 @@ def test_the_models_sentence_brings_its_own_n():
     reply = api.handle({"op": "check", "params": {"kernel": "fused", "n": "100", "d": "32", "input": "model"}})
     assert not reply["ok"] and reply["errors"][0]["field"] == "n"
     assert "69" in reply["errors"][0]["message"]
+
+
+# ---- one parser for every integer and every yes/no field -------------------------
+
+@pytest.mark.parametrize("head,says", [
+    ("٣", "takes the digits 0–9 only"), ("３", "takes the digits 0–9 only"),
+    ("three", "written with the digits 0–9"), ("", "is empty"),
+])
+def test_the_models_head_takes_only_ascii_digits(head, says):
+    """Like N, the head goes through parse_int: digits 0-9 only (Arabic-Indic ٣ is not 3)."""
+    reply = api.handle({"op": "check", "params": {"kernel": "fused", "n": "69", "d": "32",
+                                                   "input": "model", "head": head}})
+    assert not reply["ok"]
+    assert reply["errors"][0]["field"] == "input"
+    assert reply["errors"][0]["message"].startswith("The model's head ")
+    assert says in reply["errors"][0]["message"]
+
+
+def test_cli_refuses_a_head_in_other_digits():
+    out = run_cli("check", "--kernel", "fused", "--input", "model", "--head", "٣")
+    assert out.returncode == 2
+    assert "digits 0–9" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ("true", True), (" YES ", True), ("On", True), ("1", True), (True, True), (1, True),
+    ("false", False), ("No", False), (" off", False), ("0", False), (False, False), (0, False),
+    (None, False),
+])
+def test_causal_reads_the_manifests_words(raw, expected):
+    assert parse_request({"kernel": "fused", "n": "64", "d": "16", "causal": raw})["causal"] is expected
+
+
+@pytest.mark.parametrize("raw", ["maybe", "", "2", "tru", "٣", "y", 2, 1.5])
+def test_causal_refuses_what_it_cannot_read(raw):
+    with pytest.raises(InputError) as err:
+        parse_request({"kernel": "fused", "n": "64", "d": "16", "causal": raw})
+    assert err.value.field == "causal"
+    assert "true, yes, on or 1" in err.value.message and "false, no, off or 0" in err.value.message
+
+
+def test_causal_words_are_one_list_in_the_manifest():
+    from emulator.tiling import FALSE_WORDS, MANIFEST, TRUE_WORDS
+
+    assert list(TRUE_WORDS) == MANIFEST["lesson"]["true_words"] == ["true", "yes", "on", "1"]
+    assert list(FALSE_WORDS) == MANIFEST["lesson"]["false_words"] == ["false", "no", "off", "0"]

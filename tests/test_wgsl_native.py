@@ -16,19 +16,13 @@ Skipped, with the reason, where wgpu-py finds no adapter.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from emulator.check import check_output  # noqa: E402
-from emulator.inputs import random_qkv  # noqa: E402
-from emulator.traffic import count  # noqa: E402
+from emulator.check import check_output
+from emulator.inputs import random_qkv
+from emulator.tiling import MANIFEST
+from emulator.traffic import count
 
 pytestmark = pytest.mark.gpu
 
@@ -37,7 +31,7 @@ pytestmark = pytest.mark.gpu
 def runner():
     """One wgpu-py device at WebGPU's default limits, or a skip saying why not."""
     try:
-        from bench.wgsl_host import KernelError, Runner
+        from cannery_host.wgsl import KernelError, Runner
     except ImportError as e:  # wgpu not installed
         pytest.skip(f"wgpu-py is not importable: {e}")
     try:
@@ -49,14 +43,14 @@ def runner():
 @pytest.fixture(scope="module")
 def runner_max(runner):
     """A second device with the adapter's maximum limits (for fused-fast's larger tiles)."""
-    from bench.wgsl_host import Runner
+    from cannery_host.wgsl import Runner
 
     return Runner(limits="max")
 
 
 def _runner_for(kernel, d, runner, runner_max):
     """The default-limits device, or the max-limits one; skip if neither has the memory."""
-    from bench.wgsl_host import kernel_tiling
+    from cannery_host.wgsl import kernel_tiling
 
     need = kernel_tiling(kernel, d).workgroup_bytes
     for r in (runner, runner_max):
@@ -124,8 +118,11 @@ COUNTED = [(1, 16, True), (100, 16, False), (100, 16, True), (65, 64, True),
            (77, 64, False), (300, 32, True), (65, 128, True)]
 
 
-@pytest.mark.parametrize("kernel,n,d,causal", _cases(
-    ["plain", "fused", "fused-no-rescale", "fused-fast-16k", "fused-fast"], COUNTED))
+# Every forward kernel the manifest declares, so a new one is counted without editing this file.
+FORWARD = [name for name, entry in MANIFEST["kernels"].items() if entry["direction"] == "forward"]
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(FORWARD, COUNTED))
 def test_instrumented_bytes_equal_the_emulator_count(runner, runner_max, kernel, n, d, causal):
     r = _runner_for(kernel, d, runner, runner_max)
     _, O, counts = _run(r, kernel, n, d, causal, instrumented=True)
@@ -138,14 +135,14 @@ def test_instrumented_bytes_equal_the_emulator_count(runner, runner_max, kernel,
 
 
 def test_instrumented_build_differs_only_in_uncommented_lines():
-    from bench.wgsl_host import KERNEL_DIR, MANIFEST, instrument
+    from cannery_host.wgsl import KERNEL_DIR, MANIFEST, instrument
 
     marker = MANIFEST["instrument"]["marker"]
     for path in sorted(KERNEL_DIR.glob("*.wgsl")):
         src = path.read_text()
         out = instrument(src)
-        changed = [(a, b) for a, b in zip(src.splitlines(), out.splitlines()) if a != b]
         assert len(src.splitlines()) == len(out.splitlines())
+        changed = [(a, b) for a, b in zip(src.splitlines(), out.splitlines(), strict=True) if a != b]
         assert changed, f"{path.name} has no instrument lines"
         for a, b in changed:
             assert a.strip() == marker + b.strip()
@@ -154,7 +151,7 @@ def test_instrumented_build_differs_only_in_uncommented_lines():
 
 
 def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
-    from bench.wgsl_host import KernelError
+    from cannery_host.wgsl import KernelError
 
     with pytest.raises(KernelError, match=r"268,435,456 B"):
         runner.plan("plain", 8192, 64, 1)
@@ -165,7 +162,7 @@ def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
 @pytest.fixture(scope="module")
 def runner_no_subgroups(runner):
     """A device opened without the subgroup feature: the shaders every browser can run."""
-    from bench.wgsl_host import Runner
+    from cannery_host.wgsl import Runner
 
     return Runner(limits="default", subgroups=False)
 
@@ -220,7 +217,7 @@ def test_every_lanes_variant_has_tiles_the_shader_supports():
     at most 4 vec4s of K per invocation, 16 B_c d bytes within the kernel's workgroup memory,
     and a subgroup of at least TD; the kernel's tiles are those of its other shader. The
     lesson kernels are checked at every M from 4,096 to 65,536 in steps of 4 bytes."""
-    from bench.wgsl_host import MANIFEST
+    from cannery_host.wgsl import MANIFEST
     from emulator.tiling import InputError, lesson_blocks
 
     seen = 0
@@ -264,7 +261,7 @@ def test_fused_lanes_is_fused_with_only_the_lane_sum_changed():
     """fused_lanes.wgsl is fused.wgsl except its opening comment, its `enable subgroups;`,
     the NBUF line and the lines between @lanes-begin and @lanes-end (how the lanes of a row
     sum their partial scores)."""
-    from bench.wgsl_host import KERNEL_DIR
+    from cannery_host.wgsl import KERNEL_DIR
 
     def rest(name):
         src = (KERNEL_DIR / name).read_text()
@@ -280,7 +277,7 @@ def test_fused_lanes_is_fused_with_only_the_lane_sum_changed():
 def test_every_kernel_file_has_the_same_shared_header():
     """The Params struct, binding 0, the counters binding and tally are one block, the same
     bytes in every .wgsl file."""
-    from bench.wgsl_host import KERNEL_DIR
+    from cannery_host.wgsl import KERNEL_DIR
 
     blocks = {}
     for path in sorted(KERNEL_DIR.glob("*.wgsl")):

@@ -16,15 +16,22 @@ export function mib(bytes) {
 
 /** Bytes with a unit that keeps a small count readable: "272.5 MiB", "16.0 KiB", "512 B". */
 export function size(bytes) {
-  if (bytes >= 2 ** 30) return `${(bytes / 2 ** 30).toLocaleString("en-US", { maximumFractionDigits: 2, minimumFractionDigits: 1 })} GiB`;
+  if (bytes >= 2 ** 30)
+    return `${(bytes / 2 ** 30).toLocaleString("en-US", { maximumFractionDigits: 2, minimumFractionDigits: 1 })} GiB`;
   if (bytes >= 2 ** 20 * 0.1) return `${mib(bytes)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 })} KiB`;
+  if (bytes >= 1024)
+    return `${(bytes / 1024).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 })} KiB`;
   return `${bytes.toLocaleString("en-US")} B`;
 }
 
 /** rows: [{label, traffic: {reads, writes, total_bytes}}]; returns an <svg>. */
 export function barChart(rows, { title }) {
-  const width = 720, left = 150, right = 110, barH = 34, gap = 18, top = 10;
+  const width = 720,
+    left = 150,
+    right = 110,
+    barH = 34,
+    gap = 18,
+    top = 10;
   const height = top + rows.length * (barH + gap) + 24;
   const max = Math.max(...rows.map((r) => r.traffic.total_bytes), 1);
   const scale = (width - left - right) / max;
@@ -41,7 +48,10 @@ export function barChart(rows, { title }) {
       const rect = el("rect", { x, y, width: Math.max(w, 0.5), height: barH, class: `seg-${t}` });
       rect.appendChild(el("title", {}, `${t}: ${bytes.toLocaleString("en-US")} bytes`));
       svg.appendChild(rect);
-      if (w > 22) svg.appendChild(el("text", { x: x + w / 2, y: y + barH / 2 + 4, "text-anchor": "middle", class: "seg-label" }, t));
+      if (w > 22)
+        svg.appendChild(
+          el("text", { x: x + w / 2, y: y + barH / 2 + 4, "text-anchor": "middle", class: "seg-label" }, t),
+        );
       x += w;
     }
     svg.appendChild(el("text", { x: x + 8, y: y + barH / 2 + 5 }, size(row.traffic.total_bytes)));

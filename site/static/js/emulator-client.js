@@ -17,7 +17,8 @@ export class EmulatorClient {
       const data = event.data;
       if (data.type === "csp-violation") {
         console.error(`Content-Security-Policy violation in the emulator's worker: ${data.directive} ${data.blocked}`);
-        if (typeof window !== "undefined") window.dispatchEvent(new CustomEvent("cannery:csp-violation", { detail: data }));
+        if (typeof window !== "undefined")
+          window.dispatchEvent(new CustomEvent("cannery:csp-violation", { detail: data }));
         return;
       }
       if (data.type === "progress") {
@@ -33,9 +34,11 @@ export class EmulatorClient {
     };
     this.worker.onerror = (event) => {
       event.preventDefault();
-      this.failAll(event.message
-        ? `The emulator's worker failed: ${event.message}`
-        : "The emulator's worker could not start (its script did not load). Check the connection, then press the button again.");
+      this.failAll(
+        event.message
+          ? `The emulator's worker failed: ${event.message}`
+          : "The emulator's worker could not start (its script did not load). Check the connection, then press the button again.",
+      );
       this.worker.terminate();
       this.worker = null;
       this.ready = false;

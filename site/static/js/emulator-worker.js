@@ -26,7 +26,11 @@ function writeFile(py, path, text) {
   let dir = "/cannery";
   for (const part of parts.slice(0, -1)) {
     dir += "/" + part;
-    try { py.FS.mkdirTree(dir); } catch (_) { /* exists */ }
+    try {
+      py.FS.mkdirTree(dir);
+    } catch (_) {
+      /* exists */
+    }
   }
   py.FS.writeFile("/cannery/" + path, text);
 }
@@ -36,7 +40,9 @@ function writeFile(py, path, text) {
 // leave the lab waiting for ever on a patchy connection. Turn that into an error.
 function wasmFailureWatch() {
   let reject;
-  const failed = new Promise((_, r) => { reject = r; });
+  const failed = new Promise((_, r) => {
+    reject = r;
+  });
   const { warn, error } = console;
   console.warn = (...args) => {
     if (typeof args[0] === "string" && args[0].includes("wasm instantiation failed")) {
@@ -51,7 +57,13 @@ function wasmFailureWatch() {
     }
     error.apply(console, args);
   };
-  return { failed, stop: () => { console.warn = warn; console.error = error; } };
+  return {
+    failed,
+    stop: () => {
+      console.warn = warn;
+      console.error = error;
+    },
+  };
 }
 
 async function boot() {
@@ -94,21 +106,48 @@ self.onmessage = async (event) => {
       // Python did not start (a dropped connection, say): say so, and ask the
       // page for a fresh worker, so the next press starts clean.
       booting = null;
-      const message = String(err && err.message ? err.message : err).split("\n").slice(-3).join(" ");
-      postMessage({ id, restart: true, reply: { ok: false, op: request && request.op, errors: [{ field: "op",
-        message: `Python could not start in this page: ${message}. Check the connection, then press the button again.` }] } });
+      const message = String(err && err.message ? err.message : err)
+        .split("\n")
+        .slice(-3)
+        .join(" ");
+      postMessage({
+        id,
+        restart: true,
+        reply: {
+          ok: false,
+          op: request && request.op,
+          errors: [
+            {
+              field: "op",
+              message: `Python could not start in this page: ${message}. Check the connection, then press the button again.`,
+            },
+          ],
+        },
+      });
       return;
     }
     if (request.params && request.params.input === "model" && request.op === "check") await ensureModel(py);
     const reply = JSON.parse(handleJson(JSON.stringify(request)));
     postMessage({ id, reply });
   } catch (err) {
-    const message = String(err && err.message ? err.message : err).split("\n").slice(-3).join(" ");
-    postMessage({ id, reply: { ok: false, op: request && request.op, errors: [{ field: "op", message: `The emulator stopped: ${message}` }] } });
+    const message = String(err && err.message ? err.message : err)
+      .split("\n")
+      .slice(-3)
+      .join(" ");
+    postMessage({
+      id,
+      reply: {
+        ok: false,
+        op: request && request.op,
+        errors: [{ field: "op", message: `The emulator stopped: ${message}` }],
+      },
+    });
   }
 };
 
 // Boot at once: the page starts this worker only when the learner reaches for
 // the lab, so Python is usually ready by the time they press Count.
 booting = boot();
-booting.catch(() => { booting = null; });
+booting.catch(() => {
+  booting = null;
+});

@@ -2,8 +2,9 @@
 
 The same ``.wgsl`` files and ``manifest.json`` the page's ``site/static/js/gpu.js``
 loads are used here, with the same override constants and the same instrument
-transform, so the native tests (tests/test_wgsl_native.py) and the native benchmark
-(bench/bench_wgsl.py) exercise exactly the kernels the browser runs.
+transform (both from ``emulator.shaders``, which also sizes each pass for the page's
+``gpu_plan``), so the native tests (tests/test_wgsl_native.py) and the native benchmark
+(``python -m bench.bench_wgsl``) exercise exactly the kernels the browser runs.
 
 Layouts: Q, K, V, O are (H, N, d) float32, row-major; S and P are (H_batch, N, N)
 float32 in global memory (plain kernel only). Byte counts are 4 bytes an element.
@@ -14,26 +15,24 @@ from __future__ import annotations
 import math
 import os
 import re
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-KERNEL_DIR = ROOT / "kernels_wgsl"
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-from emulator.tiling import MANIFEST  # noqa: E402  (one manifest for the host and the emulator)
+from emulator.shaders import DEFAULT_LIMITS, instrument, override_constants, pass_variant, shader_file
+from emulator.tiling import MANIFEST  # one manifest for the host and the emulator
 
-# WebGPU default limits (WebGPU spec, section "Limits"): what a page gets without asking.
-BROWSER_DEFAULT_LIMITS = {
-    "max-compute-workgroup-storage-size": 16384,
-    "max-compute-invocations-per-workgroup": 256,
-    "max-storage-buffer-binding-size": 134217728,
-    "max-buffer-size": 268435456,
-}
+KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
+__all__ = ["BROWSER_DEFAULT_LIMITS", "KERNEL_DIR", "MANIFEST", "KernelError", "Runner", "Tiling",
+           "TooSlow", "causal_key_end", "gflops", "instrument", "kernel_tiling", "override_constants",
+           "pass_variant", "shader_file"]
+
+# WebGPU's default limits (manifest "webgpu_default_limits", WebGPU §3.6.2): what a page
+# gets without asking, under wgpu-py's names (maxBufferSize -> "max-buffer-size").
+BROWSER_DEFAULT_LIMITS = {re.sub(r"([A-Z])", r"-\1", name).lower(): value
+                          for name, value in DEFAULT_LIMITS.items()}
 
 TENSORS = ("Q", "K", "V", "S", "P", "O")
 
@@ -44,17 +43,6 @@ class KernelError(RuntimeError):
 
 class TooSlow(RuntimeError):
     """A benchmark configuration that would take longer than its time budget."""
-
-
-def instrument(source: str) -> str:
-    """Return the instrumented build of a WGSL source.
-
-    Every line whose text starts with the manifest's marker ("// @instrument: ") is
-    uncommented. The result declares a counters buffer and adds one atomicAdd per
-    element loaded or stored. gpu.js applies the same rule.
-    """
-    marker = re.escape(MANIFEST["instrument"]["marker"])
-    return re.sub(r"^(\s*)" + marker, r"\1", source, flags=re.M)
 
 
 @dataclass(frozen=True)
@@ -255,7 +243,7 @@ class Runner:
         if qkv > self.max_binding:
             raise KernelError(f"Q needs {qkv:,} B; the storage binding limit is {self.max_binding:,} B")
         plan = {"tiling": tiling, "head_batch": heads, "heads": heads}
-        if "scores" in MANIFEST["kernels"][kernel]["passes"]:
+        if writes_scores(kernel):
             per_head = n * n * 4
             cap = min(self.max_binding, self.max_buffer)
             if per_head > cap:
@@ -310,7 +298,6 @@ class Runner:
         return out
 
     def _make_buffers(self, kernel, n, d, heads, causal, plan, Q=None, K=None, V=None, instrumented=False):
-        wgpu = self.wgpu
         rng = np.random.default_rng(0)
         shape = (heads, n, d)
         bufs = {}
@@ -319,7 +306,7 @@ class Runner:
                 arr = rng.standard_normal(shape, dtype=np.float32)
             bufs[name] = self._storage(0, np.asarray(arr, np.float32).reshape(shape))
         bufs["O"] = self._storage(heads * n * d * 4)
-        if "scores" in MANIFEST["kernels"][kernel]["passes"]:
+        if writes_scores(kernel):
             nn = plan["head_batch"] * n * n * 4
             bufs["S"] = self._storage(nn)
             bufs["P"] = self._storage(nn)
@@ -474,35 +461,6 @@ class Runner:
                 "tiling": [plan["tiling"].block_rows, plan["tiling"].block_cols]}
 
 
-def shader_file(spec: dict, d: int) -> str:
-    """The .wgsl file of one pass at head dimension d ("file_by_d" overrides "file")."""
-    return spec.get("file_by_d", {}).get(str(d), spec["file"])
-
-
-def override_constants(spec: dict, d: int, tiling: Tiling) -> dict:
-    """Override constants for one pass: those it lists in "overrides", then its "constants"."""
-    values = {"D": d, "BR": tiling.block_rows, "BC": tiling.block_cols}
-    out = {name: values[name] for name in spec.get("overrides", [])}
-    for name, val in spec.get("constants", {}).items():
-        out[name] = int(val) if isinstance(val, bool) else val
-    out.update(spec.get("constants_by_d", {}).get(str(d), {}))
-    return out
-
-
-def pass_variant(spec: dict, d: int, tiling: Tiling, subgroup_min: int) -> tuple[str, dict]:
-    """The shader file and override constants of one pass at d on a device.
-
-    A pass may give ``with_subgroups`` (file_by_d, constants_by_d, min_subgroup_size_by_d):
-    at those d, a device with the subgroup feature whose smallest subgroup holds at least
-    that many invocations runs that shader instead, with the same tiles (so the same
-    bytes). ``subgroup_min`` is 0 on a device without subgroups. gpu.js (passVariant)
-    applies the same rule.
-    """
-    alt = spec.get("with_subgroups") or {}
-    key = str(d)
-    if key in alt.get("file_by_d", {}) and subgroup_min >= alt["min_subgroup_size_by_d"][key]:
-        values = {"D": d, "BR": tiling.block_rows, "BC": tiling.block_cols}
-        constants = {name: values[name] for name in spec.get("overrides", [])}
-        constants.update(alt.get("constants_by_d", {}).get(key, {}))
-        return alt["file_by_d"][key], constants
-    return shader_file(spec, d), override_constants(spec, d, tiling)
+def writes_scores(kernel: str) -> bool:
+    """Whether ``kernel`` stores the N×N scores S (and so P) in global memory (manifest passes)."""
+    return any("S" in p["writes"] for p in MANIFEST["kernels"][kernel]["passes"])

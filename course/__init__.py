@@ -1,0 +1,103 @@
+"""Data for the module page and the exercise pages, from site/content/.
+
+:func:`build` returns what the templates need: ``module`` (module.toml with
+each exercise resolved: built ones from their exercise.toml, the rest marked
+coming), ``exercises`` (every built exercise with its steps' text read from
+disk), ``step_ids`` (all "SLUG/STEP" ids, the denominator of the progress
+line), and ``io_chart`` (the Probe step's log-log chart, from the emulator).
+"""
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+
+from emulator import traffic
+from exercises import content
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULE_TOML = ROOT / "site" / "content" / "module.toml"
+
+
+def _hints(text: str) -> list[str]:
+    """hints.md split into hints at blank lines, in order."""
+    return [h.strip() for h in text.split("\n\n") if h.strip()]
+
+
+def predict_figures(step: dict) -> dict:
+    """The emulator's answer to the Predict step (bytes, tiles, ratio)."""
+    plain = traffic.count("plain", step["n"], step["d"], False, step["workgroup_bytes"])
+    fused = traffic.count("fused", step["n"], step["d"], False, step["workgroup_bytes"])
+    return {"plain": plain.total_bytes, "fused": fused.total_bytes,
+            "ratio": plain.total_bytes / fused.total_bytes,
+            "block_rows": fused.tiling.block_rows, "query_tiles": fused.tiling.query_tiles}
+
+
+def load_exercise(slug: str) -> dict:
+    """One exercise with every step's prompt, starter, solution, hints and after-text."""
+    ex = content.load(slug)
+    ex["ladder"] = [s["title"] for s in ex["steps"]]
+    for step in ex["steps"]:
+        step["key"] = f"{slug}/{step['id']}"
+        for name in content.STEP_FILES:
+            step[name.replace(".", "_")] = content.read(step, name)
+        step["hints"] = _hints(step["hints_md"])
+        step["fig"] = predict_figures(step) if step.get("kind") == "predict" else {}
+        del step["dir"]  # an absolute path: keep it out of the built pages
+    return ex
+
+
+def io_chart(n: int = 4096, d: int = 32, width: int = 560, height: int = 340) -> dict:
+    """Log-log chart data: fused and plain bytes against M at fixed N and d,
+    beside the line 64·N²d²/M (Theorem 2's Θ(N²d²/M) with the constant our
+    tiling gives: K and V, 2·N·d numbers of 4 bytes, read N/B_r = 8·N·d/M times)."""
+    ms = [2 ** k for k in range(12, 19)]
+    fused = [traffic.count("fused", n, d, False, m).total_bytes for m in ms]
+    plain = [traffic.count("plain", n, d, False, m).total_bytes for m in ms]
+    theory = [64 * n * n * d * d / m for m in ms]
+    pad_l, pad_r, pad_t, pad_b = 84, 56, 20, 52
+    x0, x1 = math.log2(ms[0]), math.log2(ms[-1])
+    lo = 2 ** math.floor(math.log2(min(fused + theory)))
+    hi = 2 ** math.ceil(math.log2(max(plain)))
+    y0, y1 = math.log2(lo), math.log2(hi)
+
+    def x(m):
+        return round(pad_l + (math.log2(m) - x0) / (x1 - x0) * (width - pad_l - pad_r), 1)
+
+    def y(v):
+        return round(height - pad_b - (math.log2(v) - y0) / (y1 - y0) * (height - pad_t - pad_b), 1)
+
+    def path(vals):
+        return " ".join(f"{'M' if i == 0 else 'L'}{x(m)},{y(v)}" for i, (m, v) in enumerate(zip(ms, vals, strict=True)))
+
+    yticks = [2 ** k for k in range(int(y0), int(y1) + 1, 2)]
+    return {
+        "n": n, "d": d, "width": width, "height": height,
+        "points": [{"m": m, "fused": f, "plain": p, "x": x(m), "yf": y(f), "yp": y(p)}
+                   for m, f, p in zip(ms, fused, plain, strict=True)],
+        "fused_path": path(fused), "plain_path": path(plain), "theory_path": path(theory),
+        "xticks": [{"m": m, "x": x(m)} for m in ms],
+        "yticks": [{"v": v, "y": y(v), "mib": v / 2**20} for v in yticks],
+        "label": {"fused": (x(ms[-1]) - 4, y(fused[-1]) - 10), "plain": (x(ms[-1]) - 4, y(plain[-1]) - 10),
+                  "theory": (pad_l + 8, height - pad_b - 10)},
+        "axis": {"left": pad_l, "right": width - pad_r, "top": pad_t, "bottom": height - pad_b},
+    }
+
+
+def build(context: dict) -> dict:
+    """Template data for the module and exercise pages (see the module docstring)."""
+    with open(MODULE_TOML, "rb") as f:
+        module = tomllib.load(f)
+    built = {slug: load_exercise(slug) for slug in content.slugs()}
+    rows = []
+    for entry in module["exercises"]:
+        if entry["slug"] in built:
+            ex = built[entry["slug"]]
+            rows.append({"slug": ex["slug"], "title": ex["title"], "tier": ex["tier"], "ladder": ex["ladder"],
+                         "minutes": ex["minutes"], "built": True,
+                         "steps": [s["key"] for s in ex["steps"]]})
+        else:
+            rows.append(dict(entry, built=False, steps=[]))
+    module["exercise_rows"] = rows
+    step_ids = [s["key"] for ex in built.values() for s in ex["steps"]]
+    return {"module": module, "exercises": list(built.values()), "step_ids": step_ids, "io_chart": io_chart()}

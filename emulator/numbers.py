@@ -1,0 +1,170 @@
+"""Numbers as people type them: the one parser behind every numeric field.
+
+``parse_number`` reads "4096", "4,096", "4 096", "16.5", "16,5", "16." and
+"−5" (a typographic minus), and refuses anything it would have to guess at:
+"1,650" in a field that takes decimals could be 1.65 or 1,650, so it answers
+with a question instead of a silent reading.
+
+``site/static/js/parse-number.js`` is the same parser in JavaScript, so the
+page can answer a plainly bad value at once, before Python has loaded; both
+run the case table ``tests/number_cases.json`` and must give the same value,
+reason and message for every row.
+
+Rules (both languages):
+
+* surrounding white space is ignored; a sign ``+``, ``-`` or ``−`` may lead;
+* digits are ASCII 0–9 only (another script's digits get reason "digits");
+* ``_`` may stand between two digits and is dropped (Python's own rule);
+* ``.``, ``,`` and spaces group thousands when every group after the first
+  has exactly three digits; the last ``.`` or ``,`` that is not a group
+  separator is the decimal mark, and a trailing ``.`` is allowed ("16.");
+* one ``.`` or ``,`` followed by exactly three digits ("1,650", "1.650") is
+  read as a group separator in a whole-number field (the only reading that is
+  whole) and is "ambiguous" in a field that takes decimals.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_SPACES = " \u00a0\u2009\u202f"
+_BODY = re.compile(r"[0-9.,_" + _SPACES + r"]+", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The outcome of :func:`parse_number`.
+
+    ok: whether ``value`` holds the number; value: int (whole-number fields)
+    or float; reason: "" or one of "empty", "digits", "not-a-number",
+    "ambiguous", "not-integer"; message: a sentence for the learner.
+    """
+
+    ok: bool
+    value: int | float | None = None
+    reason: str = ""
+    message: str = ""
+
+
+def _shown(text: str) -> str:
+    """The learner's text for a message: control and format marks removed, at most 20 characters."""
+    kept = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf")).strip()
+    return kept if len(kept) <= 20 else kept[:19] + "…"
+
+
+def _messages(label: str, shown: str, reason: str, hint: str = "") -> str:
+    who = label or "This field"
+    if reason == "empty":
+        return f"{who} is empty: type a number." if label else "Type a number."
+    if reason == "digits":
+        return f"{who} takes the digits 0–9 only; “{shown}” uses other digits."
+    if reason == "not-a-number":
+        return f"{who} must be a number written with the digits 0–9; “{shown}” is not."
+    if reason == "ambiguous":
+        return f"“{shown}” could be {hint}. Type the one you mean."
+    return f"{who} must be a whole number, not {shown}."
+
+
+def _groups_ok(head: str, groups: list[str]) -> bool:
+    if not (1 <= len(head) <= 3) or not head.isdigit():
+        return False
+    return all(len(g) == 3 and g.isdigit() for g in groups)
+
+
+def _split(body: str, integer: bool):
+    """(integer digits, fraction digits) or a reason string, or ("ambiguous", hint)."""
+    for sep in _SPACES[1:]:
+        body = body.replace(sep, " ")
+    # underscores only between two digits
+    if re.search(r"(^|[^0-9])_|_($|[^0-9])", body):
+        return "not-a-number"
+    body = body.replace("_", "")
+    marks = [ch for ch in body if ch in ".,"]
+    kinds = set(marks)
+    decimal_mark = None
+    group_mark = " " if " " in body else None
+    if len(kinds) == 2:
+        decimal_mark = body[max(body.rfind("."), body.rfind(","))]
+        other = "," if decimal_mark == "." else "."
+        if body.count(decimal_mark) != 1 or group_mark:
+            return "not-a-number"
+        group_mark = other
+    elif len(kinds) == 1:
+        mark = marks[0]
+        if len(marks) > 1:
+            if group_mark:
+                return "not-a-number"
+            group_mark = mark
+        else:
+            head, _, tail = body.partition(mark)
+            looks_grouped = (len(tail) == 3 and tail.isdigit() and head.isdigit()
+                             and 1 <= len(head) <= 3 and head != "0" and not group_mark)
+            if looks_grouped:
+                if not integer or tail == "000":  # "12.000": 12 or 12000, both whole
+                    small = head + ("." + tail.rstrip("0") if tail.rstrip("0") else "")
+                    return ("ambiguous", f"{small} or {head}{tail}")
+                group_mark = mark
+            else:
+                decimal_mark = mark
+    whole, frac = (body.split(decimal_mark) if decimal_mark else (body, ""))
+    if decimal_mark == "," and frac == "":
+        return "not-a-number"  # "12," is unfinished, not twelve
+    if not frac.isdigit() and frac != "":
+        return "not-a-number"
+    if group_mark:
+        parts = whole.split(group_mark)
+        if not _groups_ok(parts[0], parts[1:]):
+            return "not-a-number"
+        whole = "".join(parts)
+    if whole == "" and frac == "":
+        return "not-a-number"
+    if whole and not whole.isdigit():
+        return "not-a-number"
+    return whole or "0", frac
+
+
+def parse_number(raw, integer: bool = False, label: str = "") -> Parsed:
+    """Read a number as a person typed it (see the module docstring).
+
+    raw: the field's text (str); ints and floats pass through (a float must
+    be whole in a whole-number field). integer: True for whole-number fields
+    (N, d, M, seed, head). label: the field's visible name, used in messages.
+    Returns a Parsed; never raises.
+    """
+    if isinstance(raw, bool):
+        return Parsed(False, reason="not-a-number", message=_messages(label, str(raw), "not-a-number"))
+    if isinstance(raw, int):
+        return Parsed(True, raw)
+    if isinstance(raw, float):
+        if raw != raw or raw in (float("inf"), float("-inf")):
+            return Parsed(False, reason="not-a-number", message=_messages(label, str(raw), "not-a-number"))
+        if integer:
+            if raw != int(raw):
+                return Parsed(False, reason="not-integer", message=_messages(label, repr(raw), "not-integer"))
+            return Parsed(True, int(raw))
+        return Parsed(True, raw)
+    text = "" if raw is None else str(raw)
+    shown = _shown(text)
+    body = text.strip().replace("\u2212", "-")
+    if body == "":
+        return Parsed(False, reason="empty", message=_messages(label, shown, "empty"))
+    if any(unicodedata.category(ch) == "Nd" and not ("0" <= ch <= "9") for ch in body):
+        return Parsed(False, reason="digits", message=_messages(label, shown, "digits"))
+    sign = 1
+    if body[0] in "+-":
+        sign = -1 if body[0] == "-" else 1
+        body = body[1:]
+    if not _BODY.fullmatch(body) or body[0] in _SPACES or body[-1] in _SPACES:
+        return Parsed(False, reason="not-a-number", message=_messages(label, shown, "not-a-number"))
+    split = _split(body, integer)
+    if isinstance(split, str):
+        return Parsed(False, reason=split, message=_messages(label, shown, split))
+    if split[0] == "ambiguous":
+        return Parsed(False, reason="ambiguous", message=_messages(label, shown, "ambiguous", split[1]))
+    whole, frac = split
+    if integer:
+        if frac.strip("0"):
+            return Parsed(False, reason="not-integer", message=_messages(label, shown, "not-integer"))
+        return Parsed(True, sign * int(whole))
+    return Parsed(True, sign * float(f"{whole}.{frac or '0'}"))

@@ -1,0 +1,83 @@
+"""Where exercises live: ``site/content/exercises/SLUG/exercise.toml`` names
+the steps; each step is a folder ``SLUG/STEP/`` holding prompt.md,
+starter.py, solution.py, tests.py, hints.md and wrong/*.py.
+
+The same relative layout is written into Pyodide's file system by the page's
+worker, so paths are found from this file's own location in both runtimes.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXERCISES_DIR = os.path.join(ROOT, "site", "content", "exercises")
+
+#: Files a code step may hold (besides wrong/*.py), as the page and CLI read them.
+STEP_FILES = ("prompt.md", "starter.py", "solution.py", "tests.py", "hints.md", "after.md")
+
+
+class ContentError(ValueError):
+    """An unknown exercise or step, or a step folder missing a required file."""
+
+
+def slugs(base: str = EXERCISES_DIR) -> list[str]:
+    """Every exercise slug (folder with an exercise.toml), sorted by its ``order``."""
+    found = []
+    for name in sorted(os.listdir(base)):
+        path = os.path.join(base, name, "exercise.toml")
+        if os.path.isfile(path):
+            found.append((load(name, base)["order"], name))
+    return [name for _, name in sorted(found)]
+
+
+def load(slug: str, base: str = EXERCISES_DIR) -> dict:
+    """exercise.toml of ``slug`` as a dict, with each step's ``dir`` added.
+
+    Raises ContentError for an unknown slug.
+    """
+    path = os.path.join(base, slug, "exercise.toml")
+    if not os.path.isfile(path):
+        raise ContentError(f"no exercise {slug!r}; known: {', '.join(_names(base))}")
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    data["slug"] = slug
+    for step in data.get("steps", []):
+        step["dir"] = os.path.join(base, slug, step["id"])
+    return data
+
+
+def _names(base: str) -> list[str]:
+    return sorted(n for n in os.listdir(base) if os.path.isfile(os.path.join(base, n, "exercise.toml")))
+
+
+def step(slug: str, step_id: str, base: str = EXERCISES_DIR) -> dict:
+    """One step's entry from exercise.toml (with ``dir``). Raises ContentError."""
+    ex = load(slug, base)
+    for s in ex["steps"]:
+        if s["id"] == step_id:
+            return s
+    raise ContentError(f"exercise {slug!r} has no step {step_id!r}; steps: "
+                       f"{', '.join(s['id'] for s in ex['steps'])}")
+
+
+def read(step_entry: dict, name: str) -> str:
+    """Text of one file in a step's folder ('' when it is absent)."""
+    path = os.path.join(step_entry["dir"], name)
+    if not os.path.isfile(path):
+        return ""
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def wrong_answers(step_entry: dict) -> dict[str, str]:
+    """{file name: source} of the step's typical wrong answers (wrong/*.py)."""
+    folder = os.path.join(step_entry["dir"], "wrong")
+    if not os.path.isdir(folder):
+        return {}
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                out[name] = f.read()
+    return out

@@ -1,0 +1,179 @@
+"""Run one step's tests against a learner's source and report in their terms.
+
+``check(slug, step, source)`` returns a JSON-ready report::
+
+    {"ok": bool, "passed": int, "total": int, "output": str,
+     "error": str | None,            # the code did not load: trimmed traceback
+     "results": [{"name", "title", "ok", "message", "input", "expected",
+                  "got", "traceback"}]}
+
+``run(source)`` executes the learner's code for the Run button and returns
+{"output": prints, "error": trimmed traceback or None}.
+
+The learner's code is compiled under the file name ``your_code.py`` (or the
+real path, offline), and tracebacks keep only frames from that file.
+"""
+from __future__ import annotations
+
+import io
+import linecache
+import signal
+import sys
+import traceback
+import types
+from contextlib import contextmanager, redirect_stdout
+
+from . import content
+from .testing import Failure, LearnerError, TimeLimit
+
+LEARNER_FILE = "your_code.py"
+OUTPUT_LIMIT = 20_000  # characters of printed output kept
+
+
+def trimmed_traceback(exc: BaseException, filename: str) -> str:
+    """The traceback of ``exc`` with only the learner's own frames kept."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    lines = []
+    if frames:
+        lines.append("Traceback (your code only, most recent call last):\n")
+        lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).rstrip("\n")
+
+
+def _register(source: str, filename: str) -> None:
+    """Let tracebacks quote the learner's lines."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+@contextmanager
+def time_limit(seconds: float | None):
+    """Raise TimeLimit after ``seconds`` where the platform has SIGALRM (CPython
+    on Unix, main thread); elsewhere do nothing (the page stops its worker)."""
+    usable = (seconds and hasattr(signal, "SIGALRM") and hasattr(signal, "setitimer")
+              and sys.platform != "emscripten")
+    if usable:
+        try:
+            def _alarm(signum, frame):
+                raise TimeLimit(f"stopped after {seconds:g} s: is there a loop that never ends?")
+            old = signal.signal(signal.SIGALRM, _alarm)
+        except ValueError:  # not the main thread
+            usable = False
+    if not usable:
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def load_module(source: str, filename: str = LEARNER_FILE, name: str = "your_code") -> types.ModuleType:
+    """Compile and execute the learner's source as a fresh module.
+
+    Raises whatever the code raises (SyntaxError included); callers trim it.
+    """
+    _register(source, filename)
+    mod = types.ModuleType(name)
+    mod.__file__ = filename
+    code = compile(source, filename, "exec")
+    exec(code, mod.__dict__)
+    return mod
+
+
+def load_tests(step_entry: dict) -> list:
+    """The step's test functions (``test_*`` in tests.py), in file order."""
+    path = step_entry["dir"] + "/tests.py"
+    source = content.read(step_entry, "tests.py")
+    if not source:
+        raise content.ContentError(f"step {step_entry['id']!r} has no tests.py")
+    ns = {"__name__": f"tests_{step_entry['id']}", "__file__": path}
+    exec(compile(source, path, "exec"), ns)
+    return [v for k, v in ns.items() if k.startswith("test_") and callable(v)]
+
+
+def _title(fn) -> str:
+    doc = (fn.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else fn.__name__[5:].replace("_", " ")
+
+
+def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE) -> list:
+    """Run each test on ``mod``; one result dict per test."""
+    results = []
+    for fn in tests:
+        r = {"name": fn.__name__, "title": _title(fn), "ok": False, "message": "",
+             "input": "", "expected": "", "got": "", "traceback": ""}
+        try:
+            fn(mod)
+            r["ok"] = True
+        except Failure as f:
+            r.update(message=f.message, input=f.input, expected=f.expected, got=f.got)
+        except LearnerError as e:
+            if isinstance(e.error, TimeLimit):
+                raise e.error from None
+            r.update(message=f"{e.input}: your code raised {type(e.error).__name__}",
+                     input=e.input, traceback=trimmed_traceback(e.error, filename))
+        except TimeLimit:
+            raise
+        except Exception as exc:  # raised outside given(): still show it
+            r.update(message=f"your code raised {type(exc).__name__}",
+                     traceback=trimmed_traceback(exc, filename))
+        results.append(r)
+    return results
+
+
+def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
+          seconds: float | None = 20.0, base: str = content.EXERCISES_DIR) -> dict:
+    """Run step ``step_id`` of exercise ``slug`` against ``source``; a report dict.
+
+    Raises content.ContentError for an unknown exercise or step.
+    """
+    entry = content.step(slug, step_id, base)
+    tests = load_tests(entry)
+    out = io.StringIO()
+    report = {"slug": slug, "step": step_id, "ok": False, "passed": 0, "total": len(tests),
+              "output": "", "error": None, "results": []}
+    try:
+        with redirect_stdout(out), time_limit(seconds):
+            try:
+                mod = load_module(source, filename)
+            except TimeLimit:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - SystemExit too: show it, do not exit
+                report["error"] = trimmed_traceback(exc, filename)
+                return report
+            report["results"] = run_tests(tests, mod, filename)
+    except TimeLimit as exc:
+        report["error"] = f"TimeLimit: {exc}"
+        return report
+    finally:
+        report["output"] = out.getvalue()[:OUTPUT_LIMIT]
+    report["passed"] = sum(1 for r in report["results"] if r["ok"])
+    report["ok"] = report["passed"] == report["total"] and report["total"] > 0
+    return report
+
+
+def run(source: str, filename: str = LEARNER_FILE, seconds: float | None = 20.0) -> dict:
+    """Execute the learner's code (the Run button): its prints and any error."""
+    out = io.StringIO()
+    error = None
+    try:
+        with redirect_stdout(out), time_limit(seconds):
+            load_module(source, filename, name="__main__")
+    except BaseException as exc:  # noqa: BLE001
+        error = trimmed_traceback(exc, filename)
+    return {"output": out.getvalue()[:OUTPUT_LIMIT], "error": error}
+
+
+def handle(request: dict) -> dict:
+    """The page worker's entry: {"op": "check"|"run", "slug", "step", "source"}."""
+    try:
+        if request.get("op") == "run":
+            return {"ok": True, "result": run(request["source"], seconds=None)}
+        if request.get("op") == "check":
+            return {"ok": True, "result": check(request["slug"], request["step"], request["source"], seconds=None)}
+        return {"ok": False, "message": f"unknown op {request.get('op')!r}"}
+    except content.ContentError as exc:
+        return {"ok": False, "message": str(exc)}

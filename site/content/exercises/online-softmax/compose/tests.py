@@ -1,0 +1,94 @@
+"""Compose: flash_forward(Q, K, V, block_rows, block_cols, causal) -> (O, L).
+
+The oracle is the emulator's exact float64 attention (emulator.attention.
+reference: dots formed exactly and rounded once, softmax in float64). A row
+passes when every entry of O is within TOL of the reference and L within
+TOL·max(1, |L|). Cases run smallest N first.
+"""
+import math
+import random
+
+from emulator.attention import reference
+from exercises.testing import Failure, expect_close, expect_pair, fmt, given, need
+
+TOL = 1e-9  # float64: the learner's sums round differently from fsum, by ~1e-15
+
+
+def qkv(n, d, seed, q_scale=1.0):
+    """Random Q, K (uniform on ±√3, so scores have variance about 1) and V (±1)."""
+    rng = random.Random(seed)
+    r3 = math.sqrt(3.0)
+    q = [[q_scale * rng.uniform(-r3, r3) for _ in range(d)] for _ in range(n)]
+    k = [[rng.uniform(-r3, r3) for _ in range(d)] for _ in range(n)]
+    v = [[rng.uniform(-1.0, 1.0) for _ in range(d)] for _ in range(n)]
+    return q, k, v
+
+
+def oracle(Q, K, V, causal):
+    """(O, L) from the emulator's float64 reference, row by row."""
+    d = len(Q[0])
+    out_o, out_l = [], []
+    for i, q in enumerate(Q):
+        keys = range(len(K)) if not causal else range(min(i + 1, len(K)))
+        dots = [math.fsum(a * b for a, b in zip(q, K[j], strict=True)) for j in keys]
+        vt = [[V[j][c] for j in keys] for c in range(len(V[0]) if V else d)]
+        o, lse, _p = reference(dots, vt, d)
+        out_o.append(o)
+        out_l.append(lse)
+    return out_o, out_l
+
+
+def run_case(mod, Q, K, V, br, bc, causal, label):
+    fn = need(mod, "flash_forward")
+    desc = f"{label}, block_rows {br}, block_cols {bc}, {'causal' if causal else 'full'}"
+    with given(desc):
+        got = expect_pair(fn(Q, K, V, br, bc, causal), "(O, L)")
+        want_o, want_l = oracle(Q, K, V, causal)
+        o, lse = got
+        if not isinstance(o, list) or len(o) != len(Q) or not isinstance(lse, (list, tuple)) or len(lse) != len(Q):
+            raise Failure(f"{desc}: expected O with {len(Q)} rows and L with {len(Q)} values, "
+                          f"got {len(o) if isinstance(o, list) else fmt(o)} rows and "
+                          f"{len(lse) if isinstance(lse, (list, tuple)) else fmt(lse)} values",
+                          input=desc, expected=f"{len(Q)} rows", got=fmt(o))
+        for i in range(len(Q)):
+            row = o[i]
+            if not isinstance(row, (list, tuple)) or len(row) != len(want_o[i]):
+                raise Failure(f"{desc}: expected O[{i}] to have {len(want_o[i])} numbers, got {fmt(row)}",
+                              input=desc, expected=f"{len(want_o[i])} numbers", got=fmt(row))
+            for c in range(len(row)):
+                expect_close(f"O[{i}][{c}]", row[c], want_o[i][c], rel=0.0, abs_=TOL)
+            expect_close(f"L[{i}]", lse[i], want_l[i], rel=TOL, abs_=TOL)
+
+
+def test_one_row(mod):
+    """N = 1: one query, one key"""
+    Q, K, V = qkv(1, 4, 1)
+    run_case(mod, Q, K, V, 1, 1, False, "N = 1, d = 4")
+    run_case(mod, Q, K, V, 16, 8, False, "N = 1, d = 4")
+
+
+def test_random_full(mod):
+    """random inputs, full attention, ragged last tiles (N = 5, 65, 100)"""
+    for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (65, 8, 16, 8, 65), (100, 4, 32, 16, 100), (100, 4, 7, 5, 7)):
+        Q, K, V = qkv(n, d, seed)
+        run_case(mod, Q, K, V, br, bc, False, f"N = {n}, d = {d}, seed {seed}")
+
+
+def test_random_causal(mod):
+    """causal: row i sees keys 0..i only (N = 5, 65, 100)"""
+    for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (65, 8, 16, 8, 65), (100, 4, 32, 16, 100), (100, 4, 7, 5, 7)):
+        Q, K, V = qkv(n, d, seed)
+        run_case(mod, Q, K, V, br, bc, True, f"N = {n}, d = {d}, seed {seed}")
+
+
+def test_large_scores(mod):
+    """scores near ±900: exp overflows unless the running max is subtracted"""
+    Q, K, V = qkv(9, 4, 9, q_scale=300.0)
+    run_case(mod, Q, K, V, 4, 2, False, "N = 9, d = 4, Q scaled by 300 (scores up to about 900)")
+
+
+def test_rows_with_no_keys(mod):
+    """rows with no keys at all: O = 0 and L = -inf, no NaN and no ZeroDivisionError"""
+    Q, _, _ = qkv(3, 4, 3)
+    run_case(mod, Q, [], [], 2, 2, False, "N = 3, d = 4, K and V empty")
+    run_case(mod, Q, [], [], 2, 2, True, "N = 3, d = 4, K and V empty")

@@ -1,0 +1,2 @@
+plain_bytes = 0
+fused_bytes = 0

@@ -1,0 +1,11 @@
+# Wrong: gives the query tile all of M instead of half.
+def io_bytes(kernel, n, d, workgroup_bytes):
+    """Bytes moved to and from global memory by `kernel` ("plain" or "fused"),
+    one head, float32, full attention, lab tiling."""
+    block_rows = workgroup_bytes // (4 * d)
+    query_tiles = -(-n // block_rows)                    # T_r = ceil(N / B_r)
+    numbers = 2 * n * d                                  # Q read once, O written once
+    numbers += 2 * d * n * query_tiles                   # K and V read once per query tile
+    if kernel == "plain":
+        numbers += 4 * n * n                             # S written, read; P written, read
+    return 4 * numbers                                   # float32: 4 bytes a number

@@ -1,0 +1,145 @@
+"""FlashAttention forward in Triton: the reference solution of exercise 3.
+
+    flash_attention(q, k, v, causal=False) -> o
+
+q, k, v: CUDA tensors of shape (B, H, N, d), float32 or float16, d one of
+16, 32, 64, 128. o has the same shape and dtype.
+
+The same tile walk as the lesson's fused kernel and the module's Python
+forward: one program per (query tile, batch·head); it loads its BLOCK_M query
+rows once, streams the keys and values past them BLOCK_N rows at a time,
+keeps a running max m, a running sum l and an accumulator acc per row in
+registers, and writes O once. S and P never leave the chip.
+
+Three changes a GPU invites, all exact in real arithmetic:
+  * exponentials in base 2 (exp2 is one instruction on NVIDIA GPUs): the
+    scores are scaled by log2(e)/sqrt(d), so exp2(s2 - m2) = exp(s - m);
+  * the 1/l division happens once per row, at the end;
+  * causal: key tiles past the diagonal are never loaded, and tiles wholly
+    below it skip the mask; only the diagonal block computes it.
+Float32 inputs are multiplied in IEEE float32 (input_precision="ieee"), not
+TF32, so the fp32 test can hold the kernel to float32 accuracy.
+
+Sources: Dao et al. 2022, FlashAttention, Algorithm 1 (tiles, m, l);
+Dao 2023, FlashAttention-2, §3.1.1 (the forward pass: one division at the
+end; causal masking on the diagonal blocks only). Written for this project;
+it compiles for sm_90 (H100, H200) with Triton 3.9.
+"""
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+LOG2E = 1.4426950408889634  # log2(e): exp(x) = exp2(x * LOG2E)
+
+
+@triton.jit
+def _key_tiles(acc, l, m, q, K, V, base, stride_n, rows, lo, hi, N, qk_scale,
+               D: tl.constexpr, BLOCK_N: tl.constexpr, DIAGONAL: tl.constexpr, PRECISION: tl.constexpr):
+    """Stream key tiles lo, lo + BLOCK_N, ... < hi past the query tile; return the new (acc, l, m).
+
+    With DIAGONAL, keys past a row's own index are masked (causal); without
+    it every key below hi is visible, so no causal mask is computed at all.
+    """
+    cols = tl.arange(0, BLOCK_N)
+    dims = tl.arange(0, D)
+    for start in range(lo, hi, BLOCK_N):
+        keys = start + cols
+        # K^T tile (D, BLOCK_N) and V tile (BLOCK_N, D); keys past N read zeros.
+        kt = tl.load(K + base + keys[None, :] * stride_n + dims[:, None], mask=keys[None, :] < N, other=0.0)
+        v = tl.load(V + base + keys[:, None] * stride_n + dims[None, :], mask=keys[:, None] < N, other=0.0)
+        s = tl.dot(q, kt, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N) float32, base-2 units
+        visible = keys[None, :] < N
+        if DIAGONAL:
+            visible = visible & (keys[None, :] <= rows[:, None])
+        s = tl.where(visible, s, float("-inf"))
+        # Key 0 is visible to every row and lies in the first tile streamed,
+        # so m_new is finite from then on: no -inf - (-inf) here.
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp2(m - m_new)                      # 0 on the first tile, else <= 1
+        p = tl.exp2(s - m_new[:, None])                 # masked scores give exp2(-inf) = 0
+        l = l * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        m = m_new
+    return acc, l, m
+
+
+@triton.jit
+def _flash_forward(Q, K, V, O, L,              # pointers; Q, K, V, O are (B, H, N, D), L is (B, H, N)
+                   stride_b, stride_h, stride_n,  # element strides of Q, K, V and O (the last is 1)
+                   H, N, qk_scale,             # heads, sequence length, log2(e)/sqrt(D)
+                   D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
+    tile = tl.program_id(0)                    # which query tile
+    bh = tl.program_id(1)                      # which (batch, head)
+    base = (bh // H) * stride_b + (bh % H) * stride_h
+    rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)   # (BLOCK_M,) query rows of this tile
+    dims = tl.arange(0, D)                          # (D,)
+
+    # The query tile: loaded once, kept in registers. Rows past N read zeros.
+    q = tl.load(Q + base + rows[:, None] * stride_n + dims[None, :], mask=rows[:, None] < N, other=0.0)
+
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)   # running max (base-2 units)
+    l = tl.zeros([BLOCK_M], tl.float32)                 # running sum of exp2(s - m)
+    acc = tl.zeros([BLOCK_M, D], tl.float32)            # running sum of exp2(s - m) * v
+
+    if CAUSAL:
+        # Keys below tile * BLOCK_M are visible to every row of this tile: no
+        # mask needed (FlashAttention-2, section 3.1.1). The keys of the
+        # diagonal block need it, and no key at or past (tile + 1) * BLOCK_M
+        # is visible at all. BLOCK_M is a multiple of BLOCK_N, so the two
+        # ranges split on a tile boundary.
+        diagonal = tile * BLOCK_M
+        acc, l, m = _key_tiles(acc, l, m, q, K, V, base, stride_n, rows, 0, diagonal, N, qk_scale,
+                               D, BLOCK_N, False, PRECISION)
+        acc, l, m = _key_tiles(acc, l, m, q, K, V, base, stride_n, rows, diagonal,
+                               tl.minimum(N, diagonal + BLOCK_M), N, qk_scale, D, BLOCK_N, True, PRECISION)
+    else:
+        acc, l, m = _key_tiles(acc, l, m, q, K, V, base, stride_n, rows, 0, N, N, qk_scale,
+                               D, BLOCK_N, False, PRECISION)
+
+    o = acc / l[:, None]
+    tl.store(O + base + rows[:, None] * stride_n + dims[None, :], o.to(O.dtype.element_ty),
+             mask=rows[:, None] < N)
+    # logsumexp in natural units: ln(sum exp(s)) = (m + log2 l) * ln 2
+    tl.store(L + bh * N + rows, (m + tl.log2(l)) * 0.6931471805599453, mask=rows < N)
+
+
+def _blocks(d: int, dtype: torch.dtype) -> tuple:
+    """(BLOCK_M, BLOCK_N, num_warps, num_stages) that fit an H100/H200's shared memory."""
+    if dtype == torch.float16:
+        return (128, 64, 4 if d <= 64 else 8, 3)
+    return (64, 32, 4, 2) if d <= 64 else (32, 32, 4, 2)
+
+
+def flash_attention(q, k, v, causal=False, return_lse=False, block_m=None, block_n=None):
+    """Exact attention softmax(q kᵀ/√d) v, fused, for (B, H, N, d) CUDA tensors.
+
+    float32 or float16; d ∈ {16, 32, 64, 128}. With causal=True row i sees
+    keys 0..i. Returns o (same shape and dtype), and with return_lse=True
+    also the logsumexp per row as float32 (B, H, N).
+    Raises ValueError for other shapes or dtypes.
+    """
+    if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape:
+        raise ValueError(f"q, k and v must share one (B, H, N, d) shape, got {tuple(q.shape)}, "
+                         f"{tuple(k.shape)}, {tuple(v.shape)}")
+    if q.dtype not in (torch.float32, torch.float16) or k.dtype != q.dtype or v.dtype != q.dtype:
+        raise ValueError(f"float32 or float16 inputs of one dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    b, h, n, d = q.shape
+    if d not in (16, 32, 64, 128):
+        raise ValueError(f"d must be 16, 32, 64 or 128, got {d}")
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, n), device=q.device, dtype=torch.float32)
+    bm, bn, warps, stages = _blocks(d, q.dtype)
+    bm, bn = block_m or bm, block_n or bn
+    if bm % bn:
+        raise ValueError(f"block_m ({bm}) must be a multiple of block_n ({bn})")
+    grid = (triton.cdiv(n, bm), b * h)
+    _flash_forward[grid](q, k, v, o, lse, q.stride(0), q.stride(1), q.stride(2),
+                         h, n, LOG2E / math.sqrt(d),
+                         D=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=bool(causal),
+                         PRECISION="ieee" if q.dtype == torch.float32 else "tf32",
+                         num_warps=warps, num_stages=stages)
+    return (o, lse) if return_lse else o

@@ -1,0 +1,225 @@
+// The GPU device: one adapter and device at a time, with the limits a run needs
+// (planned in plan.js), error scopes, and the adapter's description for the page.
+import { asGpuError, fail } from "./errors.js";
+import { planDevice, webgpuDefaults } from "./plan.js";
+
+const fmt = (x) => Number(x).toLocaleString("en-US");
+
+let state = null; // {adapter, device, limits, lost, pipelines: Map, ...}
+
+/** The device now held (or null). */
+export function currentState() {
+  return state;
+}
+
+/** Forget the device (after a loss or an error): the next call asks for a new one. */
+export function resetDevice() {
+  if (state && state.device && !state.lost) {
+    state.expectedLoss = true;
+    try {
+      state.device.destroy();
+    } catch {
+      /* already gone */
+    }
+  }
+  state = null;
+}
+
+export async function getAdapter() {
+  if (typeof navigator === "undefined" || !navigator.gpu) {
+    throw fail(
+      "no-webgpu",
+      "This browser has no WebGPU (navigator.gpu is missing). Chrome and Edge 113+ have it; Firefox and Safari are adding it. Count and Check still work.",
+    );
+  }
+  let adapter = null;
+  try {
+    adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
+  } catch (err) {
+    throw fail("no-adapter", `WebGPU could not find a graphics adapter: ${err.message}`, err);
+  }
+  if (!adapter) {
+    throw fail(
+      "no-adapter",
+      "WebGPU is present but offered no graphics adapter (it may be turned off, or this GPU is on the browser's block list). Count and Check still work.",
+    );
+  }
+  return adapter;
+}
+
+// The limits a held device is compared on, and that the planner reads from an adapter.
+export const LIMIT_NAMES = [
+  "maxComputeWorkgroupStorageSize",
+  "maxComputeInvocationsPerWorkgroup",
+  "maxComputeWorkgroupSizeX",
+  "maxComputeWorkgroupsPerDimension",
+  "maxStorageBuffersPerShaderStage",
+  "maxStorageBufferBindingSize",
+  "maxBufferSize",
+];
+
+function readLimits(limits) {
+  const out = {};
+  for (const name of LIMIT_NAMES) if (limits[name] !== undefined) out[name] = Number(limits[name]);
+  return out;
+}
+
+// A job given as limits ({name: value}) rather than kernels and sizes (compileAll).
+function rawPlan(limits, defaults) {
+  const requiredLimits = {};
+  for (const [name, need] of Object.entries(limits)) if (need > defaults[name]) requiredLimits[name] = need;
+  return { fits: true, requiredLimits, needs: { ...limits } };
+}
+
+/**
+ * A device that can run `job` ({manifest, kernels, n, d, heads, workgroupBytes,
+ * instrumented, extraLimits?}; see plan.js planDevice, or {limits: {name: value}}). Limits above WebGPU's defaults are asked
+ * for only when the job needs them and the adapter offers them; otherwise a "limits"
+ * GpuError names the limit, the need and the offer. A held device that already
+ * covers the job is kept (with its compiled pipelines).
+ */
+export async function getDevice(manifest, job) {
+  if (state && state.lost) {
+    throw fail("device-lost", `The GPU device was lost (${state.lostMessage}). Press Retry to start a new one.`);
+  }
+  const adapter = state ? state.adapter : await getAdapter();
+  const defaults = webgpuDefaults(manifest);
+  const plan = job.limits ? rawPlan(job.limits, defaults) : planDevice(manifest, job, readLimits(adapter.limits));
+  if (!plan.fits) throw fail("limits", plan.refusal.message);
+  // Limits another planner asked for (emulator/api.py gpu_plan's required_limits): the larger wins.
+  for (const [name, value] of Object.entries(job.extraLimits || {})) {
+    if (!(Number(value) > (plan.needs[name] ?? 0))) continue;
+    if (Number(value) > Number(adapter.limits[name])) {
+      throw fail(
+        "limits",
+        `This size needs ${name} = ${fmt(value)}, but this GPU offers ${fmt(adapter.limits[name])}.`,
+      );
+    }
+    plan.needs[name] = Number(value);
+    if (Number(value) > defaults[name]) plan.requiredLimits[name] = Number(value);
+  }
+  if (state && Object.entries(plan.needs).every(([name, need]) => need <= (state.limits[name] ?? defaults[name]))) {
+    return state;
+  }
+  // Ask for at least what the held device had, so earlier sizes keep working.
+  const requiredLimits = { ...plan.requiredLimits };
+  if (state) {
+    for (const [name, had] of Object.entries(state.limits)) {
+      if (had > defaults[name] && !(requiredLimits[name] >= had)) requiredLimits[name] = had;
+    }
+  }
+  // An adapter gives out one device only (WebGPU §4.3: it is then "consumed"),
+  // so a device with higher limits needs a fresh adapter.
+  let fresh = adapter;
+  if (state) {
+    resetDevice();
+    fresh = await getAdapter();
+  }
+  const requiredFeatures = ["timestamp-query", "subgroups"].filter((f) => fresh.features.has(f));
+  let device;
+  try {
+    device = await fresh.requestDevice({ requiredFeatures, requiredLimits });
+  } catch (err) {
+    throw fail("limits", `The GPU refused a device with these limits: ${err.message}`, err);
+  }
+  const s = {
+    adapter: fresh,
+    device,
+    limits: readLimits(device.limits),
+    timestamps: device.features.has("timestamp-query"),
+    // Smallest subgroup the adapter may use; 0 without the feature (or where the browser
+    // does not report it), and then no pass runs its with_subgroups shader.
+    subgroupMin: device.features.has("subgroups") ? Number((fresh.info || {}).subgroupMinSize) || 0 : 0,
+    lost: false,
+    lostMessage: "",
+    expectedLoss: false,
+    pipelines: new Map(),
+  };
+  device.lost.then((info) => {
+    s.lost = true;
+    s.lostMessage = info.message || info.reason || "no reason given";
+    if (state === s && s.expectedLoss) state = null;
+  });
+  device.addEventListener?.("uncapturederror", (ev) => {
+    s.uncaptured = ev.error && ev.error.message;
+  });
+  state = s;
+  return s;
+}
+
+// Software adapters: WebGPU on the CPU. Their times say nothing about a GPU's memory.
+const SOFTWARE = [
+  [/swiftshader/i, "SwiftShader"],
+  [/lavapipe|llvmpipe/i, "lavapipe"],
+  [/\bwarp\b|microsoft basic render/i, "WARP"],
+];
+
+/**
+ * The software renderer an adapter is, by its own flag (isFallbackAdapter) or its
+ * vendor, architecture, device or description; null for a hardware GPU.
+ */
+export function softwareAdapter(info = {}, isFallback = false) {
+  const text = [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(" ");
+  for (const [pattern, name] of SOFTWARE) if (pattern.test(text)) return name;
+  return isFallback ? "a fallback (software) adapter" : null;
+}
+
+/** Adapter, limits and features for the GPU card; never throws. */
+export async function probeGpu() {
+  try {
+    const adapter = await getAdapter();
+    let info = adapter.info;
+    if (!info && adapter.requestAdapterInfo) info = await adapter.requestAdapterInfo();
+    info = info || {};
+    const adapterInfo = {
+      vendor: info.vendor || "",
+      architecture: info.architecture || "",
+      device: info.device || "",
+      description: info.description || "",
+      subgroupMinSize: info.subgroupMinSize || 0,
+      subgroupMaxSize: info.subgroupMaxSize || 0,
+    };
+    const fallback = Boolean(adapter.isFallbackAdapter || info.isFallbackAdapter);
+    return {
+      ok: true,
+      adapterInfo,
+      software: softwareAdapter(adapterInfo, fallback),
+      limits: readLimits(adapter.limits),
+      defaults: webgpuDefaults(),
+      features: {
+        timestamp: adapter.features.has("timestamp-query"),
+        subgroups: adapter.features.has("subgroups"),
+        f16: adapter.features.has("shader-f16"),
+      },
+    };
+  } catch (err) {
+    const e = asGpuError(err, "no-adapter");
+    return { ok: false, reason: e.message, error: e.toJSON() };
+  }
+}
+
+/** Run `fn` inside validation, out-of-memory and internal error scopes; throw the first error. */
+export async function scoped(device, what, fn) {
+  device.pushErrorScope("internal");
+  device.pushErrorScope("out-of-memory");
+  device.pushErrorScope("validation");
+  let value;
+  let thrown = null;
+  try {
+    value = await fn();
+  } catch (err) {
+    thrown = err;
+  }
+  const validation = await device.popErrorScope();
+  const oom = await device.popErrorScope();
+  const internal = await device.popErrorScope();
+  if (thrown) throw asGpuError(thrown);
+  if (oom) throw fail("out-of-memory", `The GPU ran out of memory while ${what}: ${oom.message}. Try a smaller N.`);
+  if (validation) throw fail("validation", `The GPU rejected the work while ${what}: ${validation.message}`);
+  if (internal) throw fail("internal", `The GPU failed while ${what}: ${internal.message}`);
+  return value;
+}
+
+export function checkLost(s) {
+  if (s.lost) throw fail("device-lost", `The GPU device was lost (${s.lostMessage}). Press Retry to start a new one.`);
+}

@@ -1,0 +1,55 @@
+// The manifest and the WGSL sources, fetched relative to the page (build.py copies
+// kernels_wgsl/ to dist/kernels/), so the site works under any subpath.
+import { asGpuError, fail } from "./errors.js";
+
+let manifestPromise = null;
+const sourceCache = new Map();
+
+function pageUrl(rel) {
+  const base = typeof document !== "undefined" ? document.baseURI : self.location.href;
+  return new URL(rel, base).href;
+}
+
+async function fetchText(rel) {
+  let res;
+  try {
+    res = await fetch(pageUrl(rel));
+  } catch (err) {
+    throw fail("fetch", `Could not load ${rel}: ${err.message}`, err);
+  }
+  if (!res.ok) throw fail("fetch", `Could not load ${rel}: HTTP ${res.status}.`);
+  return res.text();
+}
+
+/** kernels/manifest.json, parsed once. */
+export function loadManifest() {
+  manifestPromise =
+    manifestPromise ||
+    fetchText("kernels/manifest.json")
+      .then(JSON.parse)
+      .catch((err) => {
+        manifestPromise = null;
+        throw asGpuError(err, "fetch");
+      });
+  return manifestPromise;
+}
+
+/** The text of kernels/<file>, fetched once. */
+export async function loadSource(file) {
+  if (!sourceCache.has(file)) {
+    sourceCache.set(
+      file,
+      fetchText(`kernels/${file}`).catch((e) => {
+        sourceCache.delete(file);
+        throw e;
+      }),
+    );
+  }
+  return sourceCache.get(file);
+}
+
+/** The instrumented build: uncomment every line starting with the manifest's marker. */
+export function instrumentSource(src, marker = "// @instrument: ") {
+  const esc = marker.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return src.replace(new RegExp("^(\\s*)" + esc, "gm"), "$1");
+}

@@ -1,0 +1,17 @@
+// The lesson's WGSL kernels on the visitor's GPU, through WebGPU: the one entry the
+// lab and the tests import. The same WGSL runs natively through wgpu-py
+// (bench/wgsl_host.py); the tiling rule is the emulator's (emulator/tiling.py), so the
+// bytes the lab counts are the bytes these kernels ask for.
+//
+//   errors.js     GpuError and the one failure path (kinds listed there)
+//   plan.js       pure: tiles, shader choice, sizes and the limits a run needs
+//   files.js      kernels/manifest.json and kernels/*.wgsl, fetched relative to the page
+//   device.js     adapter, device with the planned limits, error scopes, the GPU card's probe
+//   pipelines.js  shader modules and pipelines, cached per device
+//   runs.js       runAttention (one run, read back) and timeKernels (the timing loop)
+export { GpuError, fail } from "./errors.js";
+export { instrumentSource, loadManifest } from "./files.js";
+export { lessonTiling, passVariant, planDevice } from "./plan.js";
+export { probeGpu, resetDevice, softwareAdapter } from "./device.js";
+export { compileAll } from "./pipelines.js";
+export { FLOP_CONVENTION, formatTiming, openDevice, runAttention, timeKernels } from "./runs.js";

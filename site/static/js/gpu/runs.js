@@ -1,0 +1,386 @@
+// Attention runs on the device: buffers, dispatches, read-back, and the timing loop.
+import { asGpuError, fail } from "./errors.js";
+import { loadManifest } from "./files.js";
+import { checkLost, getDevice, scoped } from "./device.js";
+import { getPipeline } from "./pipelines.js";
+import { BYTES, lessonTiling, planDispatches, planSizes, writesScores } from "./plan.js";
+
+const RESOLUTION_MS = 0.1; // Chrome rounds GPU timestamps to 100 µs (and coarsens performance.now)
+const TIMESTAMP_NOTE =
+  "GPU timestamps (timestamp-query). Chrome rounds them to 100 µs, so each sample batches dispatches until it holds at least 10 ms of GPU work.";
+const WALL_NOTE =
+  "Wall-clock time from submit to onSubmittedWorkDone (this GPU offers no timestamp queries); each sample holds at least 10 ms of work.";
+export const FLOP_CONVENTION =
+  "FLOP counts 4·N²·d per head, forward pass: N²·d multiply-adds for QKᵀ and N²·d for PV, 2 FLOP each; softmax's exponentials are not counted. Causal counts half (N²/2 of the scores), though a tiled kernel computes the diagonal tiles in full.";
+
+const USAGE_STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+
+function makeStorage(device, bytes, label) {
+  return device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: USAGE_STORAGE(), label });
+}
+
+async function prepareRun(s, manifest, { kernel, n, d, heads, causal, tiling, instrumented, chunks, headBatch, data }) {
+  const device = s.device;
+  return scoped(device, "allocating buffers", async () => {
+    const bufs = {};
+    for (const name of ["Q", "K", "V"]) {
+      bufs[name] = makeStorage(device, heads * n * d * BYTES, name);
+      device.queue.writeBuffer(bufs[name], 0, data[name]);
+    }
+    bufs.O = makeStorage(device, heads * n * d * BYTES, "O");
+    if (writesScores(manifest.kernels[kernel])) {
+      bufs.S = makeStorage(device, headBatch * n * n * BYTES, "S");
+      bufs.P = makeStorage(device, headBatch * n * n * BYTES, "P");
+    }
+    if (instrumented) bufs.counters = makeStorage(device, manifest.instrument.slots.length * 4, "counters");
+    const units = planDispatches(manifest, kernel, n, heads, headBatch, tiling, chunks);
+    const encoded = [];
+    const shaders = [];
+    for (const u of units) {
+      const { pipeline, spec, file } = await getPipeline(s, manifest, kernel, u.passIndex, d, tiling, instrumented);
+      if (!shaders.includes(file)) shaders.push(file);
+      const params = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      device.queue.writeBuffer(params, 0, new Uint32Array([n, causal ? 1 : 0, u.h0, u.xBase]));
+      const entries = Object.entries(spec.bindings).map(([name, binding]) => ({
+        binding,
+        resource: { buffer: name === "params" ? params : bufs[name] },
+      }));
+      if (instrumented) entries.push({ binding: manifest.instrument.binding, resource: { buffer: bufs.counters } });
+      const bindGroup = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+      encoded.push({ ...u, pipeline, bindGroup, params });
+    }
+    return { bufs, units: encoded, shaders };
+  });
+}
+
+function destroyRun(run) {
+  for (const b of Object.values(run.bufs)) b.destroy();
+  for (const u of run.units) u.params.destroy();
+}
+
+/** Encode `reps` runs of units[from, to) in one compute pass; optional timestamps. */
+function encodeUnits(device, run, from, to, reps, querySet) {
+  const enc = device.createCommandEncoder();
+  const desc = querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {};
+  const pass = enc.beginComputePass(desc);
+  for (let r = 0; r < reps; r++) {
+    for (let i = from; i < to; i++) {
+      const u = run.units[i];
+      pass.setPipeline(u.pipeline);
+      pass.setBindGroup(0, u.bindGroup);
+      pass.dispatchWorkgroups(u.count, u.nh, 1);
+    }
+  }
+  pass.end();
+  return enc;
+}
+
+async function readBuffer(device, src, bytes) {
+  const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const enc = device.createCommandEncoder();
+  enc.copyBufferToBuffer(src, 0, staging, 0, bytes);
+  device.queue.submit([enc.finish()]);
+  await staging.mapAsync(GPUMapMode.READ);
+  const copy = staging.getMappedRange().slice(0);
+  staging.unmap();
+  staging.destroy();
+  return copy;
+}
+
+/**
+ * Run one kernel once on Q, K, V (Float32Array, N*d each, row-major (N, d)).
+ * `chunks` > 1 splits every pass into that many dispatches along x (as timing does for
+ * long runs), each with its own x_base; the result must not change.
+ * Returns {O: Float32Array(N*d), counts?: {Q: {read, write}, ...} in bytes, tiling, shaders: [.wgsl files run]}.
+ * Throws GpuError.
+ */
+export async function runAttention({
+  kernel,
+  n,
+  d,
+  causal = false,
+  Q,
+  K,
+  V,
+  instrumented = false,
+  workgroupBytes = 16384,
+  chunks = 1,
+}) {
+  try {
+    const manifest = await loadManifest();
+    const tiling = lessonTiling(manifest, kernel, d, workgroupBytes);
+    for (const [name, arr] of [
+      ["Q", Q],
+      ["K", K],
+      ["V", V],
+    ]) {
+      if (!(arr instanceof Float32Array) || arr.length !== n * d) {
+        throw fail("input", `${name} must be a Float32Array of N·d = ${n * d} numbers.`);
+      }
+    }
+    planSizes(manifest, kernel, n, d, 1, instrumented, workgroupBytes);
+    const s = await getDevice(manifest, { kernels: [kernel], n, d, heads: 1, workgroupBytes, instrumented });
+    checkLost(s);
+    const run = await prepareRun(s, manifest, {
+      kernel,
+      n,
+      d,
+      heads: 1,
+      causal,
+      tiling,
+      instrumented,
+      chunks,
+      headBatch: 1,
+      data: { Q, K, V },
+    });
+    try {
+      const device = s.device;
+      const out = await scoped(device, `running ${kernel}`, async () => {
+        const enc = device.createCommandEncoder();
+        for (const name of ["O", "S", "P", "counters"]) if (run.bufs[name]) enc.clearBuffer(run.bufs[name]);
+        device.queue.submit([enc.finish()]);
+        device.queue.submit([encodeUnits(device, run, 0, run.units.length, 1, null).finish()]);
+        const O = new Float32Array(await readBuffer(device, run.bufs.O, n * d * BYTES));
+        let counts;
+        if (instrumented) {
+          const raw = new Uint32Array(
+            await readBuffer(device, run.bufs.counters, manifest.instrument.slots.length * 4),
+          );
+          counts = {};
+          for (const t of ["Q", "K", "V", "S", "P", "O"]) counts[t] = { read: 0, write: 0 };
+          manifest.instrument.slots.forEach((slot, i) => {
+            const [tensor, kind] = slot.split(".");
+            counts[tensor][kind] = raw[i] * manifest.bytes_per_element;
+          });
+        }
+        return { O, counts };
+      });
+      checkLost(s);
+      return { ...out, tiling, kernel, shaders: run.shaders };
+    } finally {
+      destroyRun(run);
+    }
+  } catch (err) {
+    throw asGpuError(err);
+  }
+}
+
+function randomFloats(count, seed) {
+  // xorshift32, uniform on [-1, 1): timing data only, never all zeros.
+  const out = new Float32Array(count);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < count; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = ((x >>> 0) / 4294967296) * 2 - 1;
+  }
+  return out;
+}
+
+function throwIfCancelled(signal) {
+  if (signal && signal.aborted) throw fail("cancelled", "Time cancelled. Earlier results are kept.");
+}
+
+/**
+ * Time one kernel: warm-up, then samples of `reps` runs each, until every sample
+ * holds >= minSampleMs of GPU work and there are >= minSamples samples; median.
+ * No submission holds more than about maxSubmitMs: long runs are split into chunks.
+ */
+async function timeOne(s, manifest, job) {
+  const { kernel, n, d, heads, causal, workgroupBytes, minSampleMs, minSamples, maxSubmitMs, onProgress, signal } = job;
+  const device = s.device;
+  const tiling = lessonTiling(manifest, kernel, d, workgroupBytes);
+  const need = planSizes(manifest, kernel, n, d, heads, false, workgroupBytes);
+  const data = {};
+  ["Q", "K", "V"].forEach((name, i) => (data[name] = randomFloats(heads * n * d, 12345 + i)));
+  const useTs = s.timestamps;
+
+  async function submitAndTime(run, from, to, reps) {
+    return scoped(device, `timing ${kernel}`, async () => {
+      let querySet = null;
+      let resolve = null;
+      if (useTs) {
+        querySet = device.createQuerySet({ type: "timestamp", count: 2 });
+        resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+      }
+      const enc = encodeUnits(device, run, from, to, reps, querySet);
+      if (useTs) enc.resolveQuerySet(querySet, 0, 2, resolve, 0);
+      const t0 = performance.now();
+      device.queue.submit([enc.finish()]);
+      await device.queue.onSubmittedWorkDone();
+      const wall = performance.now() - t0;
+      if (!useTs) return wall;
+      const ticks = new BigUint64Array(await readBuffer(device, resolve, 16));
+      querySet.destroy();
+      resolve.destroy();
+      const delta = ticks[1] - ticks[0]; // unsigned 64-bit nanoseconds
+      if (ticks[1] <= ticks[0]) return NaN; // non-positive: discard
+      return Number(delta) / 1e6;
+    });
+  }
+
+  const base = { kernel, n, d, heads, causal, tiling, instrumented: false, headBatch: need.headBatch, data };
+  // Warm-up and estimate with the whole run in one chunk per pass.
+  let run = await prepareRun(s, manifest, { ...base, chunks: 1 });
+  const first = await submitAndTime(run, 0, run.units.length, 1);
+  checkLost(s);
+  let estimate = first;
+  if (first < maxSubmitMs) {
+    const again = await submitAndTime(run, 0, run.units.length, 1);
+    if (again > 0) estimate = again;
+  }
+  if (!(estimate > 0)) estimate = RESOLUTION_MS;
+  // Split long runs: each pass into enough dispatches that one holds < maxSubmitMs / 2.
+  const chunks = Math.max(1, Math.ceil(estimate / (maxSubmitMs / 2)));
+  if (chunks > 1) {
+    destroyRun(run);
+    run = await prepareRun(s, manifest, { ...base, chunks });
+  }
+  try {
+    const reps = Math.max(1, Math.ceil(minSampleMs / estimate));
+    const repsPerSubmit = chunks > 1 ? 1 : Math.max(1, Math.min(reps, Math.floor(maxSubmitMs / estimate)));
+    const samples = [];
+    let below = false;
+    let attempts = 0;
+    while (samples.length < minSamples && attempts < minSamples * 3) {
+      throwIfCancelled(signal);
+      attempts++;
+      let total = 0;
+      let done = 0;
+      while (done < reps && !Number.isNaN(total)) {
+        const r = Math.min(repsPerSubmit, reps - done);
+        if (chunks > 1) {
+          for (let i = 0; i < run.units.length; i++) {
+            const ms = await submitAndTime(run, i, i + 1, 1);
+            if (!(ms > 0)) {
+              total = NaN;
+              break;
+            }
+            if (ms < RESOLUTION_MS) below = true;
+            total += ms;
+          }
+        } else {
+          const ms = await submitAndTime(run, 0, run.units.length, r);
+          if (!(ms > 0)) total = NaN;
+          else {
+            if (ms < RESOLUTION_MS) below = true;
+            total += ms;
+          }
+        }
+        done += r;
+        checkLost(s);
+        throwIfCancelled(signal);
+      }
+      if (total > 0) samples.push(total / reps);
+      if (onProgress) onProgress({ kernel, sample: samples.length, of: minSamples });
+    }
+    if (!samples.length) {
+      throw fail("internal", `Timing ${kernel} gave no usable sample: every timestamp delta was zero or negative.`);
+    }
+    const sorted = [...samples].sort((a, b) => a - b);
+    const medianMs = sorted[Math.floor(sorted.length / 2)];
+    return {
+      medianMs,
+      samples: samples.length,
+      sampleMs: sorted,
+      reps,
+      submissionsPerSample: chunks > 1 ? run.units.length * reps : Math.ceil(reps / repsPerSubmit),
+      method: useTs ? "timestamp" : "wall",
+      belowResolution: below || medianMs * reps < RESOLUTION_MS,
+      tiling,
+      shaders: run.shaders,
+    };
+  } finally {
+    destroyRun(run);
+  }
+}
+
+/**
+ * Open (or keep) a device with the limits all of `kernels` need at (N, d), so that
+ * later runAttention and timeKernels calls at that size or smaller share it and its
+ * compiled pipelines. extraLimits: limits another planner asked for (emulator/api.py
+ * gpu_plan's required_limits); the device gets the larger of each. Throws GpuError.
+ */
+export async function openDevice({ kernels, n, d, heads = 1, workgroupBytes = 16384, extraLimits = {} }) {
+  try {
+    const manifest = await loadManifest();
+    await getDevice(manifest, { kernels, n, d, heads, workgroupBytes, extraLimits });
+  } catch (err) {
+    throw asGpuError(err);
+  }
+}
+
+/**
+ * Time `kernels` at (N, d) on random float32 inputs; one head by default.
+ * onProgress({kernel, index, of: kernels, sample, samples}) after each sample;
+ * an aborted `signal` stops at the next sample with a "cancelled" GpuError.
+ * Returns {kernels: {name: {medianMs, samples, sampleMs, reps, method,
+ * belowResolution, tiling, shaders, flop, gflops}}, method, note, flopConvention, speedup}.
+ * FLOP counts 4·N²·d per head, half that for causal (FLOP_CONVENTION). Throws GpuError.
+ */
+export async function timeKernels({
+  n,
+  d,
+  causal = false,
+  heads = 1,
+  kernels = ["plain", "fused"],
+  workgroupBytes = 16384,
+  minSampleMs = 10,
+  minSamples = 5,
+  maxSubmitMs = 1000,
+  onProgress = null,
+  signal = null,
+} = {}) {
+  try {
+    const manifest = await loadManifest();
+    const s = await getDevice(manifest, { kernels, n, d, heads, workgroupBytes });
+    const out = {};
+    const flop = 4 * n * n * d * heads * (causal ? 0.5 : 1);
+    for (const [index, kernel] of kernels.entries()) {
+      throwIfCancelled(signal);
+      const progress = onProgress
+        ? (p) => onProgress({ ...p, index: index + 1, kernels: kernels.length, samples: minSamples })
+        : null;
+      if (progress) progress({ kernel, sample: 0 });
+      const r = await timeOne(s, manifest, {
+        kernel,
+        n,
+        d,
+        heads,
+        causal,
+        workgroupBytes,
+        minSampleMs,
+        minSamples,
+        maxSubmitMs,
+        onProgress: progress,
+        signal,
+      });
+      r.flop = flop;
+      r.gflops = flop / (r.medianMs / 1e3) / 1e9;
+      out[kernel] = r;
+    }
+    return {
+      kernels: out,
+      method: s.timestamps ? "timestamp" : "wall",
+      note: s.timestamps ? TIMESTAMP_NOTE : WALL_NOTE,
+      flopConvention: FLOP_CONVENTION,
+      speedup: out.plain && out.fused ? out.plain.medianMs / out.fused.medianMs : null,
+      limits: { ...s.limits },
+    };
+  } catch (err) {
+    throw asGpuError(err);
+  }
+}
+
+/** One line for a timeKernels result, e.g. "plain 12.3 ms, fused 1.2 ms: 10.2× (GPU timestamps)". */
+export function formatTiming(result) {
+  const parts = [];
+  for (const [name, r] of Object.entries(result.kernels || {})) {
+    const ms = r.medianMs >= 1 ? r.medianMs.toFixed(2) : r.medianMs.toFixed(3);
+    parts.push(`${name} ${ms} ms${r.belowResolution ? " (below timer resolution)" : ""}`);
+  }
+  const speed = result.speedup ? `: fused ${result.speedup.toFixed(1)}× as fast` : "";
+  const how = result.method === "timestamp" ? "GPU timestamps, rounded to 100 µs by Chrome" : "wall clock";
+  return `${parts.join(", ")}${speed} (${how}).`;
+}

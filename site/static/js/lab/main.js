@@ -1,0 +1,58 @@
+// The lab: Count, Check and Time. Every rule about inputs lives in the Python
+// emulator (emulator/tiling.py); rules.js answers the plainly bad values at once
+// with the same words. Results already shown stay until a new one replaces them.
+//
+//   form.js    form values, the link, messages, busy state, stale results
+//   rules.js   pure: the input rules that need no Python (node tests them)
+//   html.js    html`` templates that escape by default
+//   reply.js   the one worker reply check
+//   client.js  the emulator's worker client and the boot progress bar
+//   count.js, check.js, time.js   one card each: its run and its render
+import { client, hideBootIfStopped } from "./client.js";
+import { cancelCheck, doCheck } from "./check.js";
+import { doCount } from "./count.js";
+import { $, buttons, form, guarded, markStale, readHash, status, whenIdle } from "./form.js";
+import { doTime } from "./time.js";
+
+whenIdle(hideBootIfStopped);
+
+// A shared link opens at the lab, with its settings filled in.
+function openFromLink() {
+  if (!readHash()) return;
+  $("lab").scrollIntoView();
+  if (!status.textContent) {
+    status.textContent = "The settings from your link are filled in below. Press Count, Check or Time.";
+  }
+}
+
+// The model's sentence brings its own N and d.
+function useModelSizes() {
+  if (!$("input-model").checked) return;
+  const radio = $("input-model");
+  $("n").value = radio.dataset.n;
+  $("d").value = radio.dataset.d;
+  $("causal").checked = false;
+  status.textContent = `The model's sentence has N = ${radio.dataset.n} tokens and d = ${radio.dataset.d}; the form now says so.`;
+}
+
+form.addEventListener("submit", guarded(doCount));
+buttons.check.addEventListener("click", guarded(doCheck));
+buttons.time.addEventListener("click", guarded(doTime));
+buttons.cancel.addEventListener("click", cancelCheck);
+$("time-retry").addEventListener("click", guarded(doTime));
+openFromLink();
+// Start Python as soon as the learner reaches for the lab (a pointer over the
+// form, or focus in it), not at page load: the page itself stays light.
+for (const type of ["pointerenter", "focusin"]) {
+  form.addEventListener(type, () => client.start(), { once: true });
+}
+window.addEventListener("hashchange", readHash);
+$("input-model").addEventListener("change", () => {
+  useModelSizes();
+  markStale();
+});
+form.addEventListener("input", markStale);
+form.addEventListener("change", markStale);
+
+// For tests and for the curious: the lab's actions, callable from the console.
+window.cannery = Object.assign(window.cannery || {}, { lab: { doCount, doCheck, doTime, client } });

@@ -1,0 +1,128 @@
+// The lab's input rules that need no Python: the same checks, in the same order and
+// words, as emulator/tiling.py parse_request, so a plainly bad N, d, M or seed gets
+// its message at once, before Pyodide has started. Python stays the judge: the page
+// sends every request that passes here to it, and tests/test_js_parity.py runs one
+// case table (tests/lab_rule_cases.json) through both.
+//
+// Pure: no DOM, so node runs it. `rules` is {head_dims, lesson} from
+// kernels_wgsl/manifest.json (the page reads it from the form's data-rules attribute).
+import { parseNumber } from "../parse-number.js";
+
+const fmt = (x) => Number(x).toLocaleString("en-US");
+
+const LESSON_KERNELS = ["plain", "fused", "fused-no-rescale"];
+const BYTES = 4;
+
+// The learner's text for a message: control and format marks removed, trimmed, at most
+// 20 characters (emulator/numbers.py _shown; parse-number.js does the same).
+function shown(text) {
+  const kept = Array.from(text)
+    .filter((ch) => !/[\p{Cc}\p{Cf}]/u.test(ch))
+    .join("")
+    .trim();
+  const chars = Array.from(kept);
+  return chars.length <= 20 ? kept : chars.slice(0, 19).join("") + "…";
+}
+
+const either = (words) =>
+  words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words[0];
+
+/**
+ * A yes/no value as links, forms and the CLI write it, in one vocabulary: the
+ * manifest's lesson.true_words and lesson.false_words, which emulator/tiling.py
+ * parse_bool reads too. Returns {ok: true, value} or {ok: false, message} in
+ * parse_bool's words.
+ */
+export function readBoolean(raw, rules, label = "Causal") {
+  if (raw === null || raw === undefined || typeof raw === "boolean") return { ok: true, value: Boolean(raw) };
+  if (raw === 0 || raw === 1) return { ok: true, value: raw === 1 };
+  const { true_words: yes, false_words: no } = rules.lesson;
+  const text = typeof raw === "string" ? raw.trim().toLowerCase() : null;
+  if (yes.includes(text)) return { ok: true, value: true };
+  if (no.includes(text)) return { ok: true, value: false };
+  return {
+    ok: false,
+    message: `${label} takes ${either(yes)} to turn it on and ${either(no)} to turn it off; “${shown(String(raw))}” is neither.`,
+  };
+}
+
+function integer(raw, label) {
+  const parsed = parseNumber(raw ?? "", { integer: true, label });
+  return parsed.ok ? { value: parsed.value } : { error: parsed.message };
+}
+
+/**
+ * Errors [{field, message}] that Python's parse_request would give for these raw
+ * form values, as far as they need no Python; [] when none is found here (Python
+ * still decides). purpose: "count" or "check".
+ */
+export function quickErrors(params, purpose, rules) {
+  const L = rules.lesson;
+  const errors = [];
+  const out = {};
+  const limit = purpose === "check" ? L.check_max_n : L.count_max_n;
+
+  const n = integer(params.n, "Sequence length N");
+  if (n.error) errors.push({ field: "n", message: n.error });
+  else if (n.value < 1) {
+    errors.push({
+      field: "n",
+      message: `Sequence length N must be at least 1; ${fmt(n.value)} has no rows to attend to.`,
+    });
+  } else if (n.value > limit) {
+    errors.push({
+      field: "n",
+      message:
+        purpose === "check"
+          ? `Check runs every kernel step in Python, so it stops at N = ${fmt(limit)}; ` +
+            `N = ${fmt(n.value)} would take too long. Count works up to N = ${fmt(L.count_max_n)}.`
+          : `Sequence length N must be at most ${fmt(limit)}; ${fmt(n.value)} is too large to count here.`,
+    });
+  }
+
+  const d = integer(params.d, "Head dimension d");
+  if (d.error) errors.push({ field: "d", message: d.error });
+  else if (!rules.head_dims.includes(d.value)) {
+    errors.push({
+      field: "d",
+      message: `Head dimension d must be one of ${rules.head_dims.join(", ")}; ${d.value} is not.`,
+    });
+  } else out.d = d.value;
+
+  const m = integer(params.workgroup_bytes ?? L.workgroup_bytes_default, "Workgroup memory M");
+  if (m.error) errors.push({ field: "workgroup_bytes", message: m.error });
+  else if (m.value < L.workgroup_bytes_min || m.value > L.workgroup_bytes_max) {
+    errors.push({
+      field: "workgroup_bytes",
+      message:
+        `Workgroup memory M must be from ${fmt(L.workgroup_bytes_min)} to ${fmt(L.workgroup_bytes_max)} bytes; ` +
+        `${fmt(m.value)} is outside.`,
+    });
+  } else out.m = m.value;
+
+  if ("causal" in params) {
+    const c = readBoolean(params.causal, rules);
+    if (!c.ok) errors.push({ field: "causal", message: c.message });
+  }
+
+  const seed = integer(params.seed ?? 0, "Seed");
+  if (seed.error) errors.push({ field: "seed", message: seed.error });
+
+  // The lesson tiling (emulator/tiling.py lesson_blocks): half of M holds a key
+  // tile and a value tile of at least min_key_tile_rows rows.
+  if (!errors.length && LESSON_KERNELS.includes(params.kernel)) {
+    const half = Math.floor(out.m / 2);
+    const rowBytes = BYTES * out.d;
+    if (Math.floor(half / (2 * rowBytes)) < L.min_key_tile_rows) {
+      const need = 2 * 2 * rowBytes * L.min_key_tile_rows;
+      errors.push({
+        field: "workgroup_bytes",
+        message:
+          `M = ${fmt(out.m)} B is too small for d = ${out.d}: half of it (${fmt(half)} B) must hold a key tile ` +
+          `and a value tile of at least ${L.min_key_tile_rows} rows of ${fmt(rowBytes)} B each. ` +
+          `Use M ≥ ${fmt(need)} B or a smaller d.`,
+      });
+    }
+  }
+  return errors;
+}

@@ -1,0 +1,138 @@
+// Numbers as people type them: the one parser behind every numeric field.
+//
+// The same rules as emulator/numbers.py (read its docstring): both run the
+// case table tests/number_cases.json and must agree on value, reason and
+// message. The page uses this to answer a plainly bad value at once; the
+// emulator, in Python, stays the judge of every lab request.
+//
+// parseNumber(text, {integer, label}) ->
+//   {ok: true, value} | {ok: false, reason, message}
+// reason: "empty" | "digits" | "not-a-number" | "ambiguous" | "not-integer".
+
+const SPACES = " \u00a0\u2009\u202f";
+const BODY = /^[0-9.,_ \u00a0\u2009\u202f]+$/;
+const OTHER_DIGIT = /\p{Nd}/u;
+
+function shown(text) {
+  const kept = Array.from(text)
+    .filter((ch) => !/[\p{Cc}\p{Cf}]/u.test(ch))
+    .join("")
+    .trim();
+  const chars = Array.from(kept);
+  return chars.length <= 20 ? kept : chars.slice(0, 19).join("") + "…";
+}
+
+function message(label, text, reason, hint = "") {
+  const who = label || "This field";
+  switch (reason) {
+    case "empty":
+      return label ? `${who} is empty: type a number.` : "Type a number.";
+    case "digits":
+      return `${who} takes the digits 0–9 only; “${text}” uses other digits.`;
+    case "not-a-number":
+      return `${who} must be a number written with the digits 0–9; “${text}” is not.`;
+    case "ambiguous":
+      return `“${text}” could be ${hint}. Type the one you mean.`;
+    default:
+      return `${who} must be a whole number, not ${text}.`;
+  }
+}
+
+const isDigits = (s) => /^[0-9]+$/.test(s);
+
+function groupsOk(head, groups) {
+  if (head.length < 1 || head.length > 3 || !isDigits(head)) return false;
+  return groups.every((g) => g.length === 3 && isDigits(g));
+}
+
+function split(rawBody, integer) {
+  let body = rawBody;
+  for (const sep of SPACES.slice(1)) body = body.split(sep).join(" ");
+  if (/(^|[^0-9])_|_($|[^0-9])/.test(body)) return "not-a-number";
+  body = body.replace(/_/g, "");
+  const marks = Array.from(body).filter((ch) => ch === "." || ch === ",");
+  const kinds = new Set(marks);
+  let decimalMark = null;
+  let groupMark = body.includes(" ") ? " " : null;
+  if (kinds.size === 2) {
+    decimalMark = body[Math.max(body.lastIndexOf("."), body.lastIndexOf(","))];
+    if (body.split(decimalMark).length !== 2 || groupMark) return "not-a-number";
+    groupMark = decimalMark === "." ? "," : ".";
+  } else if (kinds.size === 1) {
+    const mark = marks[0];
+    if (marks.length > 1) {
+      if (groupMark) return "not-a-number";
+      groupMark = mark;
+    } else {
+      const at = body.indexOf(mark);
+      const head = body.slice(0, at);
+      const tail = body.slice(at + 1);
+      const looksGrouped =
+        tail.length === 3 &&
+        isDigits(tail) &&
+        isDigits(head) &&
+        head.length <= 3 &&
+        head !== "0" &&
+        !groupMark;
+      if (looksGrouped) {
+        if (!integer || tail === "000") {
+          const t = tail.replace(/0+$/, "");
+          const small = head + (t ? "." + t : "");
+          return ["ambiguous", `${small} or ${head}${tail}`];
+        }
+        groupMark = mark;
+      } else {
+        decimalMark = mark;
+      }
+    }
+  }
+  let [whole, frac] = decimalMark ? body.split(decimalMark) : [body, ""];
+  if (decimalMark === "," && frac === "") return "not-a-number";
+  if (frac !== "" && !isDigits(frac)) return "not-a-number";
+  if (groupMark) {
+    const parts = whole.split(groupMark);
+    if (!groupsOk(parts[0], parts.slice(1))) return "not-a-number";
+    whole = parts.join("");
+  }
+  if (whole === "" && frac === "") return "not-a-number";
+  if (whole && !isDigits(whole)) return "not-a-number";
+  return [whole || "0", frac];
+}
+
+/**
+ * Read a number as a person typed it.
+ * @param {string|number} raw the field's text
+ * @param {{integer?: boolean, label?: string}} options integer: whole-number
+ *   field (N, d, M, seed, head); label: the field's visible name for messages
+ * @returns {{ok: true, value: number} | {ok: false, reason: string, message: string}}
+ */
+export function parseNumber(raw, { integer = false, label = "" } = {}) {
+  const refuse = (reason, text, hint) => ({ ok: false, reason, message: message(label, text, reason, hint) });
+  if (typeof raw === "number") {
+    if (!Number.isFinite(raw)) return refuse("not-a-number", String(raw));
+    if (integer && !Number.isInteger(raw)) return refuse("not-integer", String(raw));
+    return { ok: true, value: raw };
+  }
+  const text = raw == null ? "" : String(raw);
+  const seen = shown(text);
+  let body = text.trim().replace(/\u2212/g, "-");
+  if (body === "") return refuse("empty", seen);
+  if (Array.from(body).some((ch) => OTHER_DIGIT.test(ch) && !(ch >= "0" && ch <= "9"))) return refuse("digits", seen);
+  let sign = 1;
+  if (body[0] === "+" || body[0] === "-") {
+    sign = body[0] === "-" ? -1 : 1;
+    body = body.slice(1);
+  }
+  if (!BODY.test(body) || SPACES.includes(body[0]) || SPACES.includes(body[body.length - 1])) {
+    return refuse("not-a-number", seen);
+  }
+  const parts = split(body, integer);
+  if (typeof parts === "string") return refuse(parts, seen);
+  if (parts[0] === "ambiguous") return refuse("ambiguous", seen, parts[1]);
+  const [whole, frac] = parts;
+  if (integer) {
+    if (/[1-9]/.test(frac)) return refuse("not-integer", seen);
+    return { ok: true, value: sign * Number(whole) };
+  }
+  return { ok: true, value: sign * Number(`${whole}.${frac || "0"}`) };
+}

@@ -1,0 +1,33 @@
+// Runs the page's pure ES modules under node for tests/test_js_parity.py.
+// stdin: {"manifest": {...}, "calls": [{"fn": name, "args": [...]}, ...]}
+// stdout: [{"ok": true, "value": ...} | {"ok": false, "error": {kind, message}}, ...]
+import { kernelNeeds, lessonTiling, passVariant, planDevice } from "../site/static/js/gpu/plan.js";
+import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";
+import { parseNumber } from "../site/static/js/parse-number.js";
+
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const { manifest, calls } = JSON.parse(Buffer.concat(chunks).toString("utf-8"));
+const rules = { head_dims: manifest.head_dims, lesson: manifest.lesson };
+
+const FNS = {
+  quickErrors: (params, purpose) => quickErrors(params, purpose, rules),
+  readBoolean: (raw) => readBoolean(raw, rules),
+  parseNumber: (raw, options) => parseNumber(raw, options),
+  planDevice: (job, offer) => planDevice(manifest, job, offer),
+  kernelNeeds: (kernel, n, d, heads, instrumented, m) => kernelNeeds(manifest, kernel, n, d, heads, instrumented, m),
+  lessonTiling: (kernel, d, m) => lessonTiling(manifest, kernel, d, m),
+  passVariant: (kernel, passIndex, d, m, subgroupMin) => {
+    const tiling = lessonTiling(manifest, kernel, d, m);
+    return passVariant(manifest.kernels[kernel].wgsl[passIndex], d, tiling, subgroupMin);
+  },
+};
+
+const out = calls.map(({ fn, args }) => {
+  try {
+    return { ok: true, value: FNS[fn](...args) };
+  } catch (err) {
+    return { ok: false, error: { kind: err.kind || err.name, message: err.message } };
+  }
+});
+process.stdout.write(JSON.stringify(out));

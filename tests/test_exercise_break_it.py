@@ -1,0 +1,307 @@
+"""Exercise 5, "Break it": the five bugs are one line each, the weak suite
+misses all five and passes the correct kernel, the judge tells an exposing
+input from one that is not, rejects malformed input with a clear message, and
+the learner's five inputs make the suite catch every bug."""
+from __future__ import annotations
+
+import difflib
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from exercises import breakit
+
+FOLDER = Path(breakit.FOLDER)
+SOLUTION = tomllib.loads((FOLDER / "break" / "solution.toml").read_text(encoding="utf-8"))["inputs"]
+BY_BUG = {e["bug"]: e for e in SOLUTION}
+BUG_IDS = [1, 2, 3, 4, 5]
+WEAK = ["test_one_tile", "test_zero_queries_average_the_values", "test_random_small_scores",
+        "test_key_order_does_not_matter", "test_outputs_lie_within_the_values"]
+
+
+def test_there_are_five_bugs_of_five_kinds_each_with_its_file():
+    bugs = breakit.bugs()
+    assert [b["id"] for b in bugs] == BUG_IDS
+    assert len({b["kind"] for b in bugs}) == 5
+    assert sorted(p.name for p in (FOLDER / "bugs").glob("*.py")) == sorted(b["file"] for b in bugs)
+    meta = breakit.meta()
+    assert meta["tier"] == "browser" and meta["minutes"] == 50
+    assert [s["title"] for s in meta["steps"]] == ["Predict", "Break it"]
+
+
+@pytest.mark.parametrize("bug", BUG_IDS)
+def test_each_bug_differs_from_the_kernel_by_exactly_one_line(bug):
+    a = (FOLDER / "kernel.py").read_text(encoding="utf-8").splitlines()
+    b = breakit.kernel_source(bug).splitlines()
+    assert len(a) == len(b)
+    changed = [line for line in difflib.ndiff(a, b) if line[:2] in ("- ", "+ ")]
+    assert len(changed) == 2 and changed[0][0] == "-" and changed[1][0] == "+", changed
+
+
+def test_the_five_bugs_change_five_different_lines_and_the_diffs_show_them():
+    expected = {
+        1: ("acc[a] = [acc[a][c] * alpha + math.fsum", "acc[a] = [acc[a][c] + math.fsum"),
+        2: ("m_new = max(m[a], max(s))", "m_new = 0.0"),
+        3: ("l[a] = l[a] * alpha + math.fsum(p)", "l[a] = l[a] * math.exp(shift - m_old) + math.fsum(p)"),
+        4: ("n_tiles = (n_keys + BLOCK_COLS - 1) // BLOCK_COLS", "n_tiles = n_keys // BLOCK_COLS"),
+        5: ("shift = m_new if m_new > -math.inf else 0.0", "shift = m_new"),
+    }
+    olds = set()
+    for bug, (old, new) in expected.items():
+        [(before, after)] = breakit.changed_lines(bug)
+        assert before.strip().startswith(old) and after.strip().startswith(new)
+        olds.add(before)
+        text = breakit.diff(bug)
+        assert text.startswith("--- kernel.py\n+++ bugs/")
+        assert [ln for ln in text.splitlines() if ln[:1] in "-+" and ln[:3] not in ("---", "+++")] == \
+            ["-" + before, "+" + after]
+    assert len(olds) == 5
+
+
+def test_the_correct_kernel_passes_the_weak_suite():
+    results = breakit.run_weak_suite(breakit.load_kernel(0))
+    assert list(results) == WEAK
+    assert all(v is None for v in results.values()), results
+
+
+@pytest.mark.parametrize("bug", BUG_IDS)
+def test_every_bug_passes_the_weak_suite(bug):
+    results = breakit.run_weak_suite(breakit.load_kernel(bug))
+    assert all(v is None for v in results.values()), results
+
+
+GROSS = {
+    "no division by l": ("O.append([x / l[a] for x in acc[a]])", "O.append(acc[a])"),
+    "only the last key tile kept": ("alpha = math.exp(m_old - shift)", "alpha = 0.0"),
+}
+
+
+@pytest.mark.parametrize("fault", list(GROSS))
+def test_the_weak_suite_does_catch_gross_faults(fault):
+    old, new = GROSS[fault]
+    source = (FOLDER / "kernel.py").read_text(encoding="utf-8")
+    assert source.count(old) == 1
+    ns = {}
+    exec(compile(source.replace(old, new), f"{fault}.py", "exec"), ns)
+    failed = [name for name, v in breakit.run_weak_suite(ns["attention"]).items() if v is not None]
+    expected = {"no division by l": [n for n in WEAK if n != "test_key_order_does_not_matter"],
+                "only the last key tile kept": ["test_zero_queries_average_the_values",
+                                                "test_random_small_scores", "test_key_order_does_not_matter"]}
+    assert failed == expected[fault]
+
+
+def test_every_weak_test_catches_at_least_one_gross_fault():
+    caught = set()
+    for old, new in GROSS.values():
+        ns = {}
+        exec((FOLDER / "kernel.py").read_text(encoding="utf-8").replace(old, new), ns)
+        caught |= {name for name, v in breakit.run_weak_suite(ns["attention"]).items() if v is not None}
+    assert caught == set(WEAK)
+
+
+def test_weak_suite_margins_bugs_1_and_3_are_hidden_by_small_scores_not_by_luck():
+    # The two bugs that are wrong at any score stay below the bound on the weak
+    # suite's inputs (scores of about 0.01), and leave it at scores of about 1.
+    for bug in (1, 3):
+        kernel = breakit.load_kernel(bug)
+        Q, K, V = breakit.random_qkv(16, 8, 16, scale=0.01)
+        small = breakit.max_error(kernel(Q, K, V), breakit.reference_attention(Q, K, V))
+        Q, K, V = breakit.random_qkv(16, 8, 16, scale=1.0)
+        large = breakit.max_error(kernel(Q, K, V), breakit.reference_attention(Q, K, V))
+        assert 1e-3 < small < breakit.TOL / 1.5, (bug, small)
+        assert large > 5 * breakit.TOL, (bug, large)
+
+
+def test_predict_truth_is_computed_and_no_weak_test_catches_any_bug():
+    assert breakit.truth() == {b: [] for b in BUG_IDS}
+    right = breakit.predict({b: [] for b in BUG_IDS})
+    assert right["ok"] and right["right"] == 5
+    wrong = breakit.predict({"2": ["test_random_small_scores"], 4: ["test_one_tile", "test_random_small_scores"]})
+    assert not wrong["ok"] and wrong["right"] == 3
+    r2 = wrong["results"][1]
+    assert r2["bug"] == 2 and r2["predicted"] == ["test_random_small_scores"] and r2["actual"] == []
+    assert r2["message"] == "not quite: test_random_small_scores passes on this bug"
+    with pytest.raises(breakit.InputError, match="no weak test named 'test_nothing'"):
+        breakit.predict({1: ["test_nothing"]})
+    with pytest.raises(breakit.InputError, match="no bug 9"):
+        breakit.predict({9: []})
+
+
+@pytest.mark.parametrize("bug", BUG_IDS)
+def test_the_reference_input_exposes_its_bug(bug):
+    r = breakit.judge_input(bug, BY_BUG[bug]["exposes"])
+    assert r["ok"], r["message"]
+    assert r["correct"]["ok"] and r["correct"]["max_error"] < 1e-12
+    assert not r["buggy"]["ok"]
+    assert f"exposes bug {bug}" in r["message"]
+
+
+@pytest.mark.parametrize("bug", BUG_IDS)
+def test_the_reference_miss_does_not_expose_its_bug(bug):
+    r = breakit.judge_input(bug, BY_BUG[bug]["misses"])
+    assert not r["ok"]
+    assert r["buggy"]["ok"] and r["buggy"]["max_error"] < 1e-12  # the bug is exactly invisible there
+    assert f"bug {bug} (" in r["message"] and "survives this input" in r["message"]
+
+
+def test_what_each_bug_does_on_its_exposing_input_with_real_values():
+    one = breakit.judge_input(1, BY_BUG[1]["exposes"])["buggy"]["first_bad"]
+    ref = breakit.judge_input(3, BY_BUG[3]["exposes"])["buggy"]["first_bad"]
+    # Same input: the float64 reference for O[0][0] is -0.0950206; no rescale
+    # overweights the first tile, the inverse factor on l underweights it.
+    assert (one["row"], one["col"]) == (0, 0) and (ref["row"], ref["col"]) == (0, 0)
+    assert one["expected"] == pytest.approx(-0.0950206, abs=1e-7)
+    assert one["got"] == pytest.approx(-0.117761, abs=1e-6)
+    assert ref["got"] == pytest.approx(-0.0787241, abs=1e-6)
+    assert breakit.judge_input(2, BY_BUG[2]["exposes"])["buggy"]["raised"] == "OverflowError: math range error"
+    four = breakit.judge_input(4, BY_BUG[4]["exposes"])["buggy"]["first_bad"]
+    assert four["got"] == pytest.approx(-0.242956, abs=1e-6) and four["expected"] == pytest.approx(-0.171044, abs=1e-6)
+    five = breakit.judge_input(5, BY_BUG[5]["exposes"])["buggy"]
+    assert math.isnan(five["max_error"]) and math.isnan(five["first_bad"]["got"])
+
+
+def test_a_causal_mask_alone_never_exposes_the_nan_bug_but_a_fully_padded_row_does():
+    r = breakit.judge_input(5, "random_qkv(n=13, d=4, seed=3, causal=True)")
+    assert not r["ok"] and r["buggy"]["max_error"] < 1e-12
+    r = breakit.judge_input(5, "random_qkv(n=3, d=2, seed=3, key_mask=[0, 0, 0])")
+    assert r["ok"] and r["correct"]["max_error"] == 0.0  # every row: O = 0, no keys
+
+
+def test_bug_4_with_fewer_keys_than_one_tile_reads_no_key_at_all():
+    r = breakit.judge_input(4, '{"Q": [[1.0, 2.0]], "K": [[1.0, 0.0], [0.0, 1.0]], "V": [[3.0], [5.0]]}')
+    assert r["ok"]
+    assert r["buggy"]["first_bad"]["got"] == 0.0
+    # softmax([1, 2] / sqrt(2)) · [3, 5] = 3 + 2 / (1 + e^(-1/sqrt 2))
+    assert r["buggy"]["first_bad"]["expected"] == pytest.approx(3 + 2 / (1 + math.exp(-1 / math.sqrt(2))), rel=1e-12)
+    assert r["bound"] == pytest.approx(breakit.TOL * 5.0)
+
+
+def test_scores_of_1e8_at_the_size_caps_keep_the_correct_kernel_within_the_bound():
+    big = 1.0e4  # the largest entry the judge accepts
+    text = str({"Q": [[big] * 16, [-big] * 16], "K": [[big] * 16, [-big] * 16, [1.0] * 16] * 21 + [[0.5] * 16],
+                "V": [[float(j % 7)] * 16 for j in range(64)], "causal": True})
+    r = breakit.judge_input(1, text)
+    assert r["input"] == "N = 2, N_k = 64, d = 16, causal"
+    assert r["correct"]["ok"] and r["correct"]["max_error"] == 0.0
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "Write an input first"),
+    ("{'Q': [[1.0]]", "Python cannot read that input"),
+    ("__import__('os').system('echo hi')", "The only call allowed is random_qkv"),
+    ("{'Q': [[1.0]], 'K': [[1.0]], 'V': [[2 ** 10]]}", "Only numbers, True/False/None"),
+    ("[[1.0]]", "An input is a dict of Q, K and V"),
+    ("{'Q': [[1.0]], 'K': [[1.0]]}", "the input has no V"),
+    ("{'Q': [[1.0, 2.0]], 'K': [[1.0]], 'V': [[1.0]]}", "K has rows of 1 numbers, but Q's rows have 2"),
+    ("{'Q': [[1.0]], 'K': [[1.0], [2.0]], 'V': [[1.0]]}", "K has 2 rows but V has 1"),
+    ("{'Q': [[1.0], [1.0, 2.0]], 'K': [[1.0]], 'V': [[1.0]]}", "the rows of Q have different lengths"),
+    ("{'Q': [[True]], 'K': [[1.0]], 'V': [[1.0]]}", "Q[0][0] must be a number"),
+    ("{'Q': [[1e300]], 'K': [[1.0]], 'V': [[1.0]]}", "Q[0][0] = 1e+300 is out of range"),
+    ("{'Q': [[1.0]], 'K': [[1.0]], 'V': [[1.0]], 'mask': [1]}", "unknown key 'mask'"),
+    ("{'Q': [[1.0]], 'K': [[1.0]], 'V': [[1.0]], 'causal': 1}", "causal must be True or False"),
+    ("{'Q': [[1.0]], 'K': [[1.0]], 'V': [[1.0]], 'key_mask': [1, 0]}", "key_mask must be a list of 1 values"),
+    ("random_qkv(10, 4, 1, masked_keys=[10])", "masked_keys has 10, but the keys are numbered 0 to 9"),
+    ("random_qkv(65, 4, 1)", "N (query rows) must be between 1 and 64, got 65"),
+    ("random_qkv(0, 4, 1)", "N (query rows) must be between 1 and 64, got 0"),
+    ("random_qkv(8, 17, 1)", "d must be between 1 and 16, got 17"),
+    ("random_qkv(8, 4, 1, n_keys=1000000000)", "N_k (key rows) must be between 1 and 64, got 1,000,000,000"),
+    ("random_qkv(8, 4.5, 1)", "random_qkv's d must be a whole number"),
+    ("random_qkv(8, 4)", "random_qkv needs seed"),
+    ("random_qkv(8, 4, 1, temperature=2)", "random_qkv has no argument 'temperature'"),
+    ("random_qkv(8, 4, 1, scale=float('inf'))", "Only numbers, True/False/None"),
+    ("random_qkv(8, 4, 1, scale=1e9)", "scale must be at most 5,774 in size"),
+    ("random_qkv(8, 4, 1, key_mask=[1]*8)", "Only numbers, True/False/None"),
+    ("random_qkv(8, 4, 1, **{'scale': 2.0})", "write random_qkv's arguments out as name=value"),
+    ("{'Q': [[1" + "0" * 30 + "]], 'K': [[1.0]], 'V': [[1.0]]}", "Q[0][0] = a very large whole number is out of range"),
+    ("{'Q': [[1" + "0" * 5000 + "]], 'K': [[1.0]], 'V': [[1.0]]}", "Python cannot read that input"),
+    ("[" * 5000 + "]" * 5000, "Python cannot read that input"),
+    ("{'Q': [[1j]], 'K': [[1.0]], 'V': [[1.0]]}", "Q[0][0] must be a number, got 1j"),
+    ("x" * 100_001, "That input is 100,001 characters long; keep it under 100,000"),
+])
+def test_malformed_input_gets_a_clear_message_and_runs_nothing(text, message):
+    r = breakit.judge_input(1, text)
+    assert not r["ok"] and r["buggy"] is None and r["correct"] is None
+    assert message in r["message"], r["message"]
+
+
+def test_the_judge_never_evaluates_learner_text(tmp_path, monkeypatch):
+    marker = tmp_path / "ran"
+    text = f"{{'Q': [[1.0]], 'K': [[1.0]], 'V': [[1.0]], 'causal': open({str(marker)!r}, 'w') is None}}"
+    r = breakit.judge_input(1, text)
+    assert not r["ok"] and not marker.exists()
+
+
+def test_the_learners_five_inputs_make_the_suite_catch_every_bug_and_still_pass_the_correct_kernel():
+    result = breakit.extended_suite({b: BY_BUG[b]["exposes"] for b in BUG_IDS})
+    assert result["ok"] and not result["errors"]
+    assert result["tests"] == WEAK + [f"your_input_{b}" for b in BUG_IDS]
+    rows = {r["kernel"]: r for r in result["kernels"]}
+    assert rows["correct"]["failed"] == []
+    for b in BUG_IDS:
+        assert f"your_input_{b}" in rows[b]["failed"] and rows[b]["caught"]
+        assert not set(rows[b]["failed"]) & set(WEAK)
+
+
+def test_with_the_misses_instead_the_suite_still_catches_nothing():
+    result = breakit.extended_suite({b: BY_BUG[b]["misses"] for b in BUG_IDS})
+    assert not result["ok"]
+    rows = {r["kernel"]: r for r in result["kernels"]}
+    # Bug 4's miss (N_k = 8) and bug 5's (a masked second tile) hide every bug
+    # except those that other misses happen to reach; none reaches bug 5.
+    assert rows["correct"]["failed"] == []
+    assert rows[5]["failed"] == [] and not rows[5]["caught"]
+
+
+def test_the_page_entry_answers_each_op():
+    bugs = breakit.handle({"op": "bugs"})
+    assert bugs["ok"] and len(bugs["result"]["bugs"]) == 5
+    assert bugs["result"]["bugs"][1]["diff"] == breakit.diff(2)
+    assert [t["name"] for t in bugs["result"]["tests"]] == WEAK
+    assert breakit.handle({"op": "break", "bug": 4, "text": BY_BUG[4]["exposes"]})["result"]["ok"]
+    assert breakit.handle({"op": "predict", "predictions": {"1": []}})["result"]["right"] == 5
+    assert breakit.handle({"op": "predict", "predictions": {"1": ["nope"]}}) == \
+        {"ok": False, "message": "there is no weak test named 'nope'"}
+    assert breakit.handle({"op": "dance"}) == {"ok": False, "message": "unknown op 'dance'"}
+
+
+def test_no_builtin_sum_of_floats_in_the_exercise_sources():
+    for path in [Path(breakit.__file__), FOLDER / "kernel.py", FOLDER / "weak_tests.py",
+                 *(FOLDER / "bugs").glob("*.py")]:
+        assert " sum(" not in path.read_text(encoding="utf-8"), path
+
+
+def _content(path: Path) -> dict:
+    ns = {}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), ns)
+    return ns
+
+
+def test_the_step_solutions_agree_with_the_judge():
+    assert _content(FOLDER / "predict" / "solution.py")["catches"] == breakit.truth()
+    assert _content(FOLDER / "break" / "solution.py")["inputs"] == {b: BY_BUG[b]["exposes"] for b in BUG_IDS}
+    assert _content(FOLDER / "break" / "wrong" / "inputs_the_weak_suite_already_has.py")["inputs"] == \
+        {b: BY_BUG[b]["misses"] for b in BUG_IDS}
+
+
+def test_through_the_exercise_runner_a_causal_mask_is_not_enough_for_bug_5():
+    runner = pytest.importorskip("exercises.runner", reason="the exercise engine (issue 14) is not merged yet")
+    source = (FOLDER / "break" / "wrong" / "causal_mask_for_the_nan.py").read_text(encoding="utf-8")
+    report = runner.check("break-it", "break", source)
+    failed = [r["name"] for r in report["results"] if not r["ok"]]
+    assert failed == ["test_bug_1", "test_bug_5", "test_the_weak_suite_with_your_inputs_catches_every_bug"]
+    assert report["results"][5]["message"] == \
+        "the weak suite with your five inputs added: it still passes bug 5"
+    good = runner.check("break-it", "break", (FOLDER / "break" / "solution.py").read_text(encoding="utf-8"))
+    assert good["ok"] and good["passed"] == 6
+
+
+def test_bug_2_also_fails_when_every_score_underflows():
+    # Scores -900 and -870: exp of either is 0 in float64 (below exp(-745)), so
+    # without the max l = 0 and the row comes out as zeros; the reference puts
+    # weight 1 - e^-30 on the second value.
+    r = breakit.judge_input(2, '{"Q": [[-30.0]], "K": [[30.0], [29.0]], "V": [[1.0], [2.0]]}')
+    assert r["ok"]
+    bad = r["buggy"]["first_bad"]
+    assert bad["got"] == 0.0 and bad["expected"] == pytest.approx(2.0 - 1.0 / (1.0 + math.exp(30.0)), rel=1e-15)

@@ -1,0 +1,156 @@
+"""The exercise checker (exercises/) and exercise 1's content: every step's
+solution passes its tests, every typical wrong answer in wrong/ fails them
+(and names the smallest input), the starter fails, learner errors show a
+trimmed traceback, a loop that never ends is stopped, and the offline path
+`python -m exercises check` gives the same verdicts in CPython."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from exercises import content, runner
+from exercises.testing import fmt
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS = [(slug, st["id"]) for slug in content.slugs() for st in content.load(slug)["steps"]]
+WRONG = [(slug, sid, name) for slug, sid in STEPS for name in content.wrong_answers(content.step(slug, sid))]
+
+
+def test_exercise_one_has_the_four_steps_of_its_ladder():
+    ex = content.load("online-softmax")
+    assert [s["id"] for s in ex["steps"]] == ["predict", "scratch", "compose", "probe"]
+    assert ex["tier"] == "browser" and ex["minutes"] == 90
+
+
+@pytest.mark.parametrize("slug,step", STEPS, ids=[f"{a}-{b}" for a, b in STEPS])
+def test_the_step_has_its_files_and_at_least_two_wrong_answers(slug, step):
+    entry = content.step(slug, step)
+    for name in ("prompt.md", "starter.py", "solution.py", "tests.py", "hints.md"):
+        assert content.read(entry, name).strip(), name
+    assert len(content.wrong_answers(entry)) >= 2
+
+
+@pytest.mark.parametrize("slug,step", STEPS, ids=[f"{a}-{b}" for a, b in STEPS])
+def test_the_solution_passes(slug, step):
+    report = runner.check(slug, step, content.read(content.step(slug, step), "solution.py"))
+    assert report["error"] is None, report["error"]
+    assert report["ok"], [r["message"] for r in report["results"] if not r["ok"]]
+    assert report["passed"] == report["total"] >= 2
+
+
+@pytest.mark.parametrize("slug,step", STEPS, ids=[f"{a}-{b}" for a, b in STEPS])
+def test_the_starter_fails(slug, step):
+    report = runner.check(slug, step, content.read(content.step(slug, step), "starter.py"))
+    assert not report["ok"]
+
+
+@pytest.mark.parametrize("slug,step,name", WRONG, ids=[f"{a}-{b}-{c[:-3]}" for a, b, c in WRONG])
+def test_the_typical_wrong_answer_fails_and_names_its_input(slug, step, name):
+    source = content.wrong_answers(content.step(slug, step))[name]
+    report = runner.check(slug, step, source)
+    assert report["error"] is None
+    failed = [r for r in report["results"] if not r["ok"]]
+    assert not report["ok"] and failed
+    for r in failed:
+        assert r["input"], r  # the smallest failing input is named
+        assert r["input"] in r["message"]
+
+
+def test_the_issue_example_message_for_a_missing_rescale():
+    source = content.wrong_answers(content.step("online-softmax", "scratch"))["no_rescale.py"]
+    report = runner.check("online-softmax", "scratch", source)
+    first = report["results"][0]
+    assert first["message"] == "scores [1, 2, 3, 0], block 2: expected l = 1.5530, got 2.4177"
+
+
+def test_a_missing_max_subtraction_shows_the_overflow_with_a_traceback_of_the_learners_lines_only():
+    source = content.wrong_answers(content.step("online-softmax", "compose"))["no_max_subtraction.py"]
+    report = runner.check("online-softmax", "compose", source)
+    bad = [r for r in report["results"] if not r["ok"]]
+    assert len(bad) == 1 and "OverflowError" in bad[0]["message"]
+    tb = bad[0]["traceback"]
+    assert 'File "your_code.py"' in tb and "math.exp(x)" in tb
+    assert "exercises" not in tb and "tests.py" not in tb  # checker frames are trimmed
+
+
+def test_a_syntax_error_is_reported_with_its_line():
+    report = runner.check("online-softmax", "scratch", "def online_softmax(scores, block)\n    return 1\n")
+    assert not report["ok"] and "SyntaxError" in report["error"] and "line 1" in report["error"]
+
+
+def test_a_missing_function_is_named():
+    report = runner.check("online-softmax", "scratch", "x = 1\n")
+    assert "does not define `online_softmax`" in report["results"][0]["message"]
+
+
+def test_a_loop_that_never_ends_is_stopped_by_the_time_limit_in_cpython():
+    source = "def online_softmax(scores, block):\n    while True:\n        pass\n"
+    report = runner.check("online-softmax", "scratch", source, seconds=0.5)
+    assert not report["ok"] and report["error"].startswith("TimeLimit")
+
+
+def test_run_returns_prints_and_a_trimmed_error():
+    out = runner.run("print('hello', 6 * 7)\n1 / 0\n")
+    assert out["output"] == "hello 42\n"
+    assert out["error"].endswith("ZeroDivisionError: division by zero")
+    assert 'File "your_code.py", line 2' in out["error"]
+
+
+def test_handle_answers_the_page_workers_requests():
+    sol = content.read(content.step("online-softmax", "probe"), "solution.py")
+    reply = runner.handle({"op": "check", "slug": "online-softmax", "step": "probe", "source": sol})
+    assert reply["ok"] and reply["result"]["ok"]
+    assert runner.handle({"op": "check", "slug": "nope", "step": "x", "source": ""})["ok"] is False
+
+
+@pytest.mark.parametrize("x,shown", [(1.55302, "1.5530"), (0.0, "0.0"), (float("-inf"), "-inf"),
+                                      (float("nan"), "nan"), (285736960, "285,736,960"), (1e-7, "1.0000e-07"),
+                                      ((3.0, 1.5), "(3.0000, 1.5000)")])
+def test_values_are_shown_as_a_learner_reads_them(x, shown):
+    assert fmt(x) == shown
+
+
+# ---------------------------------------------------------------------------
+# The offline path, one test of each step's checker in CPython
+
+def _cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "exercises", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize("slug,step", STEPS, ids=[f"{a}-{b}" for a, b in STEPS])
+def test_the_offline_cli_passes_the_solution_and_fails_a_wrong_answer(slug, step, tmp_path):
+    entry = content.step(slug, step)
+    mine = tmp_path / "my_solution.py"
+    mine.write_text(content.read(entry, "solution.py"), encoding="utf-8")
+    ok = _cli("check", slug, str(mine), "--step", step)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "FAIL" not in ok.stdout
+    name, source = sorted(content.wrong_answers(entry).items())[0]
+    mine.write_text(source, encoding="utf-8")
+    bad = _cli("check", slug, str(mine), "--step", step)
+    assert bad.returncode == 1, bad.stdout
+    assert "FAIL" in bad.stdout
+    report = runner.check(slug, step, source)
+    first = next(r for r in report["results"] if not r["ok"])
+    assert first["message"] in bad.stdout  # the same verdict as in the page
+
+
+def test_the_offline_cli_checks_every_step_a_single_file_defines(tmp_path):
+    steps = content.load("online-softmax")["steps"]
+    mine = tmp_path / "all.py"
+    mine.write_text("\n\n".join(content.read(s, "solution.py") for s in steps), encoding="utf-8")
+    out = _cli("check", "online-softmax", str(mine))
+    assert out.returncode == 0, out.stdout + out.stderr
+    for s in steps:
+        assert f"online-softmax / {s['id']}:" in out.stdout
+
+
+def test_the_offline_cli_says_what_it_needs_for_an_unknown_exercise(tmp_path):
+    mine = tmp_path / "x.py"
+    mine.write_text("x = 1\n", encoding="utf-8")
+    out = _cli("check", "no-such-exercise", str(mine))
+    assert out.returncode == 2 and "online-softmax" in out.stderr

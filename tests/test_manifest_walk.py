@@ -1,0 +1,82 @@
+"""The manifest declares each kernel once; the walk counts whatever it declares.
+
+A kernel's passes (tensors read and written per step, as element formulas in
+the variables of the pass's walk) are data in kernels_wgsl/manifest.json. These
+tests hold the declarations to the lesson's reference figures and show that a
+new declaration is counted without code changes.
+"""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from emulator import traffic
+from emulator.tiling import KERNELS, LESSON_KERNELS, MANIFEST, TENSOR_ORDER, make_tiling
+
+
+@pytest.mark.parametrize("kernel,d,total", [
+    ("plain", 16, 285_736_960), ("fused", 16, 17_301_504),
+    ("plain", 64, 538_968_064), ("fused", 64, 270_532_608),
+])
+def test_declared_passes_give_the_reference_figures(kernel, d, total):
+    t = traffic.count(kernel, 4096, d)
+    assert t.total_bytes == total
+    assert sum(t.per_pass.values()) == total
+
+
+def test_plain_moves_its_scores_through_global_memory_in_three_passes():
+    t = traffic.count("plain", 4096, 16)
+    # S written by pass 1 and read by pass 2; P written by 2 and read by 3: N² floats each time
+    assert t.writes["S"] == t.reads["S"] == t.writes["P"] == t.reads["P"] == 4096 * 4096 * 4
+    assert list(t.per_pass) == ["scores", "softmax", "pv"]
+
+
+def test_every_kernel_declares_direction_mirror_and_known_tensors():
+    for name, entry in MANIFEST["kernels"].items():
+        assert entry["direction"] in ("forward", "backward"), name
+        assert isinstance(entry["lesson"], bool), name
+        module, _, func = (entry["mirror"] or "attention.fused").partition(".")
+        mod = __import__(f"emulator.{module}", fromlist=[func])
+        assert callable(getattr(mod, func)), (name, entry["mirror"])
+        for spec in entry["passes"]:
+            assert set(spec["reads"]) | set(spec["writes"]) <= set(TENSOR_ORDER), (name, spec["name"])
+    assert LESSON_KERNELS == ("plain", "fused", "fused-no-rescale")
+    assert set(LESSON_KERNELS) <= set(KERNELS)
+
+
+def test_a_new_declaration_is_counted_without_code(monkeypatch):
+    # A made-up two-pass kernel: a key-tile pass and a once pass.
+    kernels = copy.deepcopy(MANIFEST["kernels"])
+    kernels["toy"] = {
+        "label": "toy", "direction": "forward", "lesson": False, "mirror": None, "tiling": "lesson",
+        "passes": [
+            {"name": "kv", "walk": "key_tiles", "reads": {"K": "c*d", "Q": "qv*d"}, "writes": {}},
+            {"name": "out", "walk": "once", "reads": {}, "writes": {"O": "n*d"}},
+        ],
+    }
+    monkeypatch.setitem(MANIFEST, "kernels", kernels)
+    tiling = make_tiling("toy", 100, 16, causal=True)  # B_r = 128 > N: one query tile
+    t = traffic.walk(tiling)
+    assert t.reads["K"] == 100 * 16 * 4
+    assert t.reads["Q"] == 2 * 100 * 16 * 4  # two key tiles of 64, each seen by all 100 rows
+    assert t.writes["O"] == 100 * 16 * 4
+
+
+def test_causal_key_tiles_are_seen_by_the_query_tiles_that_reach_them():
+    t = make_tiling("fused", 300, 64, causal=True)  # B_r = 32, B_c = 16
+    assert t.queries_visiting(0) == 300
+    assert t.queries_visiting(16) == 300  # key tile 1 lies in query tile 0
+    assert t.queries_visiting(32) == 300 - 32
+    assert t.queries_visiting(288) == 300 - 288
+    # the transpose of keys_visited: both count the same (query tile, key tile) pairs
+    pairs_by_rows = sum(t.keys_visited(min(300, (i + 1) * 32)) // 16 + (1 if t.keys_visited(min(300, (i + 1) * 32)) % 16 else 0)
+                        for i in range(t.query_tiles))
+    pairs_by_keys = sum(-(-t.queries_visiting(j * 16) // 32) for j in range(t.key_tiles))
+    assert pairs_by_rows == pairs_by_keys
+
+
+@pytest.mark.parametrize("formula", ["__import__('os')", "r/d", "r**2", "q*d", "1.5*r"])
+def test_a_formula_outside_the_grammar_is_refused(formula):
+    with pytest.raises(ValueError, match="manifest"):
+        traffic._formula(formula, "query_tiles")
