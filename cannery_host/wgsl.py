@@ -8,6 +8,11 @@ transform (both from ``emulator.shaders``, which also sizes each pass for the pa
 
 Layouts: Q, K, V, O are (H, N, d) float32, row-major; S and P are (H_batch, N, N)
 float32 in global memory (plain kernel only). Byte counts are 4 bytes an element.
+
+Backward kernels ("direction": "backward" in the manifest: plain-backward,
+fused-backward, fused-backward-no-D) take Q, K, V, O, dO (H, N, d) and the forward's
+logsumexp L (H, N), and give dQ, dK, dV (H, N, d); D = rowsum(dO∘O) is (H, N), and
+plain-backward's S, P, dP, dS are (H_batch, N, N). See :meth:`Runner.run_backward`.
 """
 
 from __future__ import annotations
@@ -21,13 +26,23 @@ from pathlib import Path
 
 import numpy as np
 
-from emulator.shaders import DEFAULT_LIMITS, instrument, override_constants, pass_variant, shader_file
+from emulator.shaders import (
+    DEFAULT_LIMITS,
+    Shader,
+    dispatch_size,
+    instrument,
+    override_constants,
+    pass_variant,
+    read_source,
+    shader_file,
+)
 from emulator.tiling import MANIFEST  # one manifest for the host and the emulator
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
 __all__ = ["BROWSER_DEFAULT_LIMITS", "KERNEL_DIR", "MANIFEST", "KernelError", "Runner", "Tiling",
-           "TooSlow", "causal_key_end", "gflops", "instrument", "kernel_tiling", "override_constants",
-           "pass_variant", "shader_file"]
+           "TooSlow", "backward_gflops", "causal_key_end", "check_backward", "direction", "forward_saved",
+           "gflops", "instrument", "kernel_tiling", "override_constants", "pass_variant", "shader_file",
+           "storage_buffers_needed"]
 
 # WebGPU's default limits (manifest "webgpu_default_limits", WebGPU §3.6.2): what a page
 # gets without asking, under wgpu-py's names (maxBufferSize -> "max-buffer-size").
@@ -35,6 +50,29 @@ BROWSER_DEFAULT_LIMITS = {re.sub(r"([A-Z])", r"-\1", name).lower(): value
                           for name, value in DEFAULT_LIMITS.items()}
 
 TENSORS = ("Q", "K", "V", "S", "P", "O")
+#: The backward kernels' (N, N) tables, per head batch (plain-backward only).
+SQUARE = ("S", "P", "dP", "dS")
+
+
+def direction(kernel: str) -> str:
+    """"forward" or "backward", as the manifest declares the kernel."""
+    return MANIFEST["kernels"][kernel].get("direction", "forward")
+
+
+def storage_buffers_needed(instrumented: bool = True) -> int:
+    """The most storage buffers any pass of the manifest binds (one shader stage), the
+    instrument's counters included when ``instrumented``: fused-backward's dkv pass binds
+    Q, K, V, dO, L, D, dK, dV, one more than WebGPU's default 8 once counters are added.
+    """
+    most = 0
+    for entry in MANIFEST["kernels"].values():
+        for spec in entry["wgsl"]:
+            files = {spec["file"], *spec.get("file_by_d", {}).values(),
+                     *spec.get("with_subgroups", {}).get("file_by_d", {}).values()}
+            for file in files:
+                src = read_source(file)
+                most = max(most, Shader(instrument(src) if instrumented else src).storage_buffers())
+    return most
 
 
 class KernelError(RuntimeError):
@@ -90,6 +128,12 @@ def gflops(n: int, d: int, heads: int, causal: bool) -> float:
     return f / 2 if causal else f
 
 
+def backward_gflops(n: int, d: int, heads: int, causal: bool) -> float:
+    """Backward FLOP convention: 2.5 times the forward's (FlashAttention-2, arXiv:2307.08691,
+    section 4.1: five matmuls against the forward's two), 10 N^2 d per head, causal half."""
+    return 2.5 * gflops(n, d, heads, causal)
+
+
 class Runner:
     """One wgpu device with the kernels compiled on demand.
 
@@ -116,13 +160,21 @@ class Runner:
             feats.append("timestamp-query")
         if subgroups and "subgroup" in adapter.features:
             feats.append("subgroup")
-        req = None
+        req = {}
         if limits == "max":
             req = {
                 "max-storage-buffer-binding-size": adapter.limits["max-storage-buffer-binding-size"],
                 "max-buffer-size": adapter.limits["max-buffer-size"],
                 "max-compute-workgroup-storage-size": adapter.limits["max-compute-workgroup-storage-size"],
             }
+        # The instrumented build of fused-backward's dkv pass binds 9 storage buffers, one
+        # past WebGPU's default 8: ask for it where the adapter offers it, as the page asks
+        # for what emulator.api.gpu_plan's required_limits name.
+        storage = storage_buffers_needed(instrumented=True)
+        offered = adapter.limits["max-storage-buffers-per-shader-stage"]
+        if storage > BROWSER_DEFAULT_LIMITS["max-storage-buffers-per-shader-stage"]:
+            req["max-storage-buffers-per-shader-stage"] = min(storage, offered)
+        req = req or None
         self.device = adapter.request_device_sync(required_features=feats, required_limits=req)
         self.limit_mode = limits
         lim = self.device.limits
@@ -246,12 +298,13 @@ class Runner:
         if writes_scores(kernel):
             per_head = n * n * 4
             cap = min(self.max_binding, self.max_buffer)
+            tables = "S and P" if direction(kernel) == "forward" else "S, P, dP and dS"
             if per_head > cap:
                 raise KernelError(
-                    f"S and P need N*N*4 = {per_head:,} B each for one head at N={n:,}; "
+                    f"{tables} need N*N*4 = {per_head:,} B each for one head at N={n:,}; "
                     f"this device allows {cap:,} B per storage buffer")
             max_row = MANIFEST["limits"]["softmax_max_row"]
-            if n > max_row:
+            if direction(kernel) == "forward" and n > max_row:
                 raise KernelError(f"the softmax pass holds a row in registers: N={n:,} > {max_row:,}")
             plan["head_batch"] = max(1, min(heads, cap // per_head))
         return plan
@@ -274,7 +327,7 @@ class Runner:
                 if passes is not None and pi not in passes:
                     continue
                 pipe, spec = self.pipeline(kernel, pi, d, t, instrumented)
-                count = math.ceil(n / t.block_rows) if spec["grid"] == "query_tiles" else n
+                count = dispatch_size(spec["grid"], n, t)[0]
                 params = bufs["params"][h0]
                 entries = []
                 for name, binding in spec["bindings"].items():
@@ -297,7 +350,8 @@ class Runner:
             out[h0] = self.device.create_buffer_with_data(data=data, usage=self.wgpu.BufferUsage.UNIFORM)
         return out
 
-    def _make_buffers(self, kernel, n, d, heads, causal, plan, Q=None, K=None, V=None, instrumented=False):
+    def _make_buffers(self, kernel, n, d, heads, causal, plan, Q=None, K=None, V=None, instrumented=False,
+                      grads=None):
         rng = np.random.default_rng(0)
         shape = (heads, n, d)
         bufs = {}
@@ -305,18 +359,37 @@ class Runner:
             if arr is None:
                 arr = rng.standard_normal(shape, dtype=np.float32)
             bufs[name] = self._storage(0, np.asarray(arr, np.float32).reshape(shape))
-        bufs["O"] = self._storage(heads * n * d * 4)
+        if direction(kernel) == "backward":
+            grads = dict(grads or {})
+            if "dO" not in grads:
+                grads["dO"] = rng.uniform(-1, 1, shape).astype(np.float32)
+            if "O" not in grads:
+                grads["O"] = rng.standard_normal(shape, dtype=np.float32) / np.sqrt(np.float32(n))
+            if "L" not in grads:
+                grads["L"] = np.broadcast_to(timing_lse(n, causal), (heads, n))
+            for name in ("O", "dO"):
+                bufs[name] = self._storage(0, np.asarray(grads[name], np.float32).reshape(shape))
+            bufs["L"] = self._storage(0, np.asarray(grads["L"], np.float32).reshape(heads, n))
+            bufs["D"] = self._storage(heads * n * 4)
+            for name in ("dQ", "dK", "dV"):
+                bufs[name] = self._storage(heads * n * d * 4)
+            tables = SQUARE
+        else:
+            bufs["O"] = self._storage(heads * n * d * 4)
+            tables = ("S", "P")
         if writes_scores(kernel):
             nn = plan["head_batch"] * n * n * 4
-            bufs["S"] = self._storage(nn)
-            bufs["P"] = self._storage(nn)
+            for name in tables:
+                bufs[name] = self._storage(nn)
         if instrumented:
-            bufs["counters"] = self._storage(12 * 4)
+            bufs["counters"] = self._storage(len(MANIFEST["instrument"]["slots"]) * 4)
         bufs["params"] = self._params(n, causal, plan)
         return bufs
 
     def _clear(self, enc, bufs):
-        for name in ("O", "S", "P", "counters"):
+        outputs = ("D", "dQ", "dK", "dV", "S", "P", "dP", "dS", "counters") if "dQ" in bufs else (
+            "O", "S", "P", "counters")
+        for name in outputs:
             if name in bufs:
                 enc.clear_buffer(bufs[name])
 
@@ -329,6 +402,8 @@ class Runner:
         ``instrumented`` a dict tensor -> {"read": bytes, "write": bytes}.
         Raises KernelError when the size exceeds this device's limits.
         """
+        if direction(kernel) != "forward":
+            raise KernelError(f"{kernel} is a backward kernel: use run_backward")
         Q = np.asarray(Q, np.float32)
         squeeze = Q.ndim == 2
         if squeeze:
@@ -345,19 +420,71 @@ class Runner:
         O = np.frombuffer(self.device.queue.read_buffer(bufs["O"]), np.float32).reshape(heads, n, d).copy()
         counts = None
         if instrumented:
-            raw = np.frombuffer(self.device.queue.read_buffer(bufs["counters"]), np.uint32)
-            slots = MANIFEST["instrument"]["slots"]
-            counts = {t: {"read": 0, "write": 0} for t in TENSORS}
-            for i, slot in enumerate(slots):
-                tensor, kind = slot.split(".")
-                counts[tensor][kind] = int(raw[i]) * MANIFEST["bytes_per_element"]
+            counts = self._read_counts(bufs, kernel)
         return (O[0] if squeeze else O), counts
+
+    def run_backward(self, kernel: str, Q, K, V, O, L, dO, causal: bool = False,
+                     instrumented: bool = False, workgroup_bytes: int = 16384):
+        """Run a backward kernel: Q, K, V, O, dO (N, d) or (H, N, d) float32, L (N) or (H, N)
+        float32, the forward's logsumexp per row (finite: every row must see a key).
+
+        Every pass the manifest lists runs in order in one compute pass (D first, where the
+        kernel has a preprocess pass). Returns (dQ, dK, dV, counts): gradients with Q's
+        shape, float32; counts None, or with ``instrumented`` {tensor: {"read": bytes,
+        "write": bytes}} for every backward tensor. Raises KernelError for a forward
+        kernel, a non-finite L, or a size past this device's limits.
+        """
+        if direction(kernel) != "backward":
+            raise KernelError(f"{kernel} is a forward kernel: use run")
+        Q = np.asarray(Q, np.float32)
+        squeeze = Q.ndim == 2
+        arrs = [np.asarray(x, np.float32) for x in (Q, K, V, O, dO)]
+        if squeeze:
+            arrs = [a[None] for a in arrs]
+        heads, n, d = arrs[0].shape
+        L = np.asarray(L, np.float32).reshape(heads, n)
+        if not np.isfinite(L).all():
+            raise KernelError("L must be finite: the WGSL backward has no -inf (a row with no key has none)")
+        plan = self.plan(kernel, n, d, heads, workgroup_bytes)
+        grads = {"O": arrs[3], "dO": arrs[4], "L": L}
+        bufs = self._make_buffers(kernel, n, d, heads, causal, plan, *arrs[:3], instrumented=instrumented,
+                                  grads=grads)
+        enc = self.device.create_command_encoder()
+        self._clear(enc, bufs)
+        cpass = enc.begin_compute_pass()
+        self._encode(cpass, kernel, n, d, causal, plan, bufs, instrumented)
+        cpass.end()
+        self.device.queue.submit([enc.finish()])
+        out = []
+        for name in ("dQ", "dK", "dV"):
+            a = np.frombuffer(self.device.queue.read_buffer(bufs[name]), np.float32).reshape(heads, n, d).copy()
+            out.append(a[0] if squeeze else a)
+        counts = self._read_counts(bufs, kernel) if instrumented else None
+        return out[0], out[1], out[2], counts
+
+    def _read_counts(self, bufs, kernel: str) -> dict:
+        """Instrument counters -> {tensor: {"read": bytes, "write": bytes}} for every tensor
+        of the kernel's direction (emulator.traffic.tensors_of), 0 where untouched."""
+        from emulator.traffic import tensors_of
+
+        raw = np.frombuffer(self.device.queue.read_buffer(bufs["counters"]), np.uint32)
+        direction = MANIFEST["kernels"][kernel].get("direction", "forward")
+        counts = {t: {"read": 0, "write": 0} for t in tensors_of(direction)}
+        for i, slot in enumerate(MANIFEST["instrument"]["slots"]):
+            tensor, kind = slot.split(".")
+            if raw[i]:
+                if tensor not in counts:
+                    raise KernelError(f"{kernel} moved {slot} ({int(raw[i])} elements), "
+                                      f"a tensor its direction does not declare")
+                counts[tensor][kind] = int(raw[i]) * MANIFEST["bytes_per_element"]
+        return counts
 
     def time(self, kernel: str, n: int, d: int, heads: int = 1, causal: bool = False,
              min_sample_ms: float = 10.0, min_samples: int = 5, max_submit_ms: float = 1000.0,
              workgroup_bytes: int = 16384, max_run_ms: float | None = None,
              max_config_ms: float | None = None, passes: tuple | None = None) -> dict:
-        """Time ``kernel`` on random (heads, N, d) float32 inputs.
+        """Time ``kernel`` on random (heads, N, d) float32 inputs (a backward kernel: random Q,
+        K, V, O, dO and the stand-in L of :func:`timing_lse`; every pass the manifest lists).
 
         Returns {"medianMs": ms per run, "samples": [ms per run], "reps": runs per
         sample, "method": "timestamp"|"wall", "belowResolution": bool, ...}.
@@ -459,6 +586,63 @@ class Runner:
                 "belowResolution": bool(med * reps < 0.1),
                 "headBatch": plan["head_batch"], "split": split,
                 "tiling": [plan["tiling"].block_rows, plan["tiling"].block_cols]}
+
+
+def timing_lse(n: int, causal: bool) -> np.ndarray:
+    """A stand-in logsumexp for timing runs, (N,) float32: ln(keys of row i) + 1/2, about
+    the logsumexp of that many standard-normal scores, so P = exp(S - L) stays finite and
+    near 1/keys. The work a backward pass does does not depend on these values; every
+    check uses the real L (cannery_host.wgsl's callers compute it from the forward)."""
+    keys = np.arange(1, n + 1, dtype=np.float64) if causal else np.full(n, float(n))
+    return (np.log(keys) + 0.5).astype(np.float32)
+
+
+def forward_saved(Q, K, V, causal: bool):
+    """The forward's O and L in float64 on the CPU (numpy), for a backward's inputs.
+
+    Q, K, V: (..., N, d). Returns (O (..., N, d), L (..., N)), L_i = m_i + ln Σ_j exp(S_ij - m_i).
+    """
+    Q, K, V = (np.asarray(x, np.float64) for x in (Q, K, V))
+    n, d = Q.shape[-2:]
+    S = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d)
+    if causal:
+        S = np.where(np.tril(np.ones((n, n), bool)), S, -np.inf)
+    m = S.max(-1, keepdims=True)
+    E = np.exp(S - m)
+    total = E.sum(-1, keepdims=True)
+    return (E / total) @ V, (m + np.log(total))[..., 0]
+
+
+def check_backward(q: list, k: list, v: list, do: list, causal: bool, dq, dk, dv, block_cols: int,
+                   reference: dict | None = None) -> dict:
+    """Hold a backward kernel's dQ, dK, dV ((N, d) arrays) to the exact float64 gradients,
+    entry by entry, within emulator.backward.bounds (the bound its float32 mirrors meet).
+
+    q, k, v, do: (N, d) lists of float32 values, one head; block_cols: B_c of the forward
+    that produced O and L (the bound counts its key tiles). Returns {"passed", "tensors":
+    {"dQ"|"dK"|"dV": {"passed", "max_abs_error", "worst_ratio", "nan_entries"}}}: an entry
+    passes when |got - float64| <= its bound; NaN or inf fails. The float64 reference is
+    pure Python (N x N tables): keep N to a few hundred. ``reference``: the
+    {"ref", "bound"} of an earlier call on the same inputs (returned under "reference"),
+    to check several kernels against one computation.
+    """
+    from emulator import backward as bw
+
+    if reference is None:
+        ref = bw.reference(q, k, v, do, causal)
+        reference = {"ref": ref, "bound": bw.bounds(q, k, v, do, ref, causal, None, block_cols)}
+    ref, bound = reference["ref"], reference["bound"]
+    tensors = {}
+    for name, got in (("dQ", dq), ("dK", dk), ("dV", dv)):
+        got = np.asarray(got, np.float64)
+        want, b = np.array(ref[name], np.float64), np.array(bound[name], np.float64)
+        finite = np.isfinite(got)
+        err = np.where(finite, np.abs(got - want), np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(b > 0, err / b, np.where(err == 0, 0.0, np.inf))
+        tensors[name] = {"passed": bool((ratio <= 1.0).all()), "max_abs_error": float(err.max()),
+                         "worst_ratio": float(ratio.max()), "nan_entries": int((~finite).sum())}
+    return {"passed": all(t["passed"] for t in tensors.values()), "tensors": tensors, "reference": reference}
 
 
 def writes_scores(kernel: str) -> bool:

@@ -14,6 +14,10 @@ ops
   check     float32 mirror against float64 on seeded random inputs, or on the
             model's own Q, K, V ("input": "model", "head": h); "direction":
             "backward" checks dQ, dK, dV (random inputs only)
+  check_plan   how many rows a check visits ("rows_planned"), after every rule
+  check_part   check rows [lo, hi) of that plan ("rows": [lo, hi]): a partial report
+  check_merge  merge partial reports ("parts": [...]) into check's report, with
+               "complete": false when some planned rows were never checked
   gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...})
   inputs    the seeded random Q, K, V (flat, row-major) for a GPU run
   check_output  check a GPU's O ("outputs": N·d floats) on those inputs
@@ -101,14 +105,26 @@ def _load_model_qkv(path: str | None = None) -> dict:
             "tokens": data.get("tokens"), "n": n, "d": d, "text": data.get("text")}
 
 
-def _check_op(p: dict, raw: dict) -> dict:
+_PREPARED: dict = {}  # the last check's inputs, kept for its next chunk of rows
+
+
+def _check_inputs(p: dict, raw: dict):
+    """Q, K, V for a check request, their prepared form, and the report's
+    input fields. The last input is kept, so a check split into chunks of
+    rows (ops check_part) draws and prepares its inputs once per worker."""
     if p["kernel"] not in LESSON_KERNELS:
         raise InputError("kernel", f"Check runs the lesson's kernels only ({', '.join(LESSON_KERNELS)}).")
-    start = time.perf_counter()
-    if raw.get("input", "random") == "model":
+    model = raw.get("input", "random") == "model"
+    if model:
+        h = parse_int("input", raw.get("head", 0), "The model's head")
+        key = ("model", raw.get("model_path"), h, p["n"], p["d"])
+    else:
+        key = ("random", p["n"], p["d"], p["seed"])
+    if _PREPARED.get("key") == key:
+        return _PREPARED["value"]
+    if model:
         data = _load_model_qkv(raw.get("model_path"))
         heads = data["heads"]
-        h = parse_int("input", raw.get("head", 0), "The model's head")
         if not 0 <= h < len(heads):
             raise InputError("input", f"The model has heads 0 to {len(heads) - 1}; head {h} does not exist.")
         head = heads[h]
@@ -117,15 +133,71 @@ def _check_op(p: dict, raw: dict) -> dict:
             raise InputError("n", f"The model's sentence has N = {len(q)} tokens; set N to {len(q)}.")
         if len(q[0]) != p["d"]:
             raise InputError("d", f"The model's sentence has head dimension d = {len(q[0])}; choose d = {len(q[0])}.")
-        report = _check.check_arrays(p["kernel"], q, k, v, p["causal"], p["workgroup_bytes"])
-        report["input"] = "model"
-        report["head"] = h
-        report["tokens"] = len(data.get("tokens") or [])
+        fields = {"input": "model", "head": h, "tokens": len(data.get("tokens") or [])}
     else:
-        report = _check.check(p["kernel"], p["n"], p["d"], p["causal"], p["seed"], p["workgroup_bytes"])
-        report["input"] = "random"
+        q, k, v = random_qkv(p["n"], p["d"], p["seed"])
+        fields = {"input": "random", "seed": p["seed"]}
+    value = (q, k, v, _check.prepare(q, k, v), fields)
+    _PREPARED.clear()
+    _PREPARED.update(key=key, value=value)
+    return value
+
+
+def _check_op(p: dict, raw: dict) -> dict:
+    start = time.perf_counter()
+    q, k, v, prepared, fields = _check_inputs(p, raw)
+    part = _check.check_rows(p["kernel"], q, k, v, p["causal"], p["workgroup_bytes"], prepared=prepared)
+    report = _check.merge([part])
+    report.update(fields)
     report["label"] = MANIFEST["kernels"][p["kernel"]].get("label", p["kernel"])
     report["seconds"] = time.perf_counter() - start
+    return report
+
+
+def _planned_rows(p: dict) -> list:
+    return _check.rows_to_check(p["tiling"])
+
+
+def _check_plan_op(p: dict, raw: dict) -> dict:
+    """How many rows a check visits, after every input rule (and the model's
+    sizes) has been applied: {"rows_planned": R, "rows_description": ...}."""
+    _check_inputs(p, raw)
+    rows = _planned_rows(p)
+    return {"rows_planned": len(rows), "rows_description": _check.describe_rows(rows, p["tiling"])}
+
+
+def _check_part_op(p: dict, raw: dict, span) -> dict:
+    """Check rows [lo, hi) of the planned list (positions, not row numbers)."""
+    rows = _planned_rows(p)
+    try:
+        lo, hi = (int(x) for x in span)
+    except (TypeError, ValueError):
+        raise InputError("op", "check_part needs \"rows\": [lo, hi], two whole numbers.") from None
+    if not 0 <= lo < hi <= len(rows):
+        raise InputError("op", f"check_part rows must satisfy 0 ≤ lo < hi ≤ {len(rows):,}; got [{lo}, {hi}).")
+    start = time.perf_counter()
+    q, k, v, prepared, _fields = _check_inputs(p, raw)
+    part = _check.check_rows(p["kernel"], q, k, v, p["causal"], p["workgroup_bytes"],
+                             rows=rows[lo:hi], prepared=prepared)
+    part.update(rows_planned=len(rows), lo=lo, hi=hi, seconds=time.perf_counter() - start)
+    return part
+
+
+def _check_merge_op(p: dict, raw: dict, parts) -> dict:
+    """Merge check_part answers (any order) into the report check gives;
+    "complete": false when some planned rows were never checked."""
+    if not isinstance(parts, list) or not parts or not all(isinstance(x, dict) for x in parts):
+        raise InputError("op", "check_merge needs \"parts\": a list of check_part results.")
+    try:
+        report = _check.merge(parts, rows_planned=len(_planned_rows(p)))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError("op", f"These check_part results cannot be merged: {exc}") from None
+    if (report["kernel"], report["n"], report["d"], report["causal"]) != (p["kernel"], p["n"], p["d"], p["causal"]):
+        raise InputError("op", "These check_part results belong to another check.")
+    _q, _k, _v, _prepared, fields = _check_inputs(p, raw)
+    report.update(fields)
+    report["label"] = MANIFEST["kernels"][p["kernel"]].get("label", p["kernel"])
+    report["seconds"] = math.fsum(float(x.get("seconds", 0.0)) for x in parts)
     return report
 
 
@@ -374,6 +446,12 @@ def handle(request: dict) -> dict:
             result = _backward_check(_backward_request(raw, "check"), raw)
         elif op == "check":
             result = _check_op(parse_request(raw, "check"), raw)
+        elif op == "check_plan":
+            result = _check_plan_op(parse_request(raw, "check"), raw)
+        elif op == "check_part":
+            result = _check_part_op(parse_request(raw, "check"), raw, request.get("rows"))
+        elif op == "check_merge":
+            result = _check_merge_op(parse_request(raw, "check"), raw, request.get("parts"))
         elif op == "gpu_plan":
             result = gpu_plan(parse_request(raw, "count"), request.get("limits") or {},
                               _kernel_list(request.get("kernels")),

@@ -2,10 +2,13 @@
 mirrors of the three kernels (``plain``, ``fused``, ``fused_no_rescale``).
 
 Every function here takes the row's float64 dot products ``dots[j] = q·k_j``
-(exact products of float32 inputs summed by ``math.fsum``, so correctly
-rounded) for the keys the row may attend to, and the columns ``vt`` of V
+(exact products of float32 inputs, summed to float64 accuracy by :func:`dot`)
+for the keys the row may attend to, and the columns ``vt`` of V
 (vt[c][j] = V[j][c], d lists of N float32 values). Computing the dots once
-lets the reference and every mirror share the most expensive step.
+lets the reference and every mirror share the most expensive step; the
+checker also shares the scores and the plain mirror's exponentials between
+the mirrors (the ``s``, ``s32`` and ``plain_e`` arguments), which changes no
+number, only how often it is formed.
 
 Float32 is emulated by rounding through ``array('f')`` after each step the
 kernel stores in float32. Two simplifications, both inside the error bound
@@ -14,23 +17,65 @@ P·V are each formed exactly and rounded once, where a GPU rounds after every
 addition.
 
 No built-in ``sum()`` of floats is used anywhere (Python 3.12 changed it to
-compensated summation); sums use ``math.fsum``, which is correctly rounded
-in every Python, so CPython 3.11 and Pyodide's 3.14 print the same figures.
+compensated summation). Plain sums use ``math.fsum``, correctly rounded in
+every Python. Sums of products (:func:`dot`) use ``math.sumprod`` where the
+Python has it (Pyodide's 3.14) and ``fsum`` of the float64 products where it
+does not (CPython 3.11): verdicts, rows and float32 figures agree; a float64
+reference figure may differ in its last bits (tests/test_emulator.py and
+tests/test_browser_lab.py hold the two to that).
 """
 from __future__ import annotations
 
 import math
 from array import array
 from itertools import repeat
-from operator import mul, sub
+from operator import add, mul, sub, truediv
 
 U = 2.0 ** -24  # unit roundoff of float32 (round to nearest)
 NEG_INF = -math.inf
 
+# math.sumprod (Python ≥ 3.12, so Pyodide's 3.14) forms Σ a_j·b_j in C with
+# a triple-length accumulator and exact products: a few times faster than
+# fsum(map(mul, …)) in WebAssembly. Where it is missing (CPython 3.11) the
+# fallback is fsum of the float64 products, exactly what this module did
+# before, so CPython's figures (and facts/facts.json) do not move. The two
+# differ only in the last bits of a float64 (a product of float32 inputs is
+# exact in float64, so for them both are the correctly rounded sum nearly
+# always); tests/test_emulator.py checks both paths against each other.
+_SUMPROD = getattr(math, "sumprod", None)
+
+
+def _dot_fsum(a, b) -> float:
+    return math.fsum(map(mul, a, b))
+
+
+def dot(a, b) -> float:
+    """Σ a_j·b_j over equal-length sequences of floats, to float64 accuracy."""
+    return _DOT(a, b)
+
+
+def use_sumprod(on: bool) -> None:
+    """Choose math.sumprod (on, where present) or the fsum fallback (off).
+
+    The default is on; the tests switch it to compare the two paths.
+    Raises RuntimeError when asked for sumprod on a Python without it.
+    """
+    global _DOT
+    if on and _SUMPROD is None:
+        raise RuntimeError("math.sumprod needs Python 3.12 or later")
+    _DOT = _SUMPROD if on else _dot_fsum
+
+
+_DOT = _SUMPROD if _SUMPROD is not None else _dot_fsum
+
+
+_ONE = array("f", (0.0,))
+
 
 def f32(x: float) -> float:
     """Round one float64 to the nearest float32 (overflow gives ±inf)."""
-    return array("f", (x,))[0]
+    _ONE[0] = x  # storing into an array('f') rounds, as array("f", (x,)) does
+    return _ONE[0]
 
 
 def f32s(xs) -> list:
@@ -38,10 +83,15 @@ def f32s(xs) -> list:
     return array("f", xs).tolist()
 
 
+def dots_for_row(q_row: list, keys: list) -> list:
+    """Float64 dot products q·k_j for each key row in ``keys`` (float32 inputs,
+    so every product is exact and each sum is correctly rounded to float64)."""
+    return list(map(_DOT, repeat(q_row, len(keys)), keys))
+
+
 def scores64(dots: list, d: int) -> list:
     """Float64 scaled scores s_j = (q·k_j)/√d."""
-    inv = 1.0 / math.sqrt(d)
-    return [x * inv for x in dots]
+    return list(map(mul, dots, repeat(1.0 / math.sqrt(d))))
 
 
 def scores32(dots: list, d: int) -> list:
@@ -51,46 +101,70 @@ def scores32(dots: list, d: int) -> list:
 
 
 def _pv(weights: list, vt: list) -> list:
-    """Σ_j weights[j]·V[j][c] for each column c (float64, exact then rounded)."""
-    return [math.fsum(map(mul, weights, col)) for col in vt]
+    """Σ_j weights[j]·V[j][c] for each column c (float64, one rounding).
+
+    ``vt`` columns may be longer than ``weights`` (a causal row sees only the
+    first keys); the extra entries are ignored.
+    """
+    n = len(weights)
+    if vt and len(vt[0]) != n:
+        vt = [col[:n] for col in vt]
+    return list(map(_DOT, repeat(weights, len(vt)), vt))
 
 
-def reference(dots: list, vt: list, d: int):
+def reference(dots: list, vt: list, d: int, s: list | None = None):
     """Exact float64 attention for one row.
 
-    Returns (o, logsumexp, p): o is a list of d floats; p the row of
-    probabilities P (float64). A row with no keys gives o = 0 and
-    logsumexp = −inf (nothing to attend to).
+    ``s`` may pass :func:`scores64` of ``dots`` already formed. Returns
+    (o, logsumexp, p): o is a list of d floats; p the row of probabilities
+    P (float64). A row with no keys gives o = 0 and logsumexp = −inf
+    (nothing to attend to).
     """
     if not dots:
         return [0.0] * len(vt), NEG_INF, []
-    s = scores64(dots, d)
+    o, lse, p, _x = _reference(dots, vt, d, s)
+    return o, lse, p
+
+
+def _reference(dots: list, vt: list, d: int, s: list | None):
+    """:func:`reference` plus the shifted scores x_j = s_j − m it formed."""
+    if s is None:
+        s = scores64(dots, d)
     m = max(s)
-    e = [math.exp(x - m) for x in s]
+    x = list(map(sub, s, repeat(m)))
+    e = list(map(math.exp, x))
     l = math.fsum(e)
-    p = [x / l for x in e]
-    return _pv(p, vt), m + math.log(l), p
+    p = list(map(truediv, e, repeat(l)))
+    return _pv(p, vt), m + math.log(l), p, x
 
 
-def plain(dots: list, vt: list, d: int):
+def plain(dots: list, vt: list, d: int, s32: list | None = None):
     """Float32 mirror of the three-pass kernel for one row.
 
     Pass 1 writes the row of S; pass 2 reads it back, finds the largest
     score m, sums l = Σ exp(s_j − m) and writes P = exp(s − m)/l; pass 3
-    reads P and forms O = P·V. Returns (o, logsumexp).
+    reads P and forms O = P·V. ``s32`` may pass :func:`scores32` of
+    ``dots`` already formed. Returns (o, logsumexp).
     """
+    o, lse, _e = _plain(dots, vt, d, s32)
+    return o, lse
+
+
+def _plain(dots: list, vt: list, d: int, s32: list | None):
+    """:func:`plain` plus its float32 exponentials e_j = exp(s_j − max s)."""
     d_out = len(vt)
     if not dots:
-        return [0.0] * d_out, NEG_INF
-    s = scores32(dots, d)
+        return [0.0] * d_out, NEG_INF, []
+    s = scores32(dots, d) if s32 is None else s32
     m = max(s)
     e = f32s(map(math.exp, f32s(map(sub, s, repeat(m)))))
     l = f32(math.fsum(e))
-    p = f32s(x / l for x in e)
-    return f32s(_pv(p, vt)), m + math.log(l)
+    p = f32s(map(truediv, e, repeat(l)))
+    return f32s(_pv(p, vt)), m + math.log(l), e
 
 
-def fused(dots: list, vt: list, d: int, block_cols: int, rescale: bool = True):
+def fused(dots: list, vt: list, d: int, block_cols: int, rescale: bool = True,
+          s32: list | None = None, plain_e: list | None = None):
     """Float32 mirror of the fused online-softmax kernel for one row.
 
     Walks the key tiles in order (FlashAttention Algorithm 1, lines 9–12;
@@ -114,42 +188,65 @@ def fused(dots: list, vt: list, d: int, block_cols: int, rescale: bool = True):
     The accumulator recurrence is evaluated in its unrolled form
     acc = Σ_t (Π_{u>t} α_u)·p_t·V_t, with each weight rounded to float32 and
     each column summed exactly; the factors α are exactly the tile walk's.
+    Each step rounds to float32 where the kernel does; the steps are done
+    for all tiles of the row at once (one list per step) rather than tile
+    by tile, which gives the same numbers with fewer Python calls.
+    ``s32`` may pass :func:`scores32` of ``dots`` already formed, and
+    ``plain_e`` the plain mirror's exp(s_j − max s) for them: from the tile
+    where the running maximum reaches the row's maximum on, p_j is that very
+    number, so it is taken instead of formed again.
     Returns (o, logsumexp).
     """
     d_out = len(vt)
     if not dots:
         return [0.0] * d_out, NEG_INF
-    s = scores32(dots, d)
+    s = scores32(dots, d) if s32 is None else s32
     n = len(s)
+    starts = range(0, n, block_cols)
+    # Running maximum after each tile, and each tile's rescale factor α.
     m = NEG_INF
-    l = 0.0
-    tiles = []  # (p_t, alpha_t) in arrival order
-    for start in range(0, n, block_cols):
-        s_t = s[start:start + block_cols]
-        m_new = max(m, max(s_t))
-        alpha = 0.0 if m == NEG_INF else f32(math.exp(f32(m - m_new)))
-        p_t = f32s(map(math.exp, f32s(map(sub, s_t, repeat(m_new)))))
-        tile_sum = f32(math.fsum(p_t))
-        if rescale:
-            l = f32(f32(l * alpha) + tile_sum)
-        else:
-            alpha = 1.0
-            l = f32(l + tile_sum)
-        tiles.append((p_t, alpha))
+    top = max(s)
+    shift = []    # m_new of the tile each key belongs to, until m_new = top
+    alphas = []
+    for start in starts:
+        stop = min(start + block_cols, n)
+        m_new = max(m, max(s[start:stop]))
+        alphas.append(1.0 if not rescale else 0.0 if m == NEG_INF else f32(math.exp(f32(m - m_new))))
+        if m_new != top or plain_e is None:
+            shift.extend(repeat(m_new, stop - start))
         m = m_new
-    # Weights of each key in the final accumulator: p_j · Π_{later tiles} α.
-    weights = []
+    p = f32s(map(math.exp, f32s(map(sub, s, shift))))  # map stops at the shorter list
+    if len(p) < n:
+        p.extend(plain_e[len(p):])
+    l = 0.0
+    for t, start in enumerate(starts):
+        tile_sum = f32(math.fsum(p[start:start + block_cols]))
+        l = f32(f32(l * alphas[t]) + tile_sum) if rescale else f32(l + tile_sum)
+    # Weight of each key in the final accumulator: p_j · Π_{later tiles} α.
+    # The product is 1 for the last tiles (a factor 1 changes nothing); it is
+    # formed only for the keys before the last tile whose product is not 1.
     later = 1.0
-    for p_t, alpha in reversed(tiles):
-        weights.append(f32s(map(mul, p_t, repeat(later))) if later != 1.0 else p_t)
-        later = f32(later * alpha)
-    w = []
-    for chunk in reversed(weights):
-        w.extend(chunk)
+    factors = []
+    for t in range(len(alphas) - 1, -1, -1):
+        factors.append(later)
+        later = f32(later * alphas[t])
+    factors.reverse()
+    cut = 0
+    for t, factor in enumerate(factors):
+        if factor != 1.0:
+            cut = min(starts[t] + block_cols, n)
+    if cut:
+        scale = []
+        for t in range(-(-cut // block_cols)):
+            scale.extend(repeat(factors[t], min(block_cols, cut - starts[t])))
+        w = f32s(map(mul, p[:cut], scale))
+        w.extend(p[cut:])
+    else:
+        w = p
     if l == 0.0:  # cannot happen with ≥ 1 key (exp(0) = 1), but never divide 0 by 0
         return [0.0] * d_out, NEG_INF
     acc = f32s(_pv(w, vt))
-    return f32s(a / l for a in acc), m + math.log(l)
+    return f32s(map(truediv, acc, repeat(l))), m + math.log(l)
 
 
 def fused_no_rescale(dots: list, vt: list, d: int, block_cols: int):
@@ -158,7 +255,7 @@ def fused_no_rescale(dots: list, vt: list, d: int, block_cols: int):
 
 
 def row_bound(p: list, s64: list, vmax: float, qnorm: float, kmax: float,
-              d: int, key_tiles: int) -> float:
+              d: int, key_tiles: int, shifted: list | None = None) -> float:
     """First-order float32 error bound for one output row (max over its d entries).
 
     Let u = 2⁻²⁴, n the keys in the row, T its key tiles, V_max the largest
@@ -185,6 +282,14 @@ def row_bound(p: list, s64: list, vmax: float, qnorm: float, kmax: float,
         return 0.0
     inv = 1.0 / math.sqrt(d)
     ds = (d + 2) * U * qnorm * kmax * inv
-    m = max(s64)
-    spread = math.fsum(pj * (3.0 + 3.0 * (m - sj)) for pj, sj in zip(p, s64))
+    # Σ_j p_j·(3 + 3·(m − s_j)), one float operation at a time as written.
+    # ``shifted`` (x_j = s_j − m from the reference) gives 3·(m − s_j) as
+    # −3·x_j: IEEE subtraction and multiplication are exact under a change of
+    # sign, so the figure is the same to the last bit.
+    if shifted is None:
+        m = max(s64)
+        three_gaps = map(mul, repeat(3.0), map(sub, repeat(m), s64))
+    else:
+        three_gaps = map(mul, repeat(-3.0), shifted)
+    spread = math.fsum(map(mul, p, map(add, repeat(3.0), three_gaps)))
     return vmax * (2.0 * ds + (2 * n + 2 * key_tiles + 10) * U + 2.0 * U * spread)

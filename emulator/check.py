@@ -11,6 +11,11 @@ suite's convention):
 Rows checked: every row for N ≤ 1,024. Above that, a documented subset:
 every row of the first and the last query tile, plus 64 rows spaced evenly
 between them (:func:`rows_to_check`).
+
+A check can run in chunks of rows (:func:`check_rows`, on the inputs made
+once by :func:`prepare`) whose partial reports :func:`merge` joins, in any
+order, into the report of the whole; the page uses this to show progress,
+keep the rows done when cancelled, and share rows among workers.
 """
 from __future__ import annotations
 
@@ -67,6 +72,194 @@ def _keys_for_row(i: int, n: int, causal: bool) -> int:
     return i + 1 if causal else n
 
 
+def prepare(q: list, k: list, v: list) -> dict:
+    """Everything a check needs from Q, K, V that does not depend on the row.
+
+    q, k, v: (N, d) lists of rows of float32 values. Returns a dict with the
+    inputs, V's columns ("vt", d lists of N), and prefix maxima of max|V_j|
+    and ‖k_j‖ (so a causal row sees only its own keys). Formed once per
+    input and shared by every chunk of rows (:func:`check_rows`).
+    """
+    n, d = len(q), len(q[0])
+    vabs = [max(map(abs, row)) for row in v]
+    knorm = [_norm(row) for row in k]
+    vmax_prefix, kmax_prefix = [], []
+    vm = km = 0.0
+    for j in range(n):
+        vm = max(vm, vabs[j])
+        km = max(km, knorm[j])
+        vmax_prefix.append(vm)
+        kmax_prefix.append(km)
+    return {"q": q, "k": k, "n": n, "d": d, "vt": _columns(v, d),
+            "vmax_prefix": vmax_prefix, "kmax_prefix": kmax_prefix}
+
+
+def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
+               workgroup_bytes: int = M_DEFAULT, rows: list | None = None,
+               outputs: list | None = None, prepared: dict | None = None) -> dict:
+    """Check some rows and return a partial report for :func:`merge`.
+
+    Arguments as :func:`check_arrays`; ``rows`` (default: all of
+    :func:`rows_to_check`) may be any chunk of them, and ``prepared`` the
+    result of :func:`prepare` for these inputs (formed here when absent).
+    The partial report holds, for its rows only: rows_done, max_abs_error
+    and the worst row (worst_row, bound), max_bound, plain_max_abs_error,
+    first_fail ([row, error, bound] of its first row over the bound, or
+    None), nan_rows (all of them), and v_max (max |V| over every row, for
+    the 2× rule's margin). Raises tiling.InputError for a tile that does not fit.
+    """
+    n, d = len(q), len(q[0])
+    tiling = make_tiling(kernel, n, d, causal, workgroup_bytes)
+    if rows is None:
+        rows = rows_to_check(tiling)
+    prep = prepared if prepared is not None else prepare(q, k, v)
+    vt_all = prep["vt"]
+    vmax_prefix, kmax_prefix = prep["vmax_prefix"], prep["kmax_prefix"]
+
+    bc = tiling.block_cols
+    fused_kind = kernel != "plain"
+    rescale = kernel == "fused"
+    max_err = plain_err = max_bound = 0.0
+    worst_bound = 0.0
+    worst_row = None
+    first_fail = None
+    nan_rows = []
+    inf, ninf = math.inf, -math.inf
+    for i in rows:
+        nk = _keys_for_row(i, n, causal)
+        qi = q[i]
+        if nk == n:
+            keys, vt = k, vt_all
+        else:
+            keys, vt = k[:nk], [col[:nk] for col in vt_all]
+        dots = att.dots_for_row(qi, keys)
+        s64 = att.scores64(dots, d)
+        ref_o, _lse, p, shifted = att._reference(dots, vt, d, s64)
+        bound = att.row_bound(p, s64, vmax_prefix[nk - 1], _norm(qi), kmax_prefix[nk - 1],
+                              d, -(-nk // bc), shifted)
+        s32 = att.scores32(dots, d) if (outputs is None or fused_kind) else None
+        if fused_kind:
+            po, _, plain_e = att._plain(dots, vt, d, s32)
+        if outputs is not None:
+            o = outputs[i]
+        elif kernel == "plain":
+            o, _ = att.plain(dots, vt, d, s32=s32)
+        else:
+            o, _ = att.fused(dots, vt, d, bc, rescale=rescale, s32=s32, plain_e=plain_e)
+        err = 0.0
+        bad = False
+        for a, b in zip(o, ref_o):
+            if a != a or a == inf or a == ninf:
+                bad = True
+                continue
+            e = abs(a - b)
+            if e > err:
+                err = e
+        if bad:
+            nan_rows.append(i)
+            err = inf
+        if fused_kind:
+            pe = 0.0
+            for a, b in zip(po, ref_o):
+                pe = max(pe, abs(a - b))
+            plain_err = max(plain_err, pe)
+        if err > max_err:
+            max_err = err
+            worst_bound = bound
+            worst_row = i
+        max_bound = max(max_bound, bound)
+        if err > bound and first_fail is None:
+            first_fail = [i, err, bound]
+    return {
+        "part": True, "kernel": kernel, "n": n, "d": d, "causal": bool(causal),
+        "workgroup_bytes": tiling.workgroup_bytes,
+        "rows_done": len(rows), "first_row": min(rows) if rows else None,
+        "max_abs_error": max_err, "worst_row": worst_row, "bound": worst_bound,
+        "max_bound": max_bound, "plain_max_abs_error": plain_err,
+        "first_fail": first_fail, "nan_rows": nan_rows,
+        "v_max": vmax_prefix[-1] if vmax_prefix else 0.0,
+    }
+
+
+def merge(parts: list, rows_planned: int | None = None) -> dict:
+    """Merge partial reports of :func:`check_rows` into one check report.
+
+    parts: partial reports of disjoint chunks of rows for one kernel and
+    one input, in any order (JSON round trips are fine: "inf" and "nan"
+    strings are read back as floats). rows_planned: how many rows the full
+    check visits (default: the sum of the parts, i.e. complete). The report
+    is the one :func:`check_arrays` gives, plus complete (bool),
+    rows_planned and rows_done; when incomplete its verdict covers only the
+    rows done and rows_description says so. Raises ValueError for no parts
+    or parts of different checks.
+    """
+    if not parts:
+        raise ValueError("merge needs at least one partial report")
+    head = parts[0]
+    key = ("kernel", "n", "d", "causal", "workgroup_bytes")
+    for part in parts:
+        if any(part[x] != head[x] for x in key):
+            raise ValueError("partial reports of different checks cannot be merged")
+    kernel, n, d, causal = head["kernel"], int(head["n"]), int(head["d"]), bool(head["causal"])
+    tiling = make_tiling(kernel, n, d, causal, int(head["workgroup_bytes"]))
+    fused_kind = kernel != "plain"
+    done = 0
+    max_err = plain_err = max_bound = worst_bound = 0.0
+    worst_row = None
+    first_fail = None
+    nan_rows = []
+    for part in parts:
+        done += int(part["rows_done"])
+        err = float(part["max_abs_error"])
+        row = part["worst_row"]
+        if err > max_err or (err == max_err and err > 0.0 and row is not None
+                             and (worst_row is None or row < worst_row)):
+            max_err, worst_row, worst_bound = err, row, float(part["bound"])
+        plain_err = max(plain_err, float(part["plain_max_abs_error"]))
+        max_bound = max(max_bound, float(part["max_bound"]))
+        ff = part["first_fail"]
+        if ff is not None and (first_fail is None or ff[0] < first_fail[0]):
+            first_fail = [int(ff[0]), float(ff[1]), float(ff[2])]
+        nan_rows.extend(part["nan_rows"])
+    if max_err == 0.0:
+        worst_bound = max_bound
+    margin = 8 * att.U * float(head["v_max"])
+    fa_ok = (not fused_kind) or (max_err <= 2.0 * plain_err + margin)
+    bound_ok = first_fail is None
+    planned = done if rows_planned is None else int(rows_planned)
+    complete = done >= planned
+    if complete:
+        description = describe_rows(rows_to_check(tiling) if planned != n else range(n), tiling)
+    else:
+        description = (f"{done:,} of the {planned:,} rows planned (stopped early: the verdict "
+                       f"covers only these rows)")
+    report = {
+        "kernel": kernel, "n": n, "d": d, "causal": causal,
+        "workgroup_bytes": tiling.workgroup_bytes,
+        "block_rows": tiling.block_rows, "block_cols": tiling.block_cols,
+        "passed": bool(bound_ok and fa_ok),
+        "bound_passed": bound_ok,
+        "fa_rule_passed": fa_ok,
+        "max_abs_error": max_err,
+        "bound": worst_bound,
+        "max_bound": max_bound,
+        "plain_max_abs_error": plain_err if fused_kind else max_err,
+        "fa_rule_limit": (2.0 * plain_err + margin) if fused_kind else None,
+        "rows_checked": done,
+        "rows_description": description,
+        "nan_rows": sorted(nan_rows)[:10],
+        "first_failing_row": None, "first_failing_tile": None,
+        "first_failing_error": None, "first_failing_bound": None,
+    }
+    if rows_planned is not None:
+        report.update(complete=complete, rows_planned=planned)
+    if first_fail is not None:
+        i, err, bound = first_fail
+        report.update(first_failing_row=i, first_failing_tile=i // tiling.block_rows,
+                      first_failing_error=err, first_failing_bound=bound)
+    return report
+
+
 def check_arrays(kernel: str, q: list, k: list, v: list, causal: bool = False,
                  workgroup_bytes: int = M_DEFAULT, rows: list | None = None,
                  outputs: list | None = None) -> dict:
@@ -86,92 +279,11 @@ def check_arrays(kernel: str, q: list, k: list, v: list, causal: bool = False,
     Raises tiling.InputError for a tile that does not fit.
     """
     n, d = len(q), len(q[0])
-    tiling = make_tiling(kernel, n, d, causal, workgroup_bytes)
     if rows is None:
-        rows = rows_to_check(tiling)
-    vt = _columns(v, d)
-    vabs = [max(abs(x) for x in row) for row in v]
-    knorm = [_norm(row) for row in k]
-    # Prefix maxima so a causal row only sees its own keys.
-    vmax_prefix, kmax_prefix = [], []
-    vm = km = 0.0
-    for j in range(n):
-        vm = max(vm, vabs[j])
-        km = max(km, knorm[j])
-        vmax_prefix.append(vm)
-        kmax_prefix.append(km)
-
-    bc = tiling.block_cols
-    fused_kind = kernel != "plain"
-    max_err = plain_err = max_bound = 0.0
-    worst_bound = 0.0
-    first_fail = None
-    nan_rows = []
-    for i in rows:
-        nk = _keys_for_row(i, n, causal)
-        qi = q[i]
-        dots = [math.fsum(map(mul, qi, k[j])) for j in range(nk)]
-        ref_o, _lse, p = att.reference(dots, vt, d)
-        s64 = att.scores64(dots, d)
-        bound = att.row_bound(p, s64, vmax_prefix[nk - 1], _norm(qi), kmax_prefix[nk - 1],
-                              d, -(-nk // bc))
-        if outputs is not None:
-            o = outputs[i]
-        elif kernel == "plain":
-            o, _ = att.plain(dots, vt, d)
-        else:
-            o, _ = att.fused(dots, vt, d, bc, rescale=(kernel == "fused"))
-        err = 0.0
-        bad = False
-        for a, b in zip(o, ref_o):
-            if a != a or a in (math.inf, -math.inf):
-                bad = True
-                continue
-            e = abs(a - b)
-            if e > err:
-                err = e
-        if bad:
-            nan_rows.append(i)
-            err = math.inf
-        if fused_kind:
-            po, _ = att.plain(dots, vt, d)
-            pe = 0.0
-            for a, b in zip(po, ref_o):
-                pe = max(pe, abs(a - b))
-            plain_err = max(plain_err, pe)
-        if err > max_err:
-            max_err = err
-            worst_bound = bound
-        max_bound = max(max_bound, bound)
-        if err > bound and first_fail is None:
-            first_fail = (i, err, bound)
-    if max_err == 0.0:
-        worst_bound = max_bound
-    margin = 8 * att.U * (max(vmax_prefix) if vmax_prefix else 0.0)
-    fa_ok = (not fused_kind) or (max_err <= 2.0 * plain_err + margin)
-    bound_ok = first_fail is None
-    report = {
-        "kernel": kernel, "n": n, "d": d, "causal": bool(causal),
-        "workgroup_bytes": tiling.workgroup_bytes,
-        "block_rows": tiling.block_rows, "block_cols": tiling.block_cols,
-        "passed": bool(bound_ok and fa_ok),
-        "bound_passed": bound_ok,
-        "fa_rule_passed": fa_ok,
-        "max_abs_error": max_err,
-        "bound": worst_bound,
-        "max_bound": max_bound,
-        "plain_max_abs_error": plain_err if fused_kind else max_err,
-        "fa_rule_limit": (2.0 * plain_err + margin) if fused_kind else None,
-        "rows_checked": len(rows),
-        "rows_description": describe_rows(rows, tiling),
-        "nan_rows": nan_rows[:10],
-        "first_failing_row": None, "first_failing_tile": None,
-        "first_failing_error": None, "first_failing_bound": None,
-    }
-    if first_fail is not None:
-        i, err, bound = first_fail
-        report.update(first_failing_row=i, first_failing_tile=i // tiling.block_rows,
-                      first_failing_error=err, first_failing_bound=bound)
+        rows = rows_to_check(make_tiling(kernel, n, d, causal, workgroup_bytes))
+    part = check_rows(kernel, q, k, v, causal, workgroup_bytes, rows, outputs)
+    report = merge([part])
+    report["rows_description"] = describe_rows(rows, make_tiling(kernel, n, d, causal, workgroup_bytes))
     return report
 
 

@@ -11,8 +11,9 @@ Any malformed cue, typed number, missing figure or unknown source id raises
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from . import numbers, script, vtt
 from .numbers import FilmError
@@ -77,7 +78,9 @@ def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_tom
         ch["clock"] = script.clock(ch["start_s"])
     film["question"]["rewatch_clock"] = script.clock(film["question"]["rewatch_s"])
     film["runtime"] = script.clock(film["runtime_s"])
-    film["runtime_words"] = f"{int(film['runtime_s']) // 60} minutes {int(film['runtime_s']) % 60} seconds"
+    # the runtime in words comes from the last caption's end, like the clock
+    values["runtime"] = {"minutes": int(film["runtime_s"]) // 60, "seconds": int(film["runtime_s"]) % 60}
+    film["runtime_words"] = f"{values['runtime']['minutes']} minutes {values['runtime']['seconds']} seconds"
     film["figures"] = values
     film["captions_vtt"] = vtt.captions(film["cues"])
     film["chapters_vtt"] = vtt.chapters(film["chapters"])

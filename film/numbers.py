@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from emulator import traffic  # the one byte counter (emulator/traffic.py)
 from emulator.tiling import lesson_blocks
@@ -124,6 +125,34 @@ def online_softmax_example(scores: list[float], tile: int) -> dict:
             "broken_l": broken}
 
 
+def shares(row: list[float], places: int = 2) -> list[str]:
+    """Softmax of one row of scores, as decimals with ``places`` digits that
+    add up to exactly one on screen (largest-remainder rounding: each share is
+    rounded down, then the units left go to the largest remainders).
+
+    row: scores (floats). Returns display strings, e.g. [1, 2, 3, 0] ->
+    ['0.09', '0.24', '0.64', '0.03']. Source: softmax, P = exp(S - max) / sum.
+    """
+    top = max(row)
+    ex = [math.exp(x - top) for x in row]
+    total = math.fsum(ex)
+    unit = 10 ** places
+    exact = [e / total * unit for e in ex]
+    floors = [math.floor(x) for x in exact]
+    left = unit - int(math.fsum(floors))
+    order = sorted(range(len(row)), key=lambda i: exact[i] - floors[i], reverse=True)
+    for i in order[:left]:
+        floors[i] += 1
+    return [f"{v / unit:.{places}f}" for v in floors]
+
+
+def times_ten(x: float) -> str:
+    """A small float in scientific notation for the screen, two significant
+    digits: 3.99673e-07 -> '4.0 × 10⁻⁷'."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa} × 10{sup(int(exponent))}"
+
+
 def fp16_limits() -> dict:
     """fp16 (IEEE 754 binary16) limits, computed from the bit pattern.
 
@@ -165,6 +194,8 @@ def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, e
             "plain_mib": mib(t["plain"]), "fused_mib": mib(t["fused"]),
             "ratio_raw": ratio, "ratio": fixed(ratio, 1), "ratio2": fixed(ratio, 2),
             "B_r": b_r, "B_c": b_c, "q_tiles": -(-n // b_r),
+            # one N x d float32 tensor (Q, K, V or O), the unit the question's hint counts in
+            "tensor_bytes": group(n * d * BYTES_PER_FLOAT32), "tensor_kib": group(n * d * BYTES_PER_FLOAT32 // 1024),
             "kv_bytes_fused": group(t["fused_reads"].get("K", 0) + t["fused_reads"].get("V", 0)),
             "kv_mib_fused": mib(t["fused_reads"].get("K", 0) + t["fused_reads"].get("V", 0)),
             "reads": {"plain": t["plain_reads"], "fused": t["fused_reads"]},
@@ -185,6 +216,7 @@ def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, e
         "l1_terms": " + ".join(f"e{sup(x)}" for x in first["exponents"]),
         "m": f"{ex['m']:g}", "l": fixed(ex["l"], 3), "l_raw": ex["l"],
         "shrink": f"e{sup(first['m'] - second['m'])}", "l_shrunk": fixed(second["l_shrunk"], 3),
+        "shrink_value": fixed(math.exp(first["m"] - second["m"]), 3),
         "l2_terms": " + ".join(f"e{sup(x)}" for x in second["exponents"]),
         "full": fixed(ex["full"], 2), "e_minus_m": f"e{sup(-ex['m'])}",
         "l_from_full": fixed(ex["l_from_full"], 3),
@@ -193,6 +225,9 @@ def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, e
         "sorted_broken_l": fixed(ex_sorted["broken_l"], 3),
         "steps": [{"chunk": s["chunk"], "m": s["m"], "l": s["l"], "l_shrunk": s["l_shrunk"]} for s in ex["steps"]],
     }
+    table = [[float(x) for x in r] for r in example.get("table", [scores])]
+    out["ex"]["table"] = {"words": list(example.get("words", [])), "S": [[f"{x:g}" for x in r] for r in table],
+                          "P": [shares(r) for r in table]}
     if fixed(ex["l"], 3) != fixed(ex["l_from_full"], 3):
         raise FilmError(f"online softmax example disagrees: l={ex['l']} but full*e^-m={ex['l_from_full']}")
     if fixed(ex_sorted["broken_l"], 6) != fixed(ex_sorted["l"], 6):
@@ -240,7 +275,7 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
         v = _dig(facts, path)
         if isinstance(v, str):
             out[key] = v
-    for key, path in (("heads", "model.heads"), ("layers", "model.layers")):
+    for key, path in (("heads", "model.heads"), ("layers", "model.layers"), ("head_dim", "model.head_dim")):
         v = _dig(facts, path)
         if isinstance(v, int):
             out[key] = v
@@ -253,25 +288,31 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
         out["row_max_raw"] = float(row["largest_score"])
         out["row_max_overflows"] = bool(row.get("overflows_fp16", False))
     held = _dig(facts, "overflow.held_out.all_layers")
-    if isinstance(held, Mapping) and all(isinstance(held.get(k), (int, float)) for k in ("largest_score", "overflowing", "scores")):
+    held_keys = ("largest_score", "overflowing", "scores")
+    if isinstance(held, Mapping) and all(isinstance(held.get(k), (int, float)) for k in held_keys):
         out["heldout_max"] = fixed(held["largest_score"], 2)
         out["heldout_max_raw"] = float(held["largest_score"])
         out["overflow_count"] = group(held["overflowing"])
         out["score_count"] = group(held["scores"])
     tot = _dig(facts, "check.totals")
-    if isinstance(tot, Mapping) and all(isinstance(tot.get(k), int) for k in ("broken_failed", "heads", "fused_passed")):
+    tot_keys = ("broken_failed", "heads", "fused_passed")
+    if isinstance(tot, Mapping) and all(isinstance(tot.get(k), int) for k in tot_keys):
         out["broken_failed"] = tot["broken_failed"]
         out["checked_heads"] = tot["heads"]
         out["broken_passed"] = tot["heads"] - tot["broken_failed"]
         out["fused_passed"] = tot["fused_passed"]
         if isinstance(tot.get("broken_should_fail"), int):
             out["broken_should_fail"] = tot["broken_should_fail"]
+    worst = _dig(facts, "check.worst_max_abs_error")
+    if isinstance(worst, Mapping) and all(isinstance(worst.get(k), (int, float)) for k in ("fused", "plain")):
+        out["worst_fused"] = times_ten(worst["fused"])
+        out["worst_plain"] = times_ten(worst["plain"])
     layers = _dig(facts, "check.layers")
     if isinstance(layers, Mapping) and layers:
         # Layers keep facts.json's own 0-based numbers ("layer 0" is the
         # lab's input layer, facts.json lab.layer), never renumbered from 1.
         grid = []
-        out["grid_layers"] = sorted((int(k) for k in layers))
+        out["grid_layers"] = sorted(int(k) for k in layers)
         for key in sorted(layers, key=lambda k: int(k)):
             row = []
             for h in layers[key].get("heads", []):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import jinja2
 
@@ -18,7 +19,7 @@ from .numbers import FilmError
 TIMESTAMP = re.compile(r"^(?:(\d{2,}):)?([0-5]\d):([0-5]\d)\.(\d{3})$")
 #: Slowest and fastest whole-film runtime the lesson allows, seconds.
 RUNTIME_MIN_S = 4 * 60 + 45
-RUNTIME_MAX_S = 5 * 60 + 30
+RUNTIME_MAX_S = 6 * 60
 #: Reading speed the captions are timed for (words per minute); a cue that
 #: would need more than READ_MAX_WPM to read in its time fails the build.
 READ_WPM = 150
@@ -118,13 +119,15 @@ def validate_cues(cues: list[dict], runtime_range: tuple[float, float] | None = 
         if not start < end:
             raise FilmError(f"{where}: start {cue['start']} must be before end {cue['end']}")
         if start < prev_end:
-            raise FilmError(f"{where}: starts at {cue['start']}, before {prev_id!r} ends; cues must be in order without overlap")
+            raise FilmError(f"{where}: starts at {cue['start']}, before {prev_id!r} ends; "
+                            "cues must be in order without overlap")
         text = cue.get("text", "")
         if not text.strip():
             raise FilmError(f"{where}: empty text")
         words = len(text.split())
         if words / ((end - start) / 60) > READ_MAX_WPM:
-            raise FilmError(f"{where}: {words} words in {end - start:.1f} s is faster than {READ_MAX_WPM} words per minute")
+            raise FilmError(f"{where}: {words} words in {end - start:.1f} s is faster than "
+                            f"{READ_MAX_WPM} words per minute")
         prev_end, prev_id = end, cid
     if runtime_range is not None:
         lo, hi = runtime_range
@@ -168,7 +171,8 @@ def render_script(script: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
         if not mine:
             raise FilmError(f"chapter {ch['id']!r} has no cues")
         chapters.append({"id": ch["id"], "title": ch["title"], "cues": [c["id"] for c in mine]})
-    order = sorted(range(len(chapters)), key=lambda k: cues.index(next(c for c in cues if c["chapter"] == chapters[k]["id"])))
+    first_cue = {ch["id"]: next(i for i, c in enumerate(cues) if c["chapter"] == ch["id"]) for ch in chapters}
+    order = sorted(range(len(chapters)), key=lambda k: first_cue[chapters[k]["id"]])
     if order != list(range(len(chapters))):
         raise FilmError("chapters must appear in the same order as their cues")
     by_id = {c["id"]: c for c in cues}
@@ -199,6 +203,7 @@ def render_script(script: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
     resume = after["start_s"] if after is not None else qcue["end_s"]
     question = {
         "cue": qcue["id"], "stop_s": round(stop, 3), "answer": float(answer), "resume_s": resume,
+        "answer_cue": after["id"] if after is not None else None,
         "tolerance": float(q["tolerance"]), "rewatch_s": rewatch["start_s"], "rewatch_title": rewatch["title"],
     }
     for key in ("prompt", "right", "hint", "reveal"):

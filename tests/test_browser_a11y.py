@@ -149,19 +149,23 @@ def test_keyboard_only_journey_film_question_lab(browser, server_url, artifacts)
     ctx, page = open_page(browser, server_url)
     try:
         page.mouse.move(0, 0)  # (only to be sure the pointer hovers nothing)
-        # film: play, then jump to the end with the slider; it stops at the question
+        # film: play, then jump to the end with the slider; that skips the
+        # question, and "Take the question" asks it
         tab_to(page, ".film-play")
         page.keyboard.press("Enter")
         page.wait_for_function("() => window.canneryFilm.playing", timeout=20_000)
         tab_to(page, ".film-seek")
         page.keyboard.press("End")
+        page.wait_for_function("() => window.canneryFilm.skipped")
+        tab_to(page, ".film-q-later")
+        page.keyboard.press("Enter")
         page.wait_for_function("() => window.canneryFilm.questionOpen")
         assert page.evaluate("document.activeElement.id") == "film-q-input"
         page.keyboard.type("16.5")
         page.keyboard.press("Enter")
         page.wait_for_function("() => window.canneryFilm.answered")
         assert page.evaluate("document.activeElement.classList.contains('film-play')")
-        # answering goes on from the answer (End's target is the film's end), playing
+        # answering goes on from the answer, playing
         page.wait_for_function("() => window.canneryFilm.playing", polling=100)
         resume = page.evaluate("() => fetch(document.querySelector('[data-film]').dataset.film)"
                                ".then((r) => r.json()).then((f) => f.question.resume_s)")

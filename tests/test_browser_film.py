@@ -44,7 +44,8 @@ def seek(page, t):
 
 def state(page) -> dict:
     return page.evaluate("""() => { const f = window.canneryFilm; return {
-        time: f.time, playing: f.playing, open: f.questionOpen, answered: f.answered, cue: f.cue }; }""")
+        time: f.time, playing: f.playing, open: f.questionOpen, answered: f.answered, skipped: f.skipped,
+        cue: f.cue }; }""")
 
 
 def visible_svg_text(page) -> str:
@@ -81,7 +82,12 @@ def test_nothing_of_the_film_loads_before_play_and_the_runtime_is_shown(page, se
     assert page.locator(".film-runtime").inner_text() == f"{int(runtime) // 60}:{int(runtime) % 60:02d}"
     assert page.locator(".film-total").inner_text() == page.locator(".film-runtime").inner_text()
     page.click(".film-play")
+    # "loaded" means every file of the first Play has arrived, the two tracks
+    # included (their fetch starts a task after the track's mode is set)
     page.wait_for_function("() => window.canneryFilm.loaded")
+    tracks = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks]
+        .map(t => t.cues ? t.cues.length : 0)""")
+    assert len(tracks) == 2 and min(tracks) > 0, tracks
     after = [r[len(server_url):] for r in requests]
     for needed in ("media/film.json", "static/js/film/scenes.js", "vendor/gsap/gsap.min.js",
                    "media/captions.vtt", "media/chapters.vtt"):
@@ -100,14 +106,15 @@ def test_chromiums_parsed_cues_equal_the_transcript_lines(page, server_url):
         id: li.dataset.cue, start: Number(li.querySelector('.transcript-seek').dataset.start),
         text: li.querySelector('.t-text').textContent }))""")
     assert len(cues) == len(lines) >= 40
-    for c, line in zip(cues, lines):
+    for c, line in zip(cues, lines, strict=True):
         assert c["id"] == line["id"]
         assert c["start"] == pytest.approx(line["start"], abs=1e-3)
         assert c["text"] == line["text"]
-    chapters = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks[1].cues].map(c => c.text)""")
+    chapters = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks[1].cues]
+        .map(c => c.text)""")
     menu = page.evaluate("""() => [...document.querySelectorAll('.film-chapter option')].map(o => o.textContent)""")
     assert len(chapters) == len(menu) == 10
-    assert all(m.endswith(c) for m, c in zip(menu, chapters))
+    assert all(m.endswith(c) for m, c in zip(menu, chapters, strict=True))
 
 
 def test_the_film_works_under_a_subpath(page, subpath_url):
@@ -130,7 +137,7 @@ def test_play_starts_the_film_and_the_first_caption_appears(page, server_url, fi
     assert page.console_errors == []
 
 
-@pytest.mark.parametrize("cid", ["size", "tile2", "d16bars", "edge"])
+@pytest.mark.parametrize("cid", ["size", "tile2", "recipe", "edge"])
 def test_transcript_line_seeks_the_film_to_its_cue(page, server_url, film_data, cid):
     open_film(page, server_url)
     if cid == "edge":  # past the question: answer it first
@@ -146,7 +153,7 @@ def test_transcript_line_seeks_the_film_to_its_cue(page, server_url, film_data, 
     assert page.locator(f"#line-{cid}").get_attribute("class").split().count("is-current") == 1
 
 
-def test_seeking_to_t_draws_the_same_frame_as_playing_to_t(page, server_url):
+def test_seeking_to_t_draws_the_same_frame_as_playing_to_t(page, server_url, film_data):
     open_film(page, server_url)
     seek(page, 104.0)
     page.select_option(".film-speed", "1.5")
@@ -160,6 +167,15 @@ def test_seeking_to_t_draws_the_same_frame_as_playing_to_t(page, server_url):
     assert page.evaluate("window.canneryFilm.frame()") != played
     seek(page, t)
     assert page.evaluate("window.canneryFilm.frame()") == played
+    # between two captions too (the text alternative once kept whichever caption came last)
+    a, b = cue(film_data, "rescale"), cue(film_data, "byhand")
+    gap = (a["end_s"] + b["start_s"]) / 2
+    seek(page, a["start_s"] + 0.5)
+    seek(page, gap)
+    from_before = page.evaluate("window.canneryFilm.frame()")
+    seek(page, 20.0)
+    seek(page, gap)
+    assert page.evaluate("window.canneryFilm.frame()") == from_before
 
 
 # ---------- the question ----------
@@ -186,10 +202,10 @@ def test_question_stops_playback_at_1_5x_within_a_quarter_second_and_takes_focus
     assert page.evaluate("document.activeElement.id") == "film-q-input"
 
 
-def test_right_answer_confirms_and_the_film_continues(page, server_url, film_data):
+def test_right_answer_confirms_and_the_film_goes_on_from_the_answer(page, server_url, film_data):
     q = film_data["question"]
     open_film(page, server_url)
-    seek(page, q["stop_s"] + 30)  # over the question: it stops there
+    seek(page, q["stop_s"] + 1.0)  # onto the question's caption: it is asked
     assert state(page)["open"]
     page.fill("#film-q-input", f"{q['answer'] * 1.04:.2f}")  # within 5%
     page.keyboard.press("Enter")
@@ -197,7 +213,7 @@ def test_right_answer_confirms_and_the_film_continues(page, server_url, film_dat
     s = state(page)
     assert s["answered"] and not s["open"]
     assert page.locator(".film-status").inner_text() == q["right"]
-    assert s["time"] >= q["stop_s"] + 30 - 0.01  # then on to where the learner was going
+    assert s["cue"] == q["answer_cue"] and s["time"] >= q["resume_s"]
 
 
 def test_wrong_answer_gives_a_hint_and_offers_to_rewatch_the_count(page, server_url, film_data):
@@ -208,6 +224,8 @@ def test_wrong_answer_gives_a_hint_and_offers_to_rewatch_the_count(page, server_
     page.keyboard.press("Enter")
     assert page.locator(".film-q-feedback").inner_text() == q["hint"]
     assert page.locator(".film-q-rewatch").is_visible()
+    inner = page.locator(".film-question").evaluate("p => [p.scrollHeight, p.clientHeight]")
+    assert inner[0] <= inner[1] + 1, "the hint and Rewatch fit the panel without a scroll area"
     s = state(page)
     assert s["open"] and not s["playing"] and not s["answered"]
     page.fill("#film-q-input", "sixteen")
@@ -287,23 +305,120 @@ def test_keyboard_only_play_seek_answer_and_resume(page, server_url, film_data):
     assert state(page)["playing"]
 
 
-def test_slider_keys_seek_and_cannot_jump_over_the_question(page, server_url, film_data):
+def test_slider_end_goes_past_the_question_and_keeps_it_for_later(page, server_url, film_data):
     open_film(page, server_url)
     page.focus(".film-seek")
     page.keyboard.press("End")
+    page.wait_for_function("() => window.canneryFilm.skipped")
     s = state(page)
-    assert s["open"] and s["time"] == pytest.approx(film_data["question"]["stop_s"])
+    assert not s["open"] and not s["answered"]
+    assert s["time"] == pytest.approx(film_data["runtime_s"])
+    assert page.locator(".film-q-later").is_visible()
+    assert "skipped the question" in page.locator(".film-status").inner_text()
 
 
-def test_chapter_menu_past_the_question_stops_at_it_and_offers_it(page, server_url, film_data):
+def test_chapter_menu_past_the_question_skips_it_and_it_can_be_taken_later(page, server_url, film_data):
+    q = film_data["question"]
     open_film(page, server_url)
     page.select_option(".film-chapter", index=8)
+    page.wait_for_function("() => window.canneryFilm.skipped")
     s = state(page)
-    assert s["open"] and s["time"] == pytest.approx(film_data["question"]["stop_s"])
-    assert "Answer it, or choose Show me" in page.locator(".film-status").inner_text()
-    page.click(".film-q-show")
-    target = film_data["chapters"][8]["start_s"]
-    assert state(page)["time"] >= target - 0.01
+    assert not s["open"] and s["time"] == pytest.approx(film_data["chapters"][8]["start_s"])
+    page.click(".film-q-later")
+    page.wait_for_function("() => window.canneryFilm.questionOpen")
+    assert state(page)["time"] == pytest.approx(q["stop_s"])
+    assert page.evaluate("document.activeElement.id") == "film-q-input"
+    page.keyboard.type(f"{q['answer']:.1f}")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.canneryFilm.answered")
+    s = state(page)
+    # a right answer goes on from the answer, not back into the question's caption
+    assert s["cue"] == q["answer_cue"] and not s["skipped"]
+    assert page.locator(".film-q-later").is_hidden()
+
+
+def test_playing_into_a_skipped_question_still_stops_there(page, server_url, film_data):
+    q = film_data["question"]
+    open_film(page, server_url)
+    page.select_option(".film-chapter", index=8)
+    page.wait_for_function("() => window.canneryFilm.skipped")
+    seek(page, q["stop_s"] - 0.4)
+    page.click(".film-play")
+    page.wait_for_function("() => window.canneryFilm.questionOpen", timeout=4000)
+
+
+def test_a_link_to_a_moment_past_the_question_goes_there_and_skips_it(page, server_url, film_data):
+    later = film_data["chapters"][7]
+    clock = f"{int(later['start_s']) // 60}:{int(later['start_s']) % 60:02d}"
+    page.goto(server_url + f"#t={clock}")
+    page.wait_for_function("() => window.canneryFilm !== undefined && window.canneryFilm.loaded")
+    page.wait_for_function("() => window.canneryFilm.skipped")
+    s = state(page)
+    assert s["time"] == pytest.approx(int(later["start_s"]), abs=0.01) and not s["open"] and not s["playing"]
+    # the lab leaves the film's link alone (it neither reads it nor says so)
+    assert "from your link" not in page.locator("#lab-status").inner_text()
+
+
+# ---------- answers as people type them, and what is remembered ----------
+
+@pytest.mark.parametrize("typed", ["16.5", "16,5", "16.52", "16", " 16.5 ", "16.5x", "×16.5", "16.5 times"])
+def test_the_answer_box_takes_numbers_as_people_type_them(page, server_url, film_data, typed):
+    q = film_data["question"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"])
+    page.fill("#film-q-input", typed)
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.canneryFilm.answered")
+    assert page.locator(".film-status").inner_text() == q["right"]
+
+
+@pytest.mark.parametrize("typed, says", [
+    ("1,650", "could be 1.65 or 1650"),
+    ("sixteen", "Type a number"),
+    ("", "Type a number"),
+    ("1.2.3", "Type a number"),
+])
+def test_the_answer_box_asks_back_what_it_cannot_read(page, server_url, film_data, typed, says):
+    q = film_data["question"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"])
+    page.fill("#film-q-input", typed)
+    page.keyboard.press("Enter")
+    assert says in page.locator(".film-q-feedback").inner_text()
+    s = state(page)
+    assert s["open"] and not s["answered"]
+    assert page.locator(".film-q-rewatch").is_hidden()  # not a wrong answer: a question back
+
+
+def test_an_answered_question_is_remembered_on_reload_and_can_be_asked_again(page, server_url, film_data):
+    q = film_data["question"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"])
+    page.fill("#film-q-input", "16")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.canneryFilm.answered")
+    page.evaluate("window.canneryFilm.pause()")
+    seek(page, cue(film_data, q["answer_cue"])["end_s"] - 0.2)
+    assert "your guess: 16" in visible_svg_text(page)
+    page.reload()
+    page.wait_for_function("() => window.canneryFilm !== undefined")
+    assert page.evaluate("window.canneryFilm.answered")
+    assert "your guess: 16" in page.locator(".film-q-remembered").inner_text()
+    assert page.locator(f"#line-{q['answer_cue']} .t-text").is_visible()
+    page.evaluate("window.canneryFilm.load()")
+    page.wait_for_function("() => window.canneryFilm.loaded")
+    seek(page, q["stop_s"] - 0.3)
+    page.click(".film-play")
+    page.wait_for_function(f"() => window.canneryFilm.time > {q['stop_s'] + 0.3}", timeout=4000)
+    assert not state(page)["open"]
+    page.click(".film-play")
+    page.click(".film-q-forget")
+    assert not page.evaluate("window.canneryFilm.answered")
+    page.reload()
+    page.wait_for_function("() => window.canneryFilm !== undefined")
+    assert not page.evaluate("window.canneryFilm.answered")
+    key = page.evaluate("Object.keys(localStorage)")
+    assert key == [], key
 
 
 # ---------- screen readers ----------
@@ -315,7 +430,8 @@ def test_caption_region_is_polite_never_assertive_and_reads_each_caption_once(pa
     assert page.locator(".film-caption").get_attribute("aria-hidden") == "true"
     assert page.locator("#film [aria-live=assertive], #film [role=alert]").count() == 0
     page.evaluate("""() => { window.__said = []; const r = document.querySelector('.film-sr-caption');
-        new MutationObserver(() => window.__said.push(r.textContent)).observe(r, { childList: true, characterData: true, subtree: true }); }""")
+        new MutationObserver(() => window.__said.push(r.textContent))
+          .observe(r, { childList: true, characterData: true, subtree: true }); }""")
     c = cue(film_data, "d16")
     seek(page, c["start_s"] + 0.1)
     seek(page, c["start_s"] + 0.5)   # same cue: not read again
@@ -381,7 +497,7 @@ SHOTS = [
     ("size", lambda F: [f"= {F['table']['mib']} MiB", F["N"]]),
     ("cross", lambda F: [f"{F['cross']['mib']} MiB"]),
     ("check", lambda F: [f"l = {F['ex']['l']}", "m = " + F["ex"]["m"], F["ex"]["full"]]),
-    ("d16bars", lambda F: [f"{F['d16']['plain_mib']} MiB", f"{F['d16']['fused_mib']} MiB"]),
+    ("answer", lambda F: [f"{F['d16']['plain_mib']} MiB", f"{F['d16']['fused_mib']} MiB", F["d16"]["ratio2"]]),
     ("rerun", lambda F: [f"l = {F['ex']['broken_l']}", f"l = {F['ex']['l']}"]),
     ("edge", lambda F: [F["fp16"]["ln_edge"], F["fp16"]["edge"]]),
 ]
@@ -424,7 +540,8 @@ def test_on_a_phone_the_controls_fit_playing_and_with_the_question_open(browser,
         open_film(page, server_url, play=True)
         page.wait_for_function("() => window.canneryFilm.time > 0.3")
         assert no_page_overflow(page)
-        right = page.evaluate("""() => Math.max(...[...document.querySelectorAll('.film-controls > *, .film-controls select')]
+        right = page.evaluate("""() => Math.max(...[
+            ...document.querySelectorAll('.film-controls > *, .film-controls select')]
             .map(e => e.getBoundingClientRect().right))""")
         assert right <= width
         page.evaluate("window.canneryFilm.pause()")
@@ -435,7 +552,8 @@ def test_on_a_phone_the_controls_fit_playing_and_with_the_question_open(browser,
         ctx.close()
 
 
-def test_on_a_phone_the_question_shows_prompt_input_check_and_show_me_without_scrolling_inside(browser, server_url, film_data):
+def test_on_a_phone_the_question_shows_prompt_input_check_and_show_me_without_scrolling_inside(
+        browser, server_url, film_data):
     ctx, page = phone_page(browser, 390)
     try:
         open_film(page, server_url)
@@ -460,7 +578,7 @@ def test_on_a_phone_the_drawings_labels_are_at_least_ten_pixels_tall(browser, se
     ctx, page = phone_page(browser, 390)
     try:
         open_film(page, server_url)
-        for cid in ("dim", "tile2", "update", "d16bars"):
+        for cid in ("dim", "tile2", "update", "recipe"):
             seek(page, cue(film_data, cid)["end_s"] - 0.1)
             sizes = page.evaluate("""() => {
               const svg = document.querySelector('.film-canvas-host svg');
@@ -473,36 +591,77 @@ def test_on_a_phone_the_drawings_labels_are_at_least_ten_pixels_tall(browser, se
         ctx.close()
 
 
-def test_a_transcript_line_past_the_question_stops_there_and_focuses_the_answer_box(page, server_url, film_data):
+def test_a_transcript_line_past_the_question_skips_it_and_focuses_play(page, server_url, film_data):
     q = film_data["question"]
     later = next(c for c in film_data["cues"] if c["start_s"] > q["stop_s"] + 30)
     open_film(page, server_url)
     page.click(f"#line-{later['id']} .transcript-seek")
-    page.wait_for_function("() => window.canneryFilm.questionOpen")
+    page.wait_for_function("() => window.canneryFilm.skipped")
     page.wait_for_timeout(200)  # after the click handler's own focus step
-    assert page.evaluate("document.activeElement.id") == "film-q-input"
-    page.keyboard.type(f"{q['answer']:.1f}")
-    page.keyboard.press("Enter")
-    page.wait_for_function("() => window.canneryFilm.answered")
-    assert state(page)["time"] >= later["start_s"]
+    assert page.evaluate("document.activeElement.classList.contains('film-play')")
+    assert state(page)["time"] == pytest.approx(later["start_s"], abs=0.01)
 
 
-def test_the_ratio_is_not_drawn_while_asked_and_a_right_answer_goes_straight_to_the_answer_caption(page, server_url, film_data):
+def page_text(page) -> str:
+    """What a reader sees on the whole page: rendered text (innerText skips hidden and closed parts) and the stage."""
+    return page.evaluate("document.body.innerText") + " | " + visible_svg_text(page)
+
+
+def test_the_question_cannot_be_answered_from_the_screen(page, server_url, film_data):
     q = film_data["question"]
-    F = film_data["figures"]
+    F = film_data["figures"]["d16"]
+    secret = [F["ratio"], F["ratio2"], f"{F['plain_mib']} MiB", F["plain_bytes"], F["fused_bytes"]]
+    page.goto(server_url)
+    text = page.evaluate("document.body.innerText")
+    assert not [x for x in secret if x in text], "the page states the answer before the film has asked"
     open_film(page, server_url)
-    seek(page, q["stop_s"] - 1.0)
-    before = visible_svg_text(page)
+    # every frame from the d = 16 count to the question, in half seconds
+    t = cue(film_data, "d16")["start_s"]
+    while t <= q["stop_s"]:
+        seek(page, t)
+        shown = page_text(page)
+        assert not [x for x in secret if x in shown], (t, [x for x in secret if x in shown])
+        t += 0.5
     seek(page, q["stop_s"])
-    asked = visible_svg_text(page)
-    for drawn in (before, asked):
-        assert F["d16"]["ratio2"] not in drawn and f"{F['d16']['ratio']} times" not in drawn
-        assert f"{F['d16']['fused_mib']} MiB" in drawn  # what the learner divides stays
-    page.fill("#film-q-input", f"{q['answer']:.2f}")
+    assert not [x for x in secret if x in page_text(page)]
+    assert state(page)["open"]
+    # what the learner reasons from is not hidden under the question's panel
+    under = page.evaluate("""() => { const p = document.querySelector('.film-question').getBoundingClientRect();
+        return [...document.querySelectorAll('.film-canvas-host svg text')].filter((t) => {
+          const r = t.getBoundingClientRect(); let n = t;
+          while (n && n.tagName !== 'svg') { const cs = getComputedStyle(n);
+            if (cs.display === 'none' || cs.visibility === 'hidden' || Number(cs.opacity) < 0.3) return false;
+            n = n.parentNode; }
+          return r.width > 0 && r.right > p.left && r.left < p.right && r.bottom > p.top && r.top < p.bottom;
+        }).map((t) => t.textContent); }""")
+    assert under == [], under
+    # a wrong answer's hint teaches what crosses the door; it gives no total away
+    page.fill("#film-q-input", "3")
+    page.keyboard.press("Enter")
+    hint = page.locator(".film-q-feedback").inner_text()
+    assert hint == q["hint"]
+    assert not [x for x in secret if x in page_text(page)]
+    assert "query tiles" in hint and "once" in hint and "table" in hint
+    # Rewatch goes to the count, which explains it
+    assert q["rewatch_title"] == "The count"
+
+
+def test_after_the_answer_the_film_shows_the_count_and_the_guess_beside_it(page, server_url, film_data):
+    q = film_data["question"]
+    F = film_data["figures"]["d16"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"])
+    page.fill("#film-q-input", "16,2")
     page.keyboard.press("Enter")
     page.wait_for_function("() => window.canneryFilm.playing")
     s = state(page)
-    assert s["cue"] == "answer" and s["time"] >= q["resume_s"]
+    assert s["cue"] == q["answer_cue"] and s["time"] >= q["resume_s"]
+    page.evaluate("window.canneryFilm.pause()")
+    seek(page, cue(film_data, q["answer_cue"])["end_s"] - 0.2)
+    drawn = visible_svg_text(page)
+    assert F["ratio2"] in drawn and "your guess: 16.2" in drawn
+    assert f"{F['plain_mib']} MiB" in drawn and f"{F['fused_mib']} MiB" in drawn
+    assert page.locator(f"#line-{q['answer_cue']} .t-text").is_visible()
 
 
 def test_the_online_softmax_labels_follow_the_step_on_screen(page, server_url, film_data):
@@ -527,3 +686,177 @@ def test_the_checker_grid_numbers_layers_from_zero_like_facts_json(page, server_
     seek(page, cue(film_data, "caught")["end_s"] - 0.1)
     drawn = visible_svg_text(page)
     assert "layer 0" in drawn and f"layer {grid[-1]}" in drawn and f"layer {grid[-1] + 1}" not in drawn
+
+
+# ---------- every frame: nothing overlaps, nothing is cut, nothing too small ----------
+
+FRAME_SCAN = """(minPx) => {
+  const svg = document.querySelector('.film-canvas-host svg');
+  const stage = document.querySelector('.film-stage').getBoundingClientRect();
+  const k = svg.getBoundingClientRect().width / 960;
+  const shown = [];
+  for (const t of svg.querySelectorAll('text')) {
+    if (!t.textContent.trim()) continue;
+    let n = t, alpha = 1, out = false;
+    while (n && n !== svg) {
+      const cs = getComputedStyle(n);
+      if (cs.display === 'none' || cs.visibility === 'hidden') { out = true; break; }
+      alpha *= Number(cs.opacity);
+      n = n.parentNode;
+    }
+    if (out || alpha < 0.3) continue;
+    const r = t.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    shown.push({ text: t.textContent, r, size: parseFloat(getComputedStyle(t).fontSize) * k });
+  }
+  const problems = [];
+  const inside = (r) => r.left >= stage.left - 0.5 && r.right <= stage.right + 0.5
+    && r.top >= stage.top - 0.5 && r.bottom <= stage.bottom + 0.5;
+  for (const s of shown) {
+    if (!inside(s.r)) problems.push(`cut by the stage: "${s.text}"`);
+    if (s.size < minPx - 0.01) problems.push(`${s.size.toFixed(1)} px: "${s.text}"`);
+  }
+  for (let i = 0; i < shown.length; i += 1) {
+    for (let j = i + 1; j < shown.length; j += 1) {
+      const a = shown[i].r; const b = shown[j].r;
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 1 && h > 1) problems.push(`overlap: "${shown[i].text}" and "${shown[j].text}"`);
+    }
+  }
+  return problems;
+}"""
+
+
+def frame_times(film_data, reduced):
+    """One settled moment per cue (and, with motion, one early in each cue too)."""
+    out = []
+    for c in film_data["cues"]:
+        out.append((c["id"], c["end_s"] - 0.1))
+        if not reduced:
+            out.append((c["id"], min(c["start_s"] + 0.6, c["end_s"] - 0.1)))
+    return out
+
+
+@pytest.mark.parametrize("reduced", [False, True], ids=["motion", "reduced"])
+@pytest.mark.parametrize("width, height, min_px", [(1280, 900, 12), (390, 844, 10)], ids=["1280", "390"])
+def test_every_cue_frame_has_no_overlap_no_cut_and_no_tiny_text(
+        browser, server_url, film_data, width, height, min_px, reduced):
+    ctx = browser.new_context(viewport={"width": width, "height": height},
+                              reduced_motion="reduce" if reduced else "no-preference")
+    try:
+        page = ctx.new_page()
+        open_film(page, server_url)
+        seek(page, film_data["question"]["stop_s"])
+        page.keyboard.press("Escape")  # answered, so every seek lands where it is sent
+        page.evaluate("window.canneryFilm.pause()")
+        found = []
+        for cid, t in frame_times(film_data, reduced):
+            seek(page, t)
+            for p in page.evaluate(FRAME_SCAN, min_px):
+                found.append(f"{int(t) // 60}:{t % 60:04.1f} {cid}: {p}")
+        assert found == [], "\n".join(found)
+    finally:
+        ctx.close()
+
+
+# ---------- pictures that say what the captions say ----------
+
+def test_every_caption_changes_the_picture_and_its_text_alternative_names_its_numbers(page, server_url, film_data):
+    F = film_data["figures"]
+    open_film(page, server_url)
+    seek(page, film_data["question"]["stop_s"])
+    page.keyboard.press("Escape")
+    page.evaluate("window.canneryFilm.pause()")
+    frames, labels = {}, {}
+    for c in film_data["cues"]:
+        seek(page, c["end_s"] - 0.1)
+        frames[c["id"]] = page.evaluate("window.canneryFilm.frame()")
+        labels[c["id"]] = page.locator(".film-canvas-host svg").get_attribute("aria-label")
+    ids = [c["id"] for c in film_data["cues"]]
+    same = [(a, b) for a, b in zip(ids, ids[1:], strict=False) if frames[a] == frames[b]]
+    assert same == [], f"captions whose picture does not change: {same}"
+    assert f"{F['table']['mib']} MiB" in labels["size"]
+    assert f"l = {F['ex']['l']}" in labels["check"]
+    assert F["d16"]["ratio2"] in labels[film_data["question"]["answer_cue"]]
+    assert F["d16"]["ratio2"] not in labels["question"]
+    assert len(set(labels.values())) >= len(labels) - 3, "text alternatives repeat across captions"
+
+
+def test_the_stage_is_never_blank_while_the_film_runs(page, server_url, film_data):
+    open_film(page, server_url)
+    seek(page, film_data["question"]["stop_s"])
+    page.keyboard.press("Escape")
+    page.evaluate("window.canneryFilm.pause()")
+    blank = []
+    t = 0.0
+    while t < film_data["runtime_s"]:
+        seek(page, t)
+        shown = page.evaluate("""() => [...document.querySelectorAll('.film-canvas-host svg text')].some((el) => {
+            let n = el, a = 1;
+            while (n && n.tagName !== 'svg') { const cs = getComputedStyle(n);
+              if (cs.display === 'none' || cs.visibility === 'hidden') return false;
+              a *= Number(cs.opacity); n = n.parentNode; }
+            return a >= 0.3 && el.textContent.trim() !== ''; })""")
+        if not shown:
+            blank.append(round(t, 1))
+        t += 0.5
+    assert blank == [], f"blank stage at {blank}"
+
+
+def test_clicking_the_poster_plays_and_play_is_in_view_at_1280_by_900(browser, server_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.goto(server_url)
+        box = page.locator(".film-poster-play").bounding_box()
+        assert box and box["y"] >= 0 and box["y"] + box["height"] <= 900, box
+        assert page.locator(".film-poster-play").inner_text().startswith("▶ Play")
+        page.locator(".film-poster").click(position={"x": 40, "y": 40})
+        page.wait_for_function("() => window.canneryFilm.playing")
+        assert page.locator(".film-poster-play").is_hidden()
+        assert page.evaluate("document.activeElement.classList.contains('film-play')")
+    finally:
+        ctx.close()
+
+
+def test_a_skip_link_jumps_past_the_transcript_and_the_sources(page, server_url):
+    page.goto(server_url)
+    link = page.locator(".skip-past")
+    assert link.get_attribute("href") == "#leaves-out"
+    # it comes right before the transcript's first line in the tab order
+    first_line = page.locator(".transcript-seek").first
+    first_line.focus()
+    for _ in range(3):
+        page.keyboard.press("Shift+Tab")
+        if page.evaluate("document.activeElement.classList.contains('skip-past')"):
+            break
+    assert page.evaluate("document.activeElement.classList.contains('skip-past')")
+    assert link.is_visible()  # shown while it has the focus
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    where = page.evaluate("""() => { const a = document.activeElement;
+        return { transcript: !!a.closest('#transcript'), sources: !!a.closest('#sources'), tag: a.tagName }; }""")
+    assert not where["transcript"] and not where["sources"], where
+
+
+@pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)], ids=["1280", "390"])
+def test_screenshots_of_every_chapter_for_people_to_look_at(browser, server_url, film_data, artifacts, width, height):
+    out = artifacts / "film" / f"chapters-{width}"
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = ctx.new_page()
+        open_film(page, server_url)
+        seek(page, film_data["question"]["stop_s"])
+        page.locator(".film-player").screenshot(path=str(out / "00-question-asked.png"))
+        page.keyboard.press("Escape")
+        page.evaluate("window.canneryFilm.pause()")
+        for i, ch in enumerate(film_data["chapters"]):
+            mine = [c for c in film_data["cues"] if c["chapter"] == ch["id"]]
+            for c in (mine[0], mine[-1]):
+                seek(page, c["end_s"] - 0.1)
+                page.locator(".film-player").screenshot(path=str(out / f"{i + 1:02d}-{ch['id']}-{c['id']}.png"))
+        assert len(list(out.glob("*.png"))) >= 2 * len(film_data["chapters"])
+    finally:
+        ctx.close()

@@ -53,7 +53,7 @@ def secs(ts: str) -> float:
 def test_captions_vtt_parses_with_webvtt_py_and_matches_the_script(assets, film_ctx):
     parsed = list(webvtt.read(str(assets / "captions.vtt")))
     assert len(parsed) == len(film_ctx["cues"]) >= 40
-    for p, c in zip(parsed, film_ctx["cues"]):
+    for p, c in zip(parsed, film_ctx["cues"], strict=True):
         assert p.identifier == c["id"]
         assert secs(p.start) == pytest.approx(c["start_s"], abs=5e-4)
         assert secs(p.end) == pytest.approx(c["end_s"], abs=5e-4)
@@ -77,7 +77,7 @@ def test_chapters_vtt_has_one_cue_per_chapter_covering_the_whole_film(assets, fi
     assert len(parsed) == 10
     assert secs(parsed[0].start) == 0.0
     assert secs(parsed[-1].end) == pytest.approx(film_ctx["runtime_s"], abs=5e-4)
-    for a, b in zip(parsed, parsed[1:]):
+    for a, b in zip(parsed, parsed[1:], strict=False):
         assert secs(a.end) == pytest.approx(secs(b.start), abs=5e-4)
 
 
@@ -86,9 +86,9 @@ def test_the_ten_beats_come_in_the_order_the_lesson_asks_for(film_ctx):
         "table", "plain", "online", "trip", "count", "question", "forget", "largest", "leaves", "goodnight"]
 
 
-def test_runtime_is_between_4_45_and_5_30_and_readable_at_about_150_words_per_minute(film_ctx):
+def test_runtime_is_between_4_45_and_6_00_and_readable_at_about_150_words_per_minute(film_ctx):
     runtime = film_ctx["runtime_s"]
-    assert 285 <= runtime <= 330
+    assert 285 <= runtime <= 360
     words = sum(len(c["text"].split()) for c in film_ctx["cues"])
     spoken = sum(c["end_s"] - c["start_s"] for c in film_ctx["cues"])
     assert 120 <= words / (spoken / 60) <= 165
@@ -122,7 +122,10 @@ def test_question_answer_is_the_emulators_ratio_at_n4096_d16(film_ctx):
 def test_count_captions_quote_the_emulator_figures(film_ctx):
     text = {c["id"]: c["text"] for c in film_ctx["cues"]}
     assert "514 MiB" in text["d64"] and "258 MiB" in text["d64"]
-    assert "272.5 MiB" in text["d16bars"] and "16.5 MiB" in text["d16bars"]
+    # at d = 16 the film gives the recipe, not the totals: the question asks for them
+    before = [c["text"] for c in film_ctx["cues"][:[c["id"] for c in film_ctx["cues"]].index("answer")]]
+    assert not [t for t in before if "272.5" in t or "16.5" in t or "16.52" in t]
+    assert "four times" in text["recipe"] and "once per query tile" in text["recipe"]
     assert "285,736,960" in text["answer"] and "17,301,504" in text["answer"]
     assert "67,108,864 bytes" in text["size"] and "64 MiB" in text["size"]
     assert "128" in text["d64refetch"]  # query tiles at d=64: 4096 / 32
@@ -173,7 +176,8 @@ def test_every_number_in_every_caption_is_a_computed_figure_or_an_allowed_token(
         elif isinstance(v, (int, float, str)):
             known.update(re.findall(r"\d[\d,.]*\d|\d", str(v)))
     walk(film_ctx["figures"])
-    for c in film_ctx["cues"] + [{"id": "question " + k, "text": film_ctx["question"][k]} for k in ("prompt", "right", "hint", "reveal")]:
+    asked = [{"id": "question " + k, "text": film_ctx["question"][k]} for k in ("prompt", "right", "hint", "reveal")]
+    for c in film_ctx["cues"] + asked:
         for tok in re.findall(r"[\w.,'-]*\d[\w.,'-]*", c["text"]):
             tok = tok.strip(".,'")
             if tok in allowed:
@@ -249,14 +253,16 @@ def test_site_build_stops_on_a_malformed_cue_with_a_message_naming_it(tmp_path, 
 
 
 def test_build_fails_on_a_number_typed_into_a_caption(tmp_path, context):
-    path = _script_with(tmp_path, lambda t: t.replace("{{ d16.plain_mib }} MiB. Fused", "272.5 MiB. Fused", 1))
-    with pytest.raises(FilmError, match=r"d16bars.*typed.*272\.5"):
+    typed = "the plain way moves 514 MiB"
+    path = _script_with(tmp_path, lambda t: t.replace("the plain way moves {{ d64.plain_mib }} MiB", typed, 1))
+    with pytest.raises(FilmError, match=r"'d64'.*typed.*514"):
         film.build(context, film_toml=path)
 
 
 def test_build_fails_on_a_caption_naming_a_missing_figure(tmp_path, context):
-    path = _script_with(tmp_path, lambda t: t.replace("{{ d16.plain_mib }} MiB. Fused", "{{ d16.no_such }} MiB. Fused", 1))
-    with pytest.raises(FilmError, match=r"d16bars.*no_such"):
+    missing = "the plain way moves {{ d64.no_such }} MiB"
+    path = _script_with(tmp_path, lambda t: t.replace("the plain way moves {{ d64.plain_mib }} MiB", missing, 1))
+    with pytest.raises(FilmError, match=r"'d64'.*no_such"):
         film.build(context, film_toml=path)
 
 

@@ -274,19 +274,6 @@ def test_fused_lanes_is_fused_with_only_the_lane_sum_changed():
     assert not any("subgroup" in line for line in code)
 
 
-def test_every_kernel_file_has_the_same_shared_header():
-    """The Params struct, binding 0, the counters binding and tally are one block, the same
-    bytes in every .wgsl file."""
-    from cannery_host.wgsl import KERNEL_DIR
-
-    blocks = {}
-    for path in sorted(KERNEL_DIR.glob("*.wgsl")):
-        src = path.read_text()
-        start = src.index("// ---- shared header")
-        blocks[path.name] = src[start:src.index("// ---- end of shared header ----", start)]
-    assert len(set(blocks.values())) == 1, sorted(blocks)
-
-
 @pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
 @pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused", "fused-no-rescale"],
                                                      [(65, 64, True), (77, 128, False), (130, 32, True)]))

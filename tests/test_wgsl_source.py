@@ -130,8 +130,8 @@ def test_the_rule_covers_the_lesson_and_tuned_kernels():
     declared = {spec["file"] for k in MANIFEST["kernels"].values() for spec in k["wgsl"]}
     declared |= {f for k in MANIFEST["kernels"].values() for spec in k["wgsl"]
                  for f in (spec.get("with_subgroups") or {}).get("file_by_d", {}).values()}
-    # plain's three passes, fused and its subgroup variant: every file, and each one run
-    assert declared == names and len(FILES) == 5
+    # every file is run by some kernel's pass, and every pass's file is checked here
+    assert declared == names
 
 
 _HEADER = """\

@@ -126,7 +126,8 @@ self.onmessage = async (event) => {
       });
       return;
     }
-    if (request.params && request.params.input === "model" && request.op === "check") await ensureModel(py);
+    if (request.params && request.params.input === "model" && /^check(_plan|_part|_merge)?$/.test(request.op))
+      await ensureModel(py);
     const reply = JSON.parse(handleJson(JSON.stringify(request)));
     postMessage({ id, reply });
   } catch (err) {

@@ -7,30 +7,48 @@
 // seek of a paused GSAP timeline, so seeking to t shows the frame that
 // playing to t shows. The clock here only advances t.
 
-const root = document.getElementById('film-player');
-if (root) setup(root);
+import { parseNumber } from '../parse-number.js';
+
 
 function clock(s) {
   const whole = Math.max(0, Math.floor(s + 1e-6));
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
 }
 
-function parseAnswer(text) {
-  // "16.5", "16,5", "16.5x", "×16.5", " 16.5 times" -> 16.5; anything else -> NaN
-  const cleaned = text.trim().replace(/^[x×]\s*/i, '').replace(/\s*(x|×|times)$/i, '');
-  const normal = /^\d+,\d+$/.test(cleaned) ? cleaned.replace(',', '.') : cleaned.replace(/,/g, '');
-  return /^\d+(\.\d+)?$|^\.\d+$/.test(normal) ? Number(normal) : NaN;
+// The answer box reads numbers through the site's one parser; a ratio may
+// also carry its unit ("16.5x", "×16.5", "16.5 times"), which is set aside first.
+function readAnswer(text) {
+  const bare = String(text).trim().replace(/^[x×]\s*/i, '').replace(/\s*(x|×|times)$/i, '');
+  return parseNumber(bare, { integer: false });
+}
+
+// An answered question is remembered in this browser only (localStorage);
+// the version in the key changes whenever the question does.
+const STORE_KEY = 'cannery.film.question.v1';
+function recall() {
+  try {
+    const v = JSON.parse(window.localStorage.getItem(STORE_KEY) || 'null');
+    return v && v.state === 'answered' ? v : null;
+  } catch { return null; }
+}
+function remember(v) {
+  try { window.localStorage.setItem(STORE_KEY, JSON.stringify(v)); } catch { /* private mode: not remembered */ }
+}
+function forget() {
+  try { window.localStorage.removeItem(STORE_KEY); } catch { /* nothing stored */ }
 }
 
 function setup(root) {
   const $ = (sel) => root.querySelector(sel);
   const ui = {
-    poster: $('.film-poster'), host: $('.film-canvas-host'), video: $('.film-tracks'),
+    poster: $('.film-poster'), posterPlay: $('.film-poster-play'), host: $('.film-canvas-host'), video: $('.film-tracks'),
     caption: $('.film-caption'), sr: $('.film-sr-caption'), play: $('.film-play'),
     seek: $('.film-seek'), now: $('.film-now'), cc: $('.film-cc'), speed: $('.film-speed'),
     chapter: $('.film-chapter'), read: $('.film-read'), status: $('.film-status'),
     panel: $('.film-question'), form: $('.film-q-form'), input: $('.film-q-input'),
     show: $('.film-q-show'), feedback: $('.film-q-feedback'), rewatch: $('.film-q-rewatch'),
+    later: $('.film-q-later'), remembered: $('.film-q-remembered'), forget: $('.film-q-forget'),
+    rememberedText: $('.film-q-remembered-text'),
   };
   const runtime = Number(root.dataset.runtime);
   const stop = Number(root.dataset.questionStop);
@@ -38,8 +56,8 @@ function setup(root) {
   const speech = 'speechSynthesis' in window && typeof window.SpeechSynthesisUtterance === 'function';
   const st = {
     t: 0, playing: false, rate: 1, captions: true, read: false,
-    film: null, scenes: null, loading: null, answered: false, open: false,
-    pending: null, cue: null, announced: null, spoken: null, last: 0, raf: 0,
+    film: null, scenes: null, loading: null, answered: false, open: false, skipped: false,
+    record: null, lastGuess: null, tracksSettled: false, cue: null, announced: null, spoken: null, last: 0, raf: 0,
   };
 
   if (!speech) {
@@ -60,15 +78,24 @@ function setup(root) {
   }
 
   function attachTracks() {
+    // Setting a track's mode only schedules its fetch: the request starts in a
+    // later task. The returned promise settles once each track has fired load
+    // or error, so "loaded" (below) means every file of the first Play arrived.
     const add = (kind, src, label) => {
       const tr = document.createElement('track');
       tr.kind = kind; tr.src = new URL(src, document.baseURI).href; tr.srclang = 'en'; tr.label = label;
+      const settled = new Promise((resolve) => {
+        tr.addEventListener('load', () => resolve(true), { once: true });
+        tr.addEventListener('error', () => resolve(false), { once: true });
+      });
       ui.video.append(tr);
       tr.track.mode = 'hidden'; // load the cues; the player draws captions itself
-      return tr;
+      return settled;
     };
-    add('captions', root.dataset.captions, 'English captions');
-    add('chapters', root.dataset.chapters, 'Chapters');
+    return Promise.all([
+      add('captions', root.dataset.captions, 'English captions'),
+      add('chapters', root.dataset.chapters, 'Chapters'),
+    ]);
   }
 
   function load() {
@@ -84,8 +111,11 @@ function setup(root) {
           loadScript(new URL('vendor/gsap/gsap.min.js', base).href),
         ]);
         st.film = film;
-        attachTracks();
+        // the film plays at once; the tracks (for the browser's own caption
+        // and chapter lists) finish loading alongside
+        attachTracks().then(() => { st.tracksSettled = true; });
         st.scenes = mod.createFilm(ui.host, film, window.gsap);
+        if (st.record) st.scenes.setGuess(guessText(st.record));
         ui.poster.hidden = true;
         ui.host.hidden = false;
         root.classList.add('is-loaded');
@@ -123,6 +153,7 @@ function setup(root) {
   function showCaption(cue) {
     if (cue === st.cue) return;
     st.cue = cue;
+
     ui.caption.replaceChildren();
     if (cue) {
       const span = document.createElement('span');
@@ -160,6 +191,15 @@ function setup(root) {
     if (!st.film) return;
     st.scenes.render(reduced.matches ? stillTime(t) : t);
     showCaption(cueAt(t));
+    // the drawing's text alternative names what the frame of the caption at t
+    // (or, between captions, the one just before) shows: a function of t alone
+    const cues = st.film.cues;
+    let lc = cues[0];
+    for (const c of cues) if (c.start_s <= t + 1e-6) lc = c;
+    if (st.described !== lc.id) {
+      st.described = lc.id;
+      st.scenes.svg.setAttribute('aria-label', `Drawing: ${st.scenes.describe(lc.id)}`);
+    }
     const chapters = st.film.chapters;
     let ch = 0;
     for (let i = 0; i < chapters.length; i += 1) if (chapters[i].start_s <= t + 1e-6) ch = i;
@@ -230,17 +270,26 @@ function setup(root) {
     // the slider's steps (0.1 s) leave its far right, and End, a fraction short of the
     // runtime: within one step of the end is the end
     if (runtime - t < Number(ui.seek.step || 0)) t = runtime;
-    if (!st.answered && t >= stop) {
-      // seeking over the question stops at it; the target is remembered
-      st.pending = t > stop + 0.05 ? t : null;
+    const q = st.film.question;
+    if (!st.answered && t >= stop && t < q.resume_s) {
+      // landing on the question (its caption, or a step of the arrow keys): ask it
       setTime(stop);
       pause();
       openQuestion();
-      if (st.pending !== null) say(`The film stopped at its question. Answer it, or choose Show me, to go on to ${clock(st.pending)}.`);
       return;
     }
     if (st.open) closeQuestion();
+    const over = !st.answered && st.t < q.resume_s && t >= q.resume_s;
     setTime(t);
+    if (over) skip();
+  }
+
+  // A jump (the slider, a chapter, a transcript line, a link) may pass the
+  // question: it is kept for later, and playing into it again still stops there.
+  function skip() {
+    st.skipped = true;
+    ui.later.hidden = false;
+    say(`You skipped the question at ${clock(stop)}. It is kept for you: choose “Take the question” whenever you like.`);
   }
 
   // ---------- the question ----------
@@ -271,16 +320,36 @@ function setup(root) {
     ui.panel.hidden = true;
   }
 
-  function finish(message) {
+  function guessText(rec) {
+    if (rec.guess !== null && rec.guess !== undefined) return `your guess: ${rec.guess.toLocaleString('en-US', { maximumFractionDigits: 3 })}`;
+    return rec.how === 'shown' ? 'you chose Show me' : 'your guess: not given';
+  }
+
+  function revealTranscript() {
+    for (const li of document.querySelectorAll('.transcript-line.is-answer')) {
+      li.querySelector('.t-text')?.removeAttribute('hidden');
+      for (const n of li.querySelectorAll('.t-later, .t-reveal')) n.hidden = true;
+    }
+  }
+
+  function applyRecord(rec) {
+    st.record = rec;
     st.answered = true;
+    st.skipped = false;
+    ui.later.hidden = true;
+    if (st.scenes) st.scenes.setGuess(guessText(rec));
+    st.described = null; // the answer's text alternative now names the guess
+    revealTranscript();
+  }
+
+  function finish(how, guess, message) {
+    const rec = { state: 'answered', how, guess };
+    remember(rec);
+    applyRecord(rec);
     closeQuestion();
-    const target = st.pending;
-    st.pending = null;
-    // go on where the learner was heading, or straight to the answer's caption
-    // (no dead time on the question's caption once it is answered)
-    // (a target at the end would only show "the film has ended": go on from the answer)
-    if (target !== null && target < runtime) setTime(target);
-    else if (st.t < st.film.question.resume_s) setTime(st.film.question.resume_s);
+    // always on from the answer's caption, where the count and the guess are
+    // drawn side by side (never back into the question's own caption)
+    setTime(st.film.question.resume_s);
     say(message);
     ui.play.focus();
     play();
@@ -288,15 +357,19 @@ function setup(root) {
 
   function check() {
     const q = st.film.question;
-    const value = parseAnswer(ui.input.value);
-    if (Number.isNaN(value)) {
+    const read = readAnswer(ui.input.value);
+    if (!read.ok) {
       ui.feedback.className = 'film-q-feedback is-wrong';
-      ui.feedback.textContent = 'Type a number, such as 3 or 2.5, or choose Show me.';
+      if (read.reason === 'ambiguous') ui.feedback.textContent = read.message;
+      else if (read.reason === 'empty') ui.feedback.textContent = 'Type a number, or choose Show me.';
+      else ui.feedback.textContent = 'Type a number, such as 3 or 2.5, or choose Show me.';
       ui.input.focus();
       return;
     }
+    const value = read.value;
+    st.lastGuess = value;
     if (Math.abs(value - q.answer) <= q.tolerance * q.answer) {
-      finish(q.right);
+      finish('right', value, q.right);
       return;
     }
     ui.feedback.className = 'film-q-feedback is-wrong';
@@ -305,10 +378,27 @@ function setup(root) {
     ui.input.select();
   }
 
-  function showMe() { finish(st.film.question.reveal); }
+  function showMe() { finish('shown', st.lastGuess, st.film.question.reveal); }
+
+  function takeLater() {
+    load().then(() => {
+      setTime(stop);
+      pause();
+      openQuestion();
+    });
+  }
 
   ui.form.addEventListener('submit', (e) => { e.preventDefault(); check(); });
   ui.show.addEventListener('click', showMe);
+  ui.later.addEventListener('click', takeLater);
+  ui.forget.addEventListener('click', () => {
+    forget();
+    st.answered = false;
+    st.record = null;
+    if (st.scenes) st.scenes.setGuess(guessText({ how: null, guess: null }));
+    ui.remembered.hidden = true;
+    say('Your answer is forgotten: the film will ask its question again.');
+  });
   ui.rewatch.addEventListener('click', () => {
     closeQuestion();
     setTime(st.film.question.rewatch_s);
@@ -318,6 +408,11 @@ function setup(root) {
 
   // ---------- controls ----------
   ui.play.addEventListener('click', toggle);
+  // the poster and its own button play the film (then focus moves to the
+  // controls' Play, as the poster's button goes away)
+  const playFromPoster = () => { play().then(() => ui.play.focus({ preventScroll: true })); };
+  ui.poster.addEventListener('click', playFromPoster);
+  ui.posterPlay.addEventListener('click', playFromPoster);
   ui.seek.addEventListener('input', () => seek(Number(ui.seek.value)));
   ui.chapter.addEventListener('change', () => seek(Number(ui.chapter.value)));
   ui.speed.addEventListener('change', () => { st.rate = Number(ui.speed.value); });
@@ -370,16 +465,49 @@ function setup(root) {
 
   reduced.addEventListener?.('change', () => draw());
 
+  const remembered = recall();
+  if (remembered) {
+    applyRecord(remembered);
+    ui.rememberedText.textContent = remembered.guess !== null && remembered.guess !== undefined
+      ? `You answered the film’s question before (${guessText(remembered)}), so it will not stop for it.`
+      : 'You saw the answer to the film’s question before, so it will not stop for it.';
+    ui.remembered.hidden = false;
+  }
+
+  // A link to a moment of the film: #t=3:31 (or #t=211). It moves the film
+  // there, paused, past the question if need be (which then counts as skipped).
+  function fromHash() {
+    const m = /^#t=(?:(\d{1,2}):)?(\d{1,4}(?:\.\d+)?)$/.exec(window.location.hash);
+    if (!m) return;
+    const t = (m[1] ? Number(m[1]) * 60 : 0) + Number(m[2]);
+    root.scrollIntoView({ block: 'start' });
+    seek(t).then(() => {
+      if (st.open) ui.input.focus({ preventScroll: true });
+      else ui.play.focus({ preventScroll: true });
+    });
+  }
+  window.addEventListener('hashchange', fromHash);
+  fromHash();
+
+  document.addEventListener('click', (e) => {
+    const btn = e.target.closest?.('.t-reveal');
+    if (btn) revealTranscript();
+  });
+
   // A small hook for tests and for the curious (read-only state, and the same
   // seek the controls use).
   window.canneryFilm = {
     get time() { return st.t; },
     get playing() { return st.playing; },
-    get loaded() { return Boolean(st.film); },
+    get loaded() { return Boolean(st.film) && st.tracksSettled; },
     get questionOpen() { return st.open; },
     get answered() { return st.answered; },
+    get skipped() { return st.skipped; },
     get cue() { return st.cue ? st.cue.id : null; },
     load, seek, play, pause,
     frame: () => (st.scenes ? st.scenes.svg.outerHTML : ''),
   };
 }
+
+const root = document.getElementById('film-player');
+if (root) setup(root);

@@ -74,36 +74,39 @@ export function createFilm(host, data, gsap) {
   function memory(g, benchY = 70, benchH = 170) {
     // the bench (workgroup memory) above, the warehouse (global memory) below, a door between
     el(g, 'rect', { x: 250, y: benchY, width: 460, height: benchH, rx: 10, class: 'film-box film-bench' });
-    dual(g, { x: 260, y: benchY - 10, class: 'film-label' }, 'the bench: workgroup memory, on the chip', 'the bench (workgroup memory)');
+    const benchLabel = dual(g, { x: 260, y: benchY - 10, class: 'film-label' }, 'the bench: workgroup memory, on the chip', 'the bench');
     el(g, 'rect', { x: 120, y: 370, width: 720, height: 130, rx: 10, class: 'film-box film-warehouse' });
     dual(g, { x: 130, y: 525, class: 'film-label' }, 'the warehouse: global memory (HBM), off the chip', 'the warehouse: global memory (HBM)');
     el(g, 'rect', { x: 430, y: benchY + benchH, width: 100, height: 370 - benchY - benchH, class: 'film-door' });
-    el(g, 'text', { x: 420, y: 320, 'text-anchor': 'end', class: 'film-label' }, 'the door');
+    const door = el(g, 'text', { x: 540, y: benchY + benchH + 40, class: 'film-label' }, 'the door');
+    return { benchLabel, door };
   }
 
   // ================= 1. The table of scores =================
   {
     const g = scene('table');
     const title = el(g, 'text', { x: W / 2, y: 230, 'text-anchor': 'middle', class: 'film-title' }, data.title);
-    const sub = el(g, 'text', { x: W / 2, y: 275, 'text-anchor': 'middle', class: 'film-text' }, 'how many trips attention makes to memory');
+    const sub = dual(g, { x: W / 2, y: 285, 'text-anchor': 'middle', class: 'film-text' }, 'how many trips attention makes to memory', 'its trips to memory');
     fadeOut([title, sub], T('score') - 0.4);
 
-    const words = ['keep', 'one', 'tile', 'on', 'the', 'bench'];
+    // a real little table: its first row is the row worked by hand later
+    const tb = F.ex.table;
+    const words = tb.words;
     const n = words.length;
-    const gx = 250; const gy = 120; const cell = 40;
+    const gx = 210; const gy = 150; const cw = 110; const ch = 66;
     const qs = []; const ks = [];
     words.forEach((w, i) => {
       const q = el(g, 'g', {});
-      el(q, 'rect', { x: gx - 110, y: gy + i * cell + 3, width: 100, height: cell - 6, rx: 4, class: 'fill-q' });
-      el(q, 'text', { x: gx - 60, y: gy + i * cell + 26, 'text-anchor': 'middle', class: 'film-on' }, w);
+      el(q, 'rect', { x: 40, y: gy + i * ch + 4, width: 150, height: ch - 8, rx: 4, class: 'fill-q' });
+      el(q, 'text', { x: 115, y: gy + i * ch + 42, 'text-anchor': 'middle', class: 'film-on', 'font-size': 22 }, w);
       qs.push(q);
       const k = el(g, 'g', {});
-      el(k, 'rect', { x: gx + i * cell + 2, y: gy - 58, width: cell - 4, height: 52, rx: 4, class: 'fill-k' });
-      el(k, 'text', { x: gx + i * cell + cell / 2, y: gy - 26, 'text-anchor': 'middle', class: 'film-on', 'font-size': 10 }, w);
+      el(k, 'rect', { x: gx + i * cw + 4, y: gy - 66, width: cw - 8, height: 56, rx: 4, class: 'fill-k' });
+      el(k, 'text', { x: gx + i * cw + cw / 2, y: gy - 30, 'text-anchor': 'middle', class: 'film-on', 'font-size': 22 }, w);
       ks.push(k);
     });
-    const qLabel = el(g, 'text', { x: gx - 110, y: gy + n * cell + 24, class: 'film-label' }, 'queries, Q');
-    const kLabel = el(g, 'text', { x: gx, y: gy - 66, class: 'film-label' }, 'keys, K');
+    const qLabel = el(g, 'text', { x: 40, y: gy - 30, class: 'film-label' }, 'queries, Q');
+    const kLabel = dual(g, { x: gx, y: gy - 76, class: 'film-label' }, 'keys, K', 'keys, K');
     hide([...qs, ...ks, qLabel, kLabel]);
     fadeIn([...qs, qLabel], T('score'));
     fadeIn([...ks, kLabel], T('score') + 0.6);
@@ -111,67 +114,94 @@ export function createFilm(host, data, gsap) {
     const sCells = []; const pCells = [];
     for (let i = 0; i < n; i += 1) {
       for (let j = 0; j < n; j += 1) {
-        sCells.push(el(g, 'rect', { x: gx + j * cell, y: gy + i * cell, width: cell, height: cell, class: 'fill-s film-cell' }));
+        const sc = el(g, 'g', {});
+        el(sc, 'rect', { x: gx + j * cw, y: gy + i * ch, width: cw, height: ch, class: 'fill-s film-cell' });
+        el(sc, 'text', { x: gx + j * cw + cw / 2, y: gy + i * ch + 42, 'text-anchor': 'middle', class: 'film-on', 'font-size': 22 }, tb.S[i][j]);
+        sCells.push(sc);
       }
     }
+    const rows = [];
     for (let i = 0; i < n; i += 1) {
+      const row = el(g, 'g', {});
       for (let j = 0; j < n; j += 1) {
-        pCells.push(el(g, 'rect', { x: gx + j * cell, y: gy + i * cell, width: cell, height: cell, class: 'fill-p film-cell' }));
+        el(row, 'rect', { x: gx + j * cw, y: gy + i * ch, width: cw, height: ch, class: 'fill-p film-cell' });
+        el(row, 'text', { x: gx + j * cw + cw / 2, y: gy + i * ch + 42, 'text-anchor': 'middle', class: 'film-on', 'font-size': 22 }, tb.P[i][j]);
       }
+      pCells.push(row);
+      rows.push(el(g, 'text', { x: gx + n * cw + 14, y: gy + i * ch + 42, class: 'film-label' }, 'sum = 1'));
     }
-    hide([...sCells, ...pCells]);
-    const sLabel = dual(g, { x: gx + n * cell + 20, y: gy + 30, class: 'film-text text-s' }, 'S: one score for each query and key', 'S: scores');
-    const pLabel = dual(g, { x: gx + n * cell + 20, y: gy + 62, class: 'film-text text-p' }, 'P = softmax of each row: shares', 'P: shares');
-    const rowSums = [];
-    for (let i = 0; i < n; i += 1) rowSums.push(el(g, 'text', { x: gx + n * cell + 8, y: gy + i * cell + 26, class: 'film-label' }, ''));
+    hide([...sCells, ...pCells, ...rows]);
+    const sLabel = dual(g, { x: gx + n * cw + 14, y: gy - 30, class: 'film-text text-s' }, 'S: one score per query, key', 'S: scores');
+    const pLabel = dual(g, { x: gx + n * cw + 14, y: gy - 30, class: 'film-text text-p' }, 'P: each row’s shares', 'P: shares');
     hide([sLabel, pLabel]);
-    tl.to(sCells, { autoAlpha: 1, duration: 0.25, stagger: 0.05 }, T('s-table'));
+    tl.to(sCells, { autoAlpha: 1, duration: 0.25, stagger: 0.08 }, T('s-table'));
     fadeIn(sLabel, T('s-table') + 0.5);
-    tl.to(pCells, { autoAlpha: 1, duration: 0.3, stagger: { each: 0.12, grid: [n, n], from: 'start', axis: 'y' } }, T('p-table') + 0.3);
+    fadeOut(sLabel, T('p-table'), 0.3);
+    tl.to(pCells, { autoAlpha: 1, duration: 0.4, stagger: 0.5 }, T('p-table') + 0.3);
+    // each row of S gives way to its row of shares
+    for (let i = 0; i < n; i += 1) tl.to(sCells.slice(i * n, i * n + n), { autoAlpha: 0, duration: 0.2 }, T('p-table') + 0.3 + i * 0.5);
+    tl.to(rows, { autoAlpha: 1, duration: 0.3, stagger: 0.5 }, T('p-table') + 0.6);
     fadeIn(pLabel, T('p-table') + 0.3);
 
+    // O = P·V: each output row mixes the value rows by its shares
     const vs = []; const os = [];
+    fadeOut(rows, T('mix'), 0.3);
     for (let i = 0; i < n; i += 1) {
-      vs.push(el(g, 'rect', { x: gx + n * cell + 40, y: gy + 100 + i * 28, width: 90, height: 24, rx: 3, class: 'fill-v' }));
-      os.push(el(g, 'rect', { x: gx + n * cell + 220, y: gy + 100 + i * 28, width: 90, height: 24, rx: 3, class: 'fill-o' }));
+      vs.push(el(g, 'rect', { x: 680, y: gy + i * ch + 8, width: 100, height: ch - 16, rx: 3, class: 'fill-v' }));
+      os.push(el(g, 'rect', { x: 830, y: gy + i * ch + 8, width: 100, height: ch - 16, rx: 3, class: 'fill-o' }));
     }
-    const vText = el(g, 'text', { x: gx + n * cell + 40, y: gy + 92, class: 'film-label' }, 'values, V');
-    const oText = el(g, 'text', { x: gx + n * cell + 220, y: gy + 92, class: 'film-label' }, 'outputs, O = P·V');
-    const mixArrow = el(g, 'path', { d: `M${gx + n * cell + 140},${gy + 185} L${gx + n * cell + 210},${gy + 185}`, class: 'film-arrow' });
-    hide([...vs, ...os, vText, oText, mixArrow]);
-    fadeIn([...vs, vText], T('mix'));
-    fadeIn(mixArrow, T('mix') + 0.8);
+    const vText = el(g, 'text', { x: 730, y: gy + n * ch + 40, 'text-anchor': 'middle', class: 'film-text' }, 'V');
+    const oText = el(g, 'text', { x: 880, y: gy + n * ch + 40, 'text-anchor': 'middle', class: 'film-text' }, 'O');
+    const mixNote = dual(g, { x: 210, y: gy + n * ch + 40, class: 'film-label' }, 'each row of O: its row of P times V', 'O = P · V');
+    const mixArrow = el(g, 'path', { d: `M${784},${gy + 2 * ch} L${826},${gy + 2 * ch}`, class: 'film-arrow' });
+    hide([...vs, ...os, vText, oText, mixArrow, mixNote]);
+    fadeIn([...vs, vText], T('mix') + 0.3);
+    fadeIn([mixArrow, mixNote], T('mix') + 0.8);
     tl.to([...os, oText], { autoAlpha: 1, duration: 0.3, stagger: 0.15 }, T('mix') + 1.2);
+    const first = [...qs, ...ks, qLabel, kLabel, ...sCells, ...pCells, pLabel, ...vs, ...os, vText, oText, mixArrow, mixNote];
+    fadeOut(first, T('dim'), 0.3);
 
-    // d, the head dimension: how many numbers each row of Q, K and V holds
+    // d, the head dimension, and heads: one table each
     const dims = el(g, 'g', {});
-    el(dims, 'text', { x: gx - 110, y: gy + n * cell + 70, class: 'film-text' }, 'd = numbers per row of Q, K, V');
-    el(dims, 'text', { x: gx - 110, y: gy + n * cell + 106, class: 'film-label' }, '(the head dimension); one table per head');
-    hide(dims);
+    const dd = F.d16.d;
+    const cell = 34;
+    el(dims, 'text', { x: 60, y: 90, class: 'film-text' }, 'one row of Q (or K, or V):');
+    for (let j = 0; j < dd; j += 1) el(dims, 'rect', { x: 60 + j * cell, y: 110, width: cell - 4, height: cell - 4, rx: 3, class: 'fill-q' });
+    el(dims, 'path', { d: `M60,${155} L60,${165} L${60 + dd * cell - 4},${165} L${60 + dd * cell - 4},${155}`, class: 'film-axis' });
+    dual(dims, { x: 60, y: 200, class: 'film-text' }, `d = ${dd} numbers: the head dimension (${F.d64.d} in the count, later)`, `d = ${dd} numbers`);
+    const heads = el(g, 'g', {});
+    for (let h = 2; h >= 0; h -= 1) {
+      el(heads, 'rect', { x: 120 + h * 40, y: 250 + h * 36, width: 260, height: 160, rx: 4, class: 'fill-s', 'fill-opacity': 0.35 + 0.2 * (2 - h), stroke: 'currentColor' });
+    }
+    el(heads, 'text', { x: 250, y: 340, 'text-anchor': 'middle', class: 'film-on', 'font-size': 22 }, 'head 1: S');
+    const model = F.model.heads ? `${F.model.heads} heads, d = ${F.model.head_dim}` : 'many heads';
+    dual(heads, { x: 500, y: 330, class: 'film-text' }, 'one table per head, each its own S and P', 'a table per head');
+    dual(heads, { x: 500, y: 370, class: 'film-label' }, `our model: ${model}`, `our model: ${model}`, { y: 380 });
+    hide([dims, heads]);
     fadeIn(dims, T('dim') + 0.3);
-
-    const first = [...qs, ...ks, qLabel, kLabel, ...sCells, ...pCells, sLabel, pLabel, ...vs, ...os, vText, oText, mixArrow, dims];
-    fadeOut(first, T('square') - 0.3);
+    fadeIn(heads, T('dim') + 3.0);
+    fadeOut([dims, heads], T('square'), 0.3);
 
     // the table grows with N squared: four sizes, side proportional to N
     const sizes = [8, 4, 2, 1].map((div) => F.N_raw / div);
     const side = (nn) => (360 * nn) / F.N_raw;
-    const x0 = 130; const y0 = 490;
+    const x0 = 40; const y0 = 500;
     const squares = sizes.map((nn, k) => {
       const s = side(nn);
       const sq = el(g, 'rect', { x: x0, y: y0 - s, width: s, height: s, class: 'fill-s', 'fill-opacity': 0.25 + 0.15 * (3 - k), stroke: 'currentColor' });
-      const lab = el(g, 'text', { x: x0 + s + 8, y: y0 - s + 18, class: 'film-label' },
-        `N = ${group(nn)}: ${mib(nn * nn * F.float_bytes)} MiB`);
-      hide([sq, lab]);
-      fadeIn([sq, lab], T('square') + 0.3 + k * 1.1);
-      return [sq, lab];
+      const ly = y0 - s + (k === 0 ? 24 : 22);
+      const lead = el(g, 'line', { x1: x0 + s, y1: y0 - s + 1, x2: 412, y2: ly - 8, class: 'film-grid' });
+      const lab = dual(g, { x: 420, y: ly, class: 'film-label' }, `N = ${group(nn)}: ${mib(nn * nn * F.float_bytes)} MiB`, `${group(nn)}: ${mib(nn * nn * F.float_bytes)} MiB`);
+      hide([sq, lab, lead]);
+      fadeIn([sq, lab, lead], T('square') + 0.1 + k * 1.1);
+      return [sq, lab, lead];
     });
     // smaller squares in front of the larger ones
     for (const [sq] of [...squares].reverse()) g.append(sq);
-    for (const [, lab] of squares) g.append(lab);
-    const big = dual(g, { x: 560, y: 250, class: 'film-big' }, `${F.N} × ${F.N} × ${F.float_bytes} B`, `${F.N}² × ${F.float_bytes} B`);
-    const big2 = el(g, 'text', { x: 560, y: 295, class: 'film-big text-s' }, `= ${F.table.mib} MiB`);
-    const big3 = dual(g, { x: 560, y: 330, class: 'film-label' }, 'one head, float32', 'one head, float32', { x: 610, y: 340 });
+    for (const [, lab, lead] of squares) g.append(lead, lab);
+    const big = dual(g, { x: 600, y: 250, class: 'film-big' }, `${F.N} × ${F.N} × ${F.float_bytes} B`, `${F.N}² × ${F.float_bytes} B`);
+    const big2 = el(g, 'text', { x: 600, y: 300, class: 'film-big text-s' }, `= ${F.table.mib} MiB`);
+    const big3 = dual(g, { x: 600, y: 345, class: 'film-label' }, 'one head, float32', 'one head, float32', { x: 630, y: 392 });
     hide([big, big2, big3]);
     fadeIn(big, T('size'));
     fadeIn([big2, big3], T('size') + 1.2);
@@ -182,9 +212,9 @@ export function createFilm(host, data, gsap) {
     const g = scene('plain');
     memory(g);
     const passes = [
-      el(g, 'text', { x: 20, y: 110, class: 'film-text' }, 'pass 1: scores'),
-      el(g, 'text', { x: 20, y: 145, class: 'film-text' }, 'pass 2: softmax'),
-      el(g, 'text', { x: 20, y: 180, class: 'film-text' }, 'pass 3: mix V'),
+      dual(g, { x: 20, y: 110, class: 'film-text' }, 'pass 1: scores', 'pass 1'),
+      dual(g, { x: 20, y: 155, class: 'film-text' }, 'pass 2: softmax', 'pass 2'),
+      dual(g, { x: 20, y: 200, class: 'film-text' }, 'pass 3: mix V', 'pass 3'),
     ];
     hide(passes);
     const meterLabel = dual(g, { x: 730, y: 60, class: 'film-label' }, 'through the door so far', 'so far', { y: 30 });
@@ -212,7 +242,7 @@ export function createFilm(host, data, gsap) {
     moves.forEach(([node, at, dir, name], k) => {
       if (dir === 'out') tl.to(node, { y: down, duration: 1.2, ease: 'power1.inOut' }, at);
       else tl.to(node, { y: 0, duration: 1.2, ease: 'power1.inOut' }, at);
-      const line = el(g, 'text', { x: 730, y: 150 + k * 32, class: 'film-text' }, `${name}: ${F.table.mib} MiB`);
+      const line = el(g, 'text', { x: 730, y: 150 + k * 40, class: 'film-text' }, `${name} ${F.table.mib} MiB`);
       hide(line);
       fadeIn(line, at + 1.0, 0.3);
       log.push(line);
@@ -223,8 +253,32 @@ export function createFilm(host, data, gsap) {
     const cross = { v: 0 };
     moves.forEach(([, at], k) => tl.to(cross, { v: (k + 1) * F.table.raw, duration: 1.2, ease: 'none' }, at));
     labels.push(() => { meter.textContent = `${mib(cross.v)} MiB`; });
-    const total = dual(g, { x: 545, y: 295, class: 'film-text text-s' }, `the table crossed ${F.cross.times} times: ${F.cross.mib} MiB`, `table: ${F.cross.mib} MiB`);
-    const note = dual(g, { x: 545, y: 325, class: 'film-label' }, 'and not one byte of Q, K, V or O yet', 'no Q, K, V or O yet', { y: 335 });
+    // Q, K and V come in too (and O goes out): the count adds them later
+    const stores = {};
+    for (const [name, cls, x] of [['Q', 'fill-q', 150], ['K', 'fill-k', 250], ['V', 'fill-v', 350], ['O', 'fill-o', 600]]) {
+      el(g, 'rect', { x, y: 400, width: 80, height: 80, rx: 4, class: cls, 'fill-opacity': 0.3 });
+      stores[name] = el(g, 'text', { x: x + 40, y: 448, 'text-anchor': 'middle', class: 'film-text' }, name);
+    }
+    const reader = (name, cls, x, at, dx) => {
+      const r = el(g, 'g', {});
+      el(r, 'rect', { x, y: 400, width: 80, height: 80, rx: 4, class: cls });
+      el(r, 'text', { x: x + 40, y: 448, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, name);
+      hide(r);
+      tl.set(r, { autoAlpha: 1 }, at);
+      tl.set(stores[name], { autoAlpha: 0 }, at);
+      tl.to(r, { x: dx, y: -290, duration: 1.2, ease: 'power1.inOut' }, at);
+      tl.to(r, { autoAlpha: 0, duration: 0.3 }, at + 2.2);
+      tl.set(stores[name], { autoAlpha: 1 }, at + 1.2);
+      return r;
+    };
+    reader('Q', 'fill-q', 150, T('pass1') + 0.1, 130);
+    reader('K', 'fill-k', 250, T('pass1') + 0.1, 120);
+    reader('V', 'fill-v', 350, T('pass3') + 0.1, 20);
+    const kvIn = dual(g, { x: 130, y: 385, class: 'film-label' }, 'Q, K and V come in too: the count adds them', 'Q, K, V come in too');
+    hide(kvIn);
+    fadeIn(kvIn, T('pass3') + 1.4);
+    const total = dual(g, { x: 560, y: 320, class: 'film-text text-s' }, `the table crossed ${F.cross.times} times: ${F.cross.mib} MiB`, `table: ${F.cross.mib} MiB`);
+    const note = dual(g, { x: 560, y: 352, class: 'film-label' }, 'and not one byte of Q, K, V or O yet', 'no Q, K, V or O yet', { y: 360 });
     hide([total, note]);
     fadeIn(total, T('door') + 0.5);
     fadeIn(note, T('cross'));
@@ -242,13 +296,13 @@ export function createFilm(host, data, gsap) {
     const braceText = el(g, 'text', { x: 477, y: 228, 'text-anchor': 'middle', class: 'film-text' }, 'share = e^score ÷ (total over the whole row)');
     fadeOut([...row, brace, braceText], T('byhand') - 0.3);
 
-    const mBox = el(g, 'text', { x: 600, y: 330, class: 'film-big text-m' }, 'm = −∞');
-    const mNote = el(g, 'text', { x: 600, y: 355, class: 'film-label' }, 'largest score so far');
-    const lName = el(g, 'text', { x: 120, y: 330, class: 'film-big text-l' }, 'l = 0');
-    const lNote = dual(g, { x: 120, y: 355, class: 'film-label' }, 'running total of e^(score − m)', 'running total');
-    const lBar = el(g, 'rect', { x: 120, y: 370, width: 0, height: 34, class: 'fill-l' });
+    const mBox = el(g, 'text', { x: 600, y: 305, class: 'film-big text-m' }, 'm = −∞');
+    const mNote = dual(g, { x: 600, y: 350, class: 'film-label' }, 'largest score so far', 'largest so far');
+    const lName = el(g, 'text', { x: 120, y: 305, class: 'film-big text-l' }, 'l = 0');
+    const lNote = dual(g, { x: 120, y: 350, class: 'film-label' }, 'running total of e^(score − m)', 'running total');
+    const lBar = el(g, 'rect', { x: 120, y: 368, width: 0, height: 30, class: 'fill-l' });
     const scale = 220; // px per unit of l
-    const formula = el(g, 'text', { x: 120, y: 460, class: 'film-text' }, 'bigger score arrives:  l ← l · e^(old m − new m)');
+    const formula = dual(g, { x: 120, y: 450, class: 'film-text' }, 'bigger score arrives:  l ← l · e^(old m − new m)', 'l ← l · e^(old m − new m)');
     hide([mBox, mNote, lName, lNote, formula]);
     fadeIn([mBox, mNote, lName, lNote], T('running'));
     fadeIn(formula, T('rescale'));
@@ -290,95 +344,152 @@ export function createFilm(host, data, gsap) {
     tl.set(mP, { v: s2.m }, t2 + 1.0);
     // the total shrinks because a bigger score arrived
     tl.to(lP, { v: s2.l_shrunk, duration: 1.2, ease: 'power2.inOut' }, t2 + 1.6);
-    const shrinkNote = el(g, 'text', { x: 120, y: 430, class: 'film-label' }, `× ${ex.shrink}: shrunk to match the new m`);
+    const shrinkNote = el(g, 'text', { x: 120, y: 436, class: 'film-label' }, `× ${ex.shrink}: shrunk to match the new m`);
     hide(shrinkNote);
     fadeIn(shrinkNote, t2 + 1.6);
     tl.to(lP, { v: s2.l, duration: 1.2, ease: 'power1.out' }, t2 + 4.2);
     // then the tile's own terms are added: the note follows the step on screen
-    const gainNote = el(g, 'text', { x: 120, y: 430, class: 'film-label' }, `+ ${ex.l2_terms}: the new tile's terms`);
+    const gainNote = el(g, 'text', { x: 120, y: 436, class: 'film-label' }, `+ ${ex.l2_terms}: the new tile's terms`);
     hide(gainNote);
     fadeOut(shrinkNote, t2 + 4.0, 0.2);
     fadeIn(gainNote, t2 + 4.2);
     fadeOut(formula, t2 + 1.2, 0.2);
-    const check = dual(g, { x: 120, y: 470, class: 'film-text' },
+    const check = dual(g, { x: 120, y: 478, class: 'film-text' },
       `whole row: ${ex.scores_raw.map((v) => `e${sup(v)}`).join(' + ')} = ${ex.full};  ${ex.full} × ${ex.e_minus_m} = ${ex.l_from_full}`,
       `whole row: ${ex.full} × ${ex.e_minus_m} = ${ex.l_from_full}`);
-    const ok = el(g, 'text', { x: 120, y: 505, class: 'film-good-text' }, `✓ the same l, without holding the whole row`);
+    const ok = dual(g, { x: 120, y: 522, class: 'film-good-text' }, '✓ the same l, without holding the whole row', '✓ the same l');
     hide([check, ok]);
     fadeOut(gainNote, T('check'), 0.2);
     fadeIn(check, T('check') + 0.3);
     fadeIn(ok, T('check') + 2.5);
-    const credit = el(g, 'text', { x: 600, y: 60, class: 'film-text' }, 'online softmax: Milakov & Gimelshein, 2018');
+    const credit = dual(g, { x: 940, y: 60, 'text-anchor': 'end', class: 'film-text' }, 'online softmax: Milakov & Gimelshein, 2018', 'Milakov & Gimelshein, 2018');
     hide(credit);
     fadeIn(credit, T('credit'));
   }
 
   // ================= 4. One trip =================
   {
-    const g = scene('trip');
-    memory(g, 70, 200);
+    const g0 = scene('trip');
+    const g = el(g0, 'g', {}); // the kernel at work; dimmed under the closing notes
+    const mem = memory(g, 70, 200);
     const d = F.d16;
+    const ex = F.ex;
     // tensors in the warehouse
     const store = [['Q', 'fill-q', 150], ['K', 'fill-k', 330], ['V', 'fill-v', 510], ['O', 'fill-o', 690]];
+    const storeNames = {};
     for (const [name, cls, x] of store) {
       el(g, 'rect', { x, y: 390, width: 120, height: 90, rx: 4, class: cls, 'fill-opacity': 0.3 });
-      el(g, 'text', { x: x + 60, y: 445, 'text-anchor': 'middle', class: 'film-text' }, name);
+      storeNames[name] = el(g, 'text', { x: x + 60, y: 445, 'text-anchor': 'middle', class: 'film-text' }, name);
     }
     const q = el(g, 'g', {});
     el(q, 'rect', { x: 150, y: 390, width: 120, height: 90, rx: 4, class: 'fill-q' });
-    el(q, 'text', { x: 210, y: 424, 'text-anchor': 'middle', class: 'film-on' }, 'Q tile');
-    el(q, 'text', { x: 210, y: 447, 'text-anchor': 'middle', class: 'film-on', 'font-size': 15 }, `${d.B_r} rows`);
-    el(q, 'text', { x: 210, y: 468, 'text-anchor': 'middle', class: 'film-on', 'font-size': 15 }, `d = ${d.d}`);
+    el(q, 'text', { x: 210, y: 428, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, 'Q tile');
+    dual(q, { x: 210, y: 452, 'text-anchor': 'middle', class: 'film-on', 'font-size': 15 }, `${d.B_r} rows`, '');
+    dual(q, { x: 210, y: 472, 'text-anchor': 'middle', class: 'film-on', 'font-size': 15 }, `d = ${d.d}`, '');
     hide(q);
+    // the tile leaves the warehouse: its name there gives way while it passes
+    tl.set(storeNames.Q, { autoAlpha: 0 }, T('bench') + 0.2);
+    tl.set(storeNames.Q, { autoAlpha: 1 }, T('bench') + 1.6);
     fadeIn(q, T('bench') + 0.2, 0.2);
-    tl.to(q, { x: 120, y: -290, duration: 1.6, ease: 'power1.inOut' }, T('bench') + 0.6);
+    tl.to(q, { x: 120, y: -290, duration: 1.4, ease: 'power1.inOut' }, T('bench') + 0.2);
+    const qNote = dual(g, { x: 260, y: 262, class: 'film-label' }, `${d.B_r} query rows stay on the bench`, `${d.B_r} query rows`);
+    hide(qNote);
+    fadeIn(qNote, T('bench') + 1.8);
+    fadeOut(qNote, T('walk'), 0.3);
 
     const keyTiles = Math.ceil(F.N_raw / d.B_c);
-    const walkers = [];
     const cycles = 6;
     const span = (E('update') - T('walk') - 0.5) / cycles;
     for (let k = 0; k < cycles; k += 1) {
       const kv = el(g, 'g', {});
       el(kv, 'rect', { x: 330, y: 390, width: 56, height: 90, rx: 4, class: 'fill-k' });
-      el(kv, 'text', { x: 358, y: 440, 'text-anchor': 'middle', class: 'film-on' }, 'K');
+      el(kv, 'text', { x: 358, y: 445, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, 'K');
       el(kv, 'rect', { x: 392, y: 390, width: 56, height: 90, rx: 4, class: 'fill-v' });
-      el(kv, 'text', { x: 420, y: 440, 'text-anchor': 'middle', class: 'film-on' }, 'V');
+      el(kv, 'text', { x: 420, y: 445, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, 'V');
       hide(kv);
       const at = T('walk') + k * span;
+      // up through the door (straight up, then across), then used and dropped
       tl.set(kv, { autoAlpha: 1 }, at);
-      tl.to(kv, { x: 90, y: -290, duration: span * 0.35, ease: 'power1.inOut' }, at);
-      tl.to(kv, { x: 230, autoAlpha: 0, duration: span * 0.3, ease: 'power1.in' }, at + span * 0.7);
-      walkers.push(kv);
+      tl.to(kv, { x: 110, duration: span * 0.12, ease: 'power1.inOut' }, at);
+      tl.to(kv, { y: -290, duration: span * 0.25, ease: 'power1.inOut' }, at + span * 0.12);
+      tl.to(kv, { x: 200, autoAlpha: 0, duration: span * 0.3, ease: 'power1.in' }, at + span * 0.7);
     }
-    const kvNote = dual(g, { x: 260, y: 215, class: 'film-label' }, `K, V tiles of ${d.B_c} rows: ${keyTiles} per query tile`, `K, V: ${d.B_c} rows`);
+    const kvNote = dual(g, { x: 260, y: 262, class: 'film-label' }, `K, V tiles of ${d.B_c} rows: ${keyTiles} per query tile`, `K, V: ${keyTiles} tiles`);
     hide(kvNote);
     fadeIn(kvNote, T('walk') + 0.5);
-    // on the bench: a scratch S tile, m and l, and the O being built
-    const sTile = el(g, 'rect', { x: 560, y: 110, width: 60, height: 60, rx: 4, class: 'fill-s' });
-    const sText = el(g, 'text', { x: 590, y: 146, 'text-anchor': 'middle', class: 'film-on' }, 'S');
-    const mText = el(g, 'text', { x: 640, y: 130, class: 'film-text text-m' }, 'm');
-    const lText = el(g, 'text', { x: 640, y: 160, class: 'film-text text-l' }, 'l');
-    const oAcc = el(g, 'rect', { x: 560, y: 190, width: 0, height: 50, rx: 4, class: 'fill-o' });
-    const oText = el(g, 'text', { x: 565, y: 222, class: 'film-on' }, 'O');
-    hide([sTile, sText, mText, lText, oText]);
-    fadeIn([sTile, sText, mText, lText], T('update'));
-    fadeIn(oText, T('update') + 0.5);
-    tl.to(oAcc, { attr: { width: 120 }, duration: E('update') - T('update'), ease: 'none' }, T('update'));
-    // finished rows go back through the door, once
+    // on the bench: a scratch S tile and its P, m and l, and the O being built
+    const sTile = el(g, 'rect', { x: 560, y: 100, width: 60, height: 60, rx: 4, class: 'fill-s' });
+    const sText = el(g, 'text', { x: 590, y: 140, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, 'S');
+    const pTile = el(g, 'rect', { x: 630, y: 100, width: 60, height: 60, rx: 4, class: 'fill-p' });
+    const pText = el(g, 'text', { x: 660, y: 140, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, 'P');
+    const mText = dual(g, { x: 270, y: 226, class: 'film-text text-m' }, `m: ${ex.steps[0].m} → ${ex.m}`, `m ${ex.steps[0].m}→${ex.m}`, { y: 212 });
+    const oAcc = el(g, 'rect', { x: 560, y: 210, width: 0, height: 50, rx: 4, class: 'fill-o' });
+    const oText = el(g, 'text', { x: 575, y: 245, class: 'film-on', 'font-size': 18 }, 'O');
+    // the rescale, with the worked row's numbers: a bigger score shrinks O (and l)
+    const rescale = dual(g, { x: 560, y: 196, class: 'film-label' }, `O × ${ex.shrink} = O × ${ex.shrink_value}, then + P·V`, `O × ${ex.shrink_value}`);
+    hide([sTile, sText, pTile, pText, mText, oText, rescale]);
+    fadeIn([sTile, sText], T('update'));
+    fadeIn([pTile, pText], T('update') + 0.8);
+    fadeIn([mText, oText], T('update') + 0.5);
+    fadeIn(rescale, T('update') + 2.5);
+    tl.to(oAcc, { attr: { width: 70 }, duration: 2.0, ease: 'none' }, T('update'));
+    tl.to(oAcc, { attr: { width: 70 * Number(ex.shrink_value) }, duration: 0.6, ease: 'power2.inOut' }, T('update') + 2.5);
+    tl.to(oAcc, { attr: { width: 120 }, duration: 2.5, ease: 'none' }, T('update') + 3.6);
+    fadeOut([rescale, kvNote], T('write'), 0.3);
+    // at the end: divide by l, then the finished rows go down through the door, once
+    const divide = dual(g, { x: 560, y: 196, class: 'film-label' }, `O ÷ l (l = ${ex.l} in the worked row)`, `O ÷ l`);
+    hide(divide);
+    fadeIn(divide, T('write') + 0.2);
+    fadeOut(divide, T('write') + 2.6, 0.3);
     const oOut = el(g, 'g', {});
-    el(oOut, 'rect', { x: 560, y: 190, width: 120, height: 50, rx: 4, class: 'fill-o' });
-    dual(oOut, { x: 620, y: 222, 'text-anchor': 'middle', class: 'film-on' }, 'O, finished', 'O');
+    el(oOut, 'rect', { x: 560, y: 210, width: 120, height: 50, rx: 4, class: 'fill-o' });
+    el(oOut, 'text', { x: 620, y: 245, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, 'O');
     hide(oOut);
     tl.set(oOut, { autoAlpha: 1 }, T('write') + 0.8);
     tl.set([oAcc, oText], { autoAlpha: 0 }, T('write') + 0.8);
-    tl.to(oOut, { x: 130, y: 200, duration: 1.5, ease: 'power1.inOut' }, T('write') + 1.0);
-    const stay = el(g, 'text', { x: 260, y: 252, class: 'film-text text-s' }, 'S and P stay on the bench');
-    hide(stay);
-    fadeIn(stay, T('never'));
-    const fa = dual(g, { x: W / 2, y: 40, 'text-anchor': 'middle', class: 'film-big' }, 'FlashAttention (Dao et al., 2022)', 'FlashAttention (2022)', { y: 32 });
+    tl.to(oOut, { x: 130, y: 180, duration: 1.5, ease: 'power1.inOut' }, T('write') + 1.0);
+    // the finished O takes the warehouse's place: its own name there gives way
+    tl.set(storeNames.O, { autoAlpha: 0 }, T('write') + 1.0);
+    const written = dual(g, { x: 690, y: 372, class: 'film-label' }, 'O, finished: written once', 'O, written once', { y: 372 });
+    hide(written);
+    fadeIn(written, T('write') + 2.5);
+    const stay = dual(g, { x: 260, y: 262, class: 'film-text text-s' }, 'S and P stay on the bench', 'S, P stay here');
+    const ring = el(g, 'rect', { x: 552, y: 92, width: 146, height: 76, rx: 8, class: 'film-ring' });
+    hide([stay, ring]);
+    fadeIn([stay, ring], T('never'));
+    // the closing notes: the same answer; FlashAttention, and its own loop
+    tl.to(g, { autoAlpha: 0.12, duration: 0.4 }, T('same'));
+    const m = F.model;
+    const same = el(g0, 'g', {});
+    el(same, 'text', { x: W / 2, y: 150, 'text-anchor': 'middle', class: 'film-big' }, 'the same answer');
+    if (m.checked_heads) {
+      dual(same, { x: W / 2, y: 215, 'text-anchor': 'middle', class: 'film-text' }, `all ${m.checked_heads} heads of our model: tiled ✓, plain ✓`, `${m.checked_heads} heads: tiled ✓ plain ✓`);
+      dual(same, { x: W / 2, y: 265, 'text-anchor': 'middle', class: 'film-text' }, 'within float32 rounding of the exact (float64) answer', 'within float32 rounding');
+      if (m.worst_fused) {
+        dual(same, { x: W / 2, y: 330, 'text-anchor': 'middle', class: 'film-label' }, `largest error: tiled ${m.worst_fused}, plain ${m.worst_plain}`, `worst error ${m.worst_fused}`);
+      }
+    } else {
+      el(same, 'text', { x: W / 2, y: 215, 'text-anchor': 'middle', class: 'film-text' }, 'within float32 rounding');
+    }
+    hide(same);
+    fadeIn(same, T('same'), 0.4);
+    fadeOut(same, T('fa'), 0.2);
+    tl.to(g, { autoAlpha: 1, duration: 0.3 }, T('fa'));
+    fadeOut(mem.benchLabel, T('fa'), 0.2);
+    const fa = dual(g0, { x: W / 2, y: 40, 'text-anchor': 'middle', class: 'film-big' }, 'FlashAttention (Dao et al., 2022)', 'FlashAttention, 2022');
     hide(fa);
     fadeIn(fa, T('fa'));
-    void walkers;
+    tl.to(g, { autoAlpha: 0.12, duration: 0.4 }, T('loops'));
+    const loops = el(g0, 'g', {});
+    el(loops, 'text', { x: 80, y: 110, class: 'film-text' }, 'ours:');
+    dual(loops, { x: 260, y: 110, class: 'film-text' }, 'for each Q tile → for each K, V tile', 'Q tiles outside');
+    el(loops, 'text', { x: 80, y: 190, class: 'film-text' }, 'FlashAttention:');
+    dual(loops, { x: 260, y: 230, class: 'film-text' }, 'for each K, V tile → for each Q tile', 'K, V tiles outside');
+    dual(loops, { x: 80, y: 320, class: 'film-text text-m' }, 'it also saves m and l, as L = m + log l (the logsumexp),', 'it also saves m and l');
+    dual(loops, { x: 80, y: 360, class: 'film-text text-m' }, 'one number per query row, for the backward pass', 'as L, the logsumexp,');
+    dual(loops, { x: 80, y: 400, class: 'film-label' }, '(training needs it to recompute P without storing it)', 'for the backward pass');
+    hide(loops);
+    fadeIn(loops, T('loops') + 0.2);
   }
 
   // ================= 5. The count (and 6. the question) =================
@@ -389,10 +500,10 @@ export function createFilm(host, data, gsap) {
     el(g, 'line', { x1: x0 - 20, y1: y0, x2: 900, y2: y0, class: 'film-axis' });
     el(g, 'line', { x1: x0 - 20, y1: y0, x2: x0 - 20, y2: y0 - h - 10, class: 'film-axis' });
     const step = 100 * MIB;
+    // the top tick names the unit
     for (let v = 0; v <= maxBytes; v += step) {
-      el(g, 'text', { x: x0 - 26, y: y0 - px(v) + 5, 'text-anchor': 'end', class: 'film-label' }, `${group(v / MIB)}`);
+      el(g, 'text', { x: x0 - 26, y: y0 - px(v) + 5, 'text-anchor': 'end', class: 'film-label' }, `${group(v / MIB)}${v + step > maxBytes ? ' MiB' : ''}`);
     }
-    el(g, 'text', { x: x0 - 60, y: y0 - h - 18, class: 'film-label' }, 'MiB');
     return list.map(({ fig, kernel, x, label }) => {
       const bar = el(g, 'g', {});
       let y = y0;
@@ -402,7 +513,7 @@ export function createFilm(host, data, gsap) {
         if (!bytes) continue;
         const hh = px(bytes);
         const r = el(bar, 'rect', { x, y: y - hh, width: 80, height: hh, class: `fill-${name.toLowerCase()}` });
-        if (hh > 22) el(bar, 'text', { x: x + 40, y: y - hh / 2 + 6, 'text-anchor': 'middle', class: 'film-on', 'font-size': 14 }, name);
+        if (hh > 36) el(bar, 'text', { x: x + 40, y: y - hh / 2 + 8, 'text-anchor': 'middle', class: 'film-on', 'font-size': 16 }, name);
         segs.push(r);
         y -= hh;
       }
@@ -416,16 +527,23 @@ export function createFilm(host, data, gsap) {
   {
     const g = scene('count');
     const max = F.d64.plain_raw;
-    const [b1, b2, b3, b4] = bars(g, [
+    const [b1, b2] = bars(g, [
       { fig: F.d64, kernel: 'plain', x: 170, label: 'plain' },
       { fig: F.d64, kernel: 'fused', x: 270, label: 'fused' },
-      { fig: F.d16, kernel: 'plain', x: 530, label: 'plain' },
-      { fig: F.d16, kernel: 'fused', x: 630, label: 'fused' },
     ], 170, 470, 330, max);
-    el(g, 'text', { x: 260, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d64.d}`);
-    el(g, 'text', { x: 620, y: 520, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d16.d}`);
-    dual(g, { x: 480, y: 24, 'text-anchor': 'middle', class: 'film-label' }, `one head, N = ${F.N}, float32, bench of ${F.M} bytes`, `N = ${F.N}, float32`, { y: 28 });
-    hide([b1, b2, b3, b4]);
+    dual(g, { x: 260, y: 524, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d64.d}`, `d = ${F.d64.d}`, { y: 532 });
+    dual(g, { x: 480, y: 24, 'text-anchor': 'middle', class: 'film-label' }, `one head, N = ${F.N}, float32, bench of ${F.M} bytes`, `N = ${F.N}, float32`, { x: 720, y: 26 });
+    hide([b1, b2]);
+    // what the count adds up: every tensor's bytes through the door
+    const legend = el(g, 'g', {});
+    dual(legend, { x: 400, y: 170, class: 'film-text' }, 'every byte through the door, by tensor:', 'bytes by tensor:');
+    ['S', 'P', 'K', 'V', 'Q', 'O'].forEach((name, k) => {
+      el(legend, 'rect', { x: 400 + k * 80, y: 195, width: 64, height: 50, rx: 4, class: `fill-${name.toLowerCase()}` });
+      el(legend, 'text', { x: 432 + k * 80, y: 230, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, name);
+    });
+    hide(legend);
+    fadeIn(legend, T('tally') + 0.3);
+    fadeOut(legend, T('d64why'), 0.3);
     const grow = (b, at) => {
       tl.fromTo(b, { scaleY: 0, transformOrigin: '50% 100%' }, { scaleY: 1, duration: 1.2, ease: 'power2.out', immediateRender: false }, at);
       tl.set(b, { autoAlpha: 1 }, at);
@@ -433,80 +551,117 @@ export function createFilm(host, data, gsap) {
     grow(b1, T('d64') + 0.5);
     grow(b2, T('d64') + 2.5);
     const why64 = dual(g, { x: 170, y: 54, class: 'film-text' }, `d = ${F.d64.d}: B_r = ${F.d64.B_r} query rows → ${F.d64.q_tiles} query tiles, K and V read ${F.d64.q_tiles} times`,
-      `K, V read ${F.d64.q_tiles}×`, { x: 260, y: 62, 'text-anchor': 'middle' });
+      `K, V read ${F.d64.q_tiles}×`, { x: 260, y: 76, 'text-anchor': 'middle' });
     hide(why64);
     fadeIn(why64, T('d64why') + 1.0);
-    grow(b3, T('d16') + 0.3);
-    grow(b4, T('d16') + 1.3);
+    const refetch = dual(g, { x: 380, y: 330, class: 'film-label' }, `K + V: ${F.d64.kv_mib_fused} MiB of each bar, ${F.d64.q_tiles} trips`, `K + V: ${F.d64.kv_mib_fused} MiB`);
+    hide(refetch);
+    fadeIn(refetch, T('d64refetch') + 0.3);
+    fadeOut(refetch, T('d16'), 0.3);
+    // d = 16: the film does not count it for you. Two unlabelled slots of the
+    // same height (a height would give the ratio away), and the recipe.
+    const slots = el(g, 'g', {});
+    for (const [x, name] of [[530, 'plain'], [630, 'fused']]) {
+      el(slots, 'rect', { x, y: 330, width: 80, height: 140, class: 'film-box film-unknown' });
+      el(slots, 'text', { x: x + 40, y: 412, 'text-anchor': 'middle', class: 'film-big' }, '?');
+      el(slots, 'text', { x: x + 40, y: 492, 'text-anchor': 'middle', class: 'film-label' }, name);
+    }
+    dual(slots, { x: 620, y: 524, 'text-anchor': 'middle', class: 'film-text' }, `d = ${F.d16.d}`, `d = ${F.d16.d}`, { y: 532 });
+    hide(slots);
+    fadeIn(slots, T('d16') + 0.3);
     const why16 = dual(g, { x: 170, y: 82, class: 'film-text' }, `d = ${F.d16.d}: B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles, K and V read ${F.d16.q_tiles} times`,
-      `K, V read ${F.d16.q_tiles}×`, { x: 620, y: 62, 'text-anchor': 'middle' });
+      `K, V read ${F.d16.q_tiles}×`, { x: 620, y: 76, 'text-anchor': 'middle' });
     hide(why16);
     fadeIn(why16, T('d16') + 0.8);
+    const recipe = el(g, 'g', {});
+    el(recipe, 'text', { x: 380, y: 170, class: 'film-text' }, `fused = Q + O + ${F.d16.q_tiles} × (K + V)`);
+    el(recipe, 'text', { x: 380, y: 215, class: 'film-text' }, `plain = fused + ${F.cross.times_raw} × table`);
+    dual(recipe, { x: 380, y: 260, class: 'film-label' }, `table = ${F.table.mib} MiB; Q, K, V, O = ${F.d16.tensor_kib} KiB each`, `table ${F.table.mib} MiB; Q, K, V, O ${F.d16.tensor_kib} KiB`);
+    hide(recipe);
+    fadeIn(recipe, T('recipe') + 0.5);
   }
 
+  let setGuess = () => {};
   {
     const g = scene('question');
-    const [p, f] = bars(g, [
+    // asked: what the learner knows, no totals
+    const known = el(g, 'g', {});
+    const counted = el(g, 'g', {});
+    const lines = [
+      [`N = ${F.N} rows, d = ${F.d16.d} numbers per row`, 'film-text'],
+      [`Q, K, V, O: N × d × ${F.float_bytes} B = ${F.d16.tensor_kib} KiB each`, 'film-text'],
+      [`B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles`, 'film-text'],
+      [`the table, S or P: ${F.table.mib} MiB`, 'film-text'],
+      [`fused: Q in, O out, K and V in ${F.d16.q_tiles} times`, 'film-text'],
+      [`plain: the same, plus the table ${F.cross.times_raw} times`, 'film-text'],
+    ];
+    // left half only: on a wide screen the question's panel covers the right half
+    lines.forEach(([text, cls], k) => el(known, 'text', { x: 30, y: 110 + k * 44, class: cls }, text));
+    el(known, 'text', { x: 30, y: 110 + lines.length * 44 + 20, class: 'film-big' }, 'plain ÷ fused = ?');
+    el(known, 'text', { x: 30, y: 50, class: 'film-label' }, 'what the film has shown you:');
+    el(counted, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `N = ${F.N}, d = ${F.d16.d}`);
+    // answered: the count, and the learner's guess beside it
+    bars(counted, [
       { fig: F.d16, kernel: 'plain', x: 220, label: 'plain' },
       { fig: F.d16, kernel: 'fused', x: 360, label: 'fused' },
     ], 160, 470, 360, F.d16.plain_raw);
-    void p; void f;
-    el(g, 'text', { x: 480, y: 40, 'text-anchor': 'middle', class: 'film-label' }, `N = ${F.N}, d = ${F.d16.d}`);
-    const ask = dual(g, { x: 500, y: 250, class: 'film-big' }, 'fused: ? times less', '? times less');
-    const ans = dual(g, { x: 500, y: 250, class: 'film-big' }, `fused: ${F.d16.ratio} times less`, `${F.d16.ratio} times less`);
-    const math = dual(g, { x: 500, y: 290, class: 'film-label' }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} = ${F.d16.ratio2}`,
-      `${F.d16.plain_mib} ÷ ${F.d16.fused_mib} ≈ ${F.d16.ratio2}`, { y: 300 });
-    hide([ans, math]);
-    fadeOut(ask, T('answer'), 0.2);
-    fadeIn([ans, math], T('answer') + 0.2);
+    const ans = dual(counted, { x: 500, y: 200, class: 'film-big' }, `count: ${F.d16.ratio2} times less`, `count: ${F.d16.ratio2}×`);
+    el(counted, 'text', { x: 500, y: 240, class: 'film-label' }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} B`);
+    const guess = el(counted, 'text', { x: 500, y: 300, class: 'film-big text-q film-guess' }, 'your guess: not given');
+    hide(counted);
+    fadeOut(known, T('answer'), 0.2);
+    fadeIn(counted, T('answer') + 0.2);
+    void ans;
+    setGuess = (text) => { guess.textContent = text; };
   }
 
   // ================= 7. The forgotten step =================
   {
     const g = scene('forget');
     const ex = F.ex;
-    const rule = el(g, 'text', { x: 480, y: 60, 'text-anchor': 'middle', class: 'film-big' }, 'l ← l · e^(old m − new m)');
-    const strike = el(g, 'line', { x1: 300, y1: 50, x2: 660, y2: 50, stroke: 'currentColor', 'stroke-width': 4, class: 'text-s' });
+    const rule = el(g, 'text', { x: 480, y: 50, 'text-anchor': 'middle', class: 'film-big' }, 'l ← l · e^(old m − new m)');
+    const strike = el(g, 'line', { x1: 280, y1: 40, x2: 680, y2: 40, stroke: 'currentColor', 'stroke-width': 4, class: 'text-s' });
     hide(strike);
     fadeIn(strike, T('easy') + 1.5);
     const scale = 200;
     const good = el(g, 'rect', { x: 260, y: 110, width: ex.l_raw * scale, height: 34, class: 'fill-l' });
-    const goodT = el(g, 'text', { x: 20, y: 134, class: 'film-text' }, 'with the step');
-    const goodV = el(g, 'text', { x: 270 + ex.l_raw * scale, y: 134, class: 'film-good-text' }, `l = ${ex.l} ✓`);
-    const bad = el(g, 'rect', { x: 260, y: 160, width: ex.broken_l_raw * scale, height: 34, class: 'fill-l', 'fill-opacity': 0.55 });
+    const goodT = el(g, 'text', { x: 20, y: 138, class: 'film-text' }, 'with the step');
+    const goodV = el(g, 'text', { x: 270 + ex.l_raw * scale, y: 138, class: 'film-good-text' }, `l = ${ex.l} ✓`);
+    const bad = el(g, 'rect', { x: 260, y: 158, width: ex.broken_l_raw * scale, height: 34, class: 'fill-l', 'fill-opacity': 0.55 });
     const badT = el(g, 'text', { x: 20, y: 184, class: 'film-text' }, 'without it');
     const badV = el(g, 'text', { x: 270 + ex.broken_l_raw * scale, y: 184, class: 'film-bad-text' }, `l = ${ex.broken_l} ✗`);
-    const rowT = el(g, 'text', { x: 20, y: 100, class: 'film-label' }, `scores ${ex.scores}, tiles of ${ex.tile_raw}`);
+    const rowT = el(g, 'text', { x: 20, y: 96, class: 'film-label' }, `scores ${ex.scores}, tiles of ${ex.tile_raw}`);
     hide([good, goodT, goodV, bad, badT, badV, rowT]);
     fadeIn([rowT, good, goodT, goodV], T('rerun'));
     fadeIn([bad, badT, badV], T('rerun') + 1.2);
 
     const m = F.model;
     if (m.grid) {
-      const gx = 260; const gy = 250; const c = 26;
-      const title = el(g, 'text', { x: 20, y: 240, class: 'film-label' }, `checker, broken kernel: ${m.broken_failed} of ${m.checked_heads} heads flagged`);
+      const gx = 200; const gy = 246; const c = 38;
+      const title = el(g, 'text', { x: 20, y: 232, class: 'film-label' }, `checker, broken kernel: ${m.broken_failed} of ${m.checked_heads} heads flagged`);
       const cells = [];
       m.grid.forEach((row, L) => {
         // facts.json numbers layers from 0 (layer 0 is the lab's input); so does the film
         const num = m.grid_layers ? m.grid_layers[L] : L;
         const tag = num === m.lab_layer ? `layer ${num} (lab)` : `layer ${num}`;
-        const lab = el(g, 'text', { x: gx - 10, y: gy + L * c + 19, 'text-anchor': 'end', class: 'film-label' }, tag);
+        const lab = dual(g, { x: gx - 10, y: gy + L * c + 27, 'text-anchor': 'end', class: 'film-label' }, tag, num === m.lab_layer ? `${num} (lab)` : `${num}`);
         cells.push(lab);
         row.forEach((h, H) => {
           const r = el(g, 'rect', { x: gx + H * c, y: gy + L * c, width: c - 3, height: c - 3, rx: 3, class: h.broken_passed ? 'fill-v' : 'fill-s' });
-          const t = el(g, 'text', { x: gx + H * c + 11, y: gy + L * c + 17, 'text-anchor': 'middle', class: 'film-on', 'font-size': 13 }, h.broken_passed ? '✓' : '✗');
+          const t = el(g, 'text', { x: gx + H * c + (c - 3) / 2, y: gy + L * c + 27, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, h.broken_passed ? '✓' : '✗');
           cells.push(r, t);
         });
       });
-      const key = el(g, 'text', { x: gx + 12 * c + 16, y: gy + 40, class: 'film-label' }, '✗ wrong rows caught');
-      const key2 = el(g, 'text', { x: gx + 12 * c + 16, y: gy + 65, class: 'film-label' }, '✓ largest score always');
-      const key3 = el(g, 'text', { x: gx + 12 * c + 16, y: gy + 85, class: 'film-label' }, '   in the first tile');
+      const kx = gx + 12 * c + 16;
+      const key = dual(g, { x: kx, y: gy + 30, class: 'film-label' }, '✗ wrong rows caught', '✗ caught');
+      const key2 = dual(g, { x: kx, y: gy + 80, class: 'film-label' }, '✓ largest score', '✓ largest');
+      const key3 = dual(g, { x: kx, y: gy + 102, class: 'film-label' }, 'always in the first tile', 'came first', { y: gy + 120 });
       hide([title, ...cells, key, key2, key3]);
       fadeIn(title, T('caught'));
       tl.to(cells, { autoAlpha: 1, duration: 0.15, stagger: 0.03 }, T('caught') + 0.5);
       fadeIn([key, key2, key3], T('lucky'));
     }
-    const sorted = el(g, 'text', { x: 20, y: 470, class: 'film-text' }, `order the row ${ex.sorted}: l = ${ex.sorted_broken_l} with or without the step`);
+    const sorted = dual(g, { x: 20, y: 528, class: 'film-text' }, `order the row ${ex.sorted}: l = ${ex.sorted_broken_l} with or without the step`, `row ${ex.sorted}: l = ${ex.sorted_broken_l} either way`);
     hide(sorted);
     fadeIn(sorted, T('lucky') + 1.0);
     void rule;
@@ -525,10 +680,13 @@ export function createFilm(host, data, gsap) {
     el(axes, 'line', { x1: x0, y1: y0, x2: x0, y2: y0 - h, class: 'film-axis' });
     for (let x = 0; x <= xMax; x += 2) el(axes, 'text', { x: X(x), y: y0 + 22, 'text-anchor': 'middle', class: 'film-label' }, String(x));
     for (let y = 0; y <= 60000; y += 20000) el(axes, 'text', { x: x0 - 8, y: Y(y) + 5, 'text-anchor': 'end', class: 'film-label' }, group(y));
-    el(axes, 'text', { x: x0 + w, y: y0 + 44, 'text-anchor': 'end', class: 'film-label' }, 'score x');
-    el(axes, 'text', { x: x0, y: y0 - h - 12, class: 'film-label' }, 'e^x');
+    dual(axes, { x: x0 + w, y: y0 + 50, 'text-anchor': 'end', class: 'film-label' }, 'score x', 'score x', { x: x0 + w + 25, y: y0 + 6, 'text-anchor': 'start' });
+    el(axes, 'text', { x: x0 - 10, y: y0 - h + 10, 'text-anchor': 'end', class: 'film-label' }, 'e^x');
     hide(axes);
     fadeIn(axes, T('second') + 0.3);
+    const job = dual(g, { x: x0, y: 50, class: 'film-text text-m' }, 'm’s second job: keep e^(score) small enough to hold', 'm’s second job: small numbers');
+    hide(job);
+    fadeIn(job, chapters.largest.start_s, 0.4);
     let d = '';
     for (let i = 0; i <= 200; i += 1) {
       const x = (xMax * i) / 200;
@@ -539,7 +697,7 @@ export function createFilm(host, data, gsap) {
     const curve = el(g, 'path', { d, class: 'film-curve', pathLength: 1, 'stroke-dasharray': 1, 'stroke-dashoffset': 1 });
     tl.to(curve, { attr: { 'stroke-dashoffset': 0 }, duration: 2.5, ease: 'none' }, T('grows'));
     const limit = el(g, 'line', { x1: x0, y1: Y(fp.max_raw), x2: x0 + w, y2: Y(fp.max_raw), class: 'film-limit' });
-    const limitT = el(g, 'text', { x: x0 + 8, y: Y(fp.max_raw) - 8, class: 'film-bad-text' }, `fp16 largest: ${fp.max}`);
+    const limitT = dual(g, { x: x0 + 8, y: Y(fp.max_raw) - 8, class: 'film-bad-text' }, `fp16 largest: ${fp.max}`, `fp16 max ${fp.max}`);
     hide([limit, limitT]);
     fadeIn([limit, limitT], T('grows') + 2.0);
     const edge = el(g, 'line', { x1: X(fp.ln_edge_raw), y1: y0, x2: X(fp.ln_edge_raw), y2: y0 - h, class: 'film-limit' });
@@ -548,8 +706,8 @@ export function createFilm(host, data, gsap) {
     fadeIn([edge, edgeT], T('edge') + 0.5);
     if (F.model.row_max) {
       const arrow = el(g, 'path', { d: `M${x0 + w + 20},${y0 - 60} L${x0 + w + 300},${y0 - 60}`, class: 'film-arrow' });
-      const t1 = el(g, 'text', { x: x0 + w + 20, y: y0 - 80, class: 'film-text' }, `model's score: ${F.model.row_max}`);
-      const t2 = el(g, 'text', { x: x0 + w + 20, y: y0 - 30, class: 'film-label' }, `in fp16, e^${F.model.row_max} = ∞`);
+      const t1 = dual(g, { x: x0 + w + 20, y: y0 - 80, class: 'film-text' }, `model's score: ${F.model.row_max}`, `score ${F.model.row_max}`);
+      const t2 = dual(g, { x: x0 + w + 20, y: y0 - 30, class: 'film-label' }, `in fp16, e^${F.model.row_max} = ∞`, `e^${F.model.row_max} = ∞`);
       hide([arrow, t1, t2]);
       fadeIn([arrow, t1, t2], T('model') + 0.5);
       fadeOut([arrow, t1, t2], T('subtract'), 0.3);
@@ -571,7 +729,7 @@ export function createFilm(host, data, gsap) {
     hide(small);
     fadeIn(small, T('subtract') + 0.5);
     if (F.model.overflow_count) {
-      const held = dual(g, { x: 480, y: 515, 'text-anchor': 'middle', class: 'film-text' }, `held-out sentences: ${F.model.overflow_count} of ${F.model.score_count} scores would overflow without it`,
+      const held = dual(g, { x: 480, y: 528, 'text-anchor': 'middle', class: 'film-text' }, `held-out sentences: ${F.model.overflow_count} of ${F.model.score_count} scores would overflow without it`,
         `${F.model.overflow_count} of ${F.model.score_count} would overflow`);
       hide(held);
       fadeIn(held, T('heldout') + 0.3);
@@ -581,6 +739,8 @@ export function createFilm(host, data, gsap) {
   // ================= 9. What the count leaves out =================
   {
     const g = scene('leaves');
+    const head = el(g, 'text', { x: W / 2, y: 44, 'text-anchor': 'middle', class: 'film-big' }, 'what the count leaves out');
+    void head;
     const cards = [
       ['care', 'bytes requested, not seconds'],
       ['caches', 'caches may serve repeated reads'],
@@ -598,23 +758,24 @@ export function createFilm(host, data, gsap) {
 
   // ================= 10. Goodnight =================
   {
-    const g = scene('goodnight');
+    const g0 = scene('goodnight');
+    const g = el(g0, 'g', {}); // the summary picture; it steps back for the goodnight
     memory(g, 70, 170);
-    const q = el(g, 'rect', { x: 280, y: 100, width: 110, height: 110, rx: 4, class: 'fill-q' });
-    el(g, 'text', { x: 335, y: 160, 'text-anchor': 'middle', class: 'film-on' }, 'Q tile');
-    el(g, 'text', { x: 420, y: 130, class: 'film-text text-m' }, 'm: running largest');
-    el(g, 'text', { x: 420, y: 165, class: 'film-text text-l' }, 'l: running total');
+    el(g, 'rect', { x: 270, y: 100, width: 120, height: 110, rx: 4, class: 'fill-q' });
+    el(g, 'text', { x: 330, y: 162, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, 'Q tile');
+    dual(g, { x: 405, y: 125, class: 'film-text text-m' }, 'm: running largest', 'm: largest');
+    dual(g, { x: 405, y: 170, class: 'film-text text-l' }, 'l: running total', 'l: total');
     const o = el(g, 'g', {});
-    el(o, 'rect', { x: 600, y: 150, width: 80, height: 60, rx: 4, class: 'fill-o' });
-    el(o, 'text', { x: 640, y: 186, 'text-anchor': 'middle', class: 'film-on' }, 'O');
+    el(o, 'rect', { x: 610, y: 150, width: 80, height: 60, rx: 4, class: 'fill-o' });
+    el(o, 'text', { x: 650, y: 188, 'text-anchor': 'middle', class: 'film-on', 'font-size': 18 }, 'O');
     tl.to(o, { y: 240, duration: 2, ease: 'power1.inOut' }, T('sum') + 2);
-    const once = el(g, 'text', { x: 700, y: 440, class: 'film-text' }, 'written once');
+    const once = el(g, 'text', { x: 710, y: 440, class: 'film-text' }, 'written once');
     hide(once);
     fadeIn(once, T('sum') + 4);
-    const bye = el(g, 'text', { x: W / 2, y: 320, 'text-anchor': 'middle', class: 'film-title' }, 'Goodnight.');
+    tl.to(g, { autoAlpha: 0.12, duration: 0.6 }, T('bye'));
+    const bye = el(g0, 'text', { x: W / 2, y: 290, 'text-anchor': 'middle', class: 'film-title' }, 'Goodnight.');
     hide(bye);
     fadeIn(bye, T('bye'), 0.8);
-    void q;
   }
 
   // pad the timeline to the full runtime so seek(runtime) is defined
@@ -624,6 +785,32 @@ export function createFilm(host, data, gsap) {
     tl.seek(Math.max(0, Math.min(t, data.runtime_s)), false);
     for (const f of labels) f();
   }
+
+  // Each caption's text alternative: the words and numbers its settled frame
+  // draws (the wide wording), read once here from the timeline itself.
+  function drawnText() {
+    const out = [];
+    for (const t of svg.querySelectorAll('text')) {
+      if (t.classList.contains('film-narrow') || !t.textContent.trim()) continue;
+      let n = t; let alpha = 1;
+      while (n && n !== svg) {
+        if (n.style && n.style.visibility === 'hidden') { alpha = 0; break; }
+        if (n.style && n.style.opacity !== '') alpha *= Number(n.style.opacity);
+        n = n.parentNode;
+      }
+      if (alpha >= 0.3 && !out.includes(t.textContent.trim())) out.push(t.textContent.trim());
+    }
+    return out.join('; ');
+  }
+  const descriptions = {};
+  for (const c of data.cues) {
+    render(c.end_s - 0.05);
+    descriptions[c.id] = drawnText();
+  }
   render(0);
-  return { svg, render, timeline: tl };
+  return {
+    svg, render, timeline: tl,
+    setGuess: (text) => { setGuess(text); descriptions[data.question.answer_cue] = descriptions[data.question.answer_cue]?.replace(/your guess: [^;]*|you chose Show me/, text); },
+    describe: (id) => descriptions[id] || 'the film',
+  };
 }

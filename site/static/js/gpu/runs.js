@@ -147,9 +147,9 @@ export async function runAttention({
             await readBuffer(device, run.bufs.counters, manifest.instrument.slots.length * 4),
           );
           counts = {};
-          for (const t of ["Q", "K", "V", "S", "P", "O"]) counts[t] = { read: 0, write: 0 };
           manifest.instrument.slots.forEach((slot, i) => {
             const [tensor, kind] = slot.split(".");
+            counts[tensor] ??= { read: 0, write: 0 };
             counts[tensor][kind] = raw[i] * manifest.bytes_per_element;
           });
         }

@@ -1,4 +1,6 @@
 // Check: a kernel's float32 answer against exact float64 (emulator/check.py).
+import { CheckRunner } from "./check-runner.js";
+import { EmulatorClient } from "../emulator-client.js";
 import { client } from "./client.js";
 import { $, buttons, clearErrors, markShown, readForm, rules, setBusy, showErrors, status, writeHash } from "./form.js";
 import { fmt, sci } from "./format.js";
@@ -6,9 +8,13 @@ import { html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
 import { quickErrors } from "./rules.js";
 
+// Check runs in chunks of rows, shared with extra workers on a big check.
+const checks = new CheckRunner({ client, makeClient: () => new EmulatorClient() });
+
 export function renderCheck(r) {
+  // A cancelled check (complete: false) passes only "so far": its rows are a part of the plan.
   const verdict = r.passed
-    ? html`<span class="verdict-pass">Passed</span>`
+    ? html`<span class="verdict-pass">Passed${r.complete === false ? " so far" : ""}</span>`
     : html`<span class="verdict-fail">Failed</span>`;
   const input =
     r.input === "model" ? `the model's sentence, head ${r.head} (${r.tokens} tokens)` : `random inputs, seed ${r.seed}`;
@@ -34,7 +40,7 @@ export function renderCheck(r) {
       ${fa}
       </tbody></table>
     ${failing}
-    <p>Rows checked: <span id="check-rows">${r.rows_description}</span>. Took ${r.seconds.toFixed(2)} s in Python.</p>
+    <p>Rows checked: <span id="check-rows">${r.rows_description}</span>. Took ${r.seconds.toFixed(2)} s in Python${r.workers > 1 ? `, in ${r.workers} workers` : ""}.</p>
     <p class="note">The float32 bound is first-order and deliberately safe, so it grows with N and d; twice the plain
       kernel's error is the sharper of the two tests.</p>`,
   );
@@ -51,8 +57,23 @@ export async function doCheck() {
   }
   setBusy(true, "check");
   status.textContent = client.ready ? "Checking…" : "Starting Python, then checking…";
-  const result = resultOf(await client.request("check", p), showErrors);
+  const reply = await checks.run(p, {
+    onProgress: ({ done, total, workers }) => {
+      status.textContent =
+        `Checking: ${fmt(done)} rows done, ${fmt(total - done)} to go` + (workers > 1 ? ` (${workers} workers).` : ".");
+    },
+  });
   setBusy(false);
+  if (reply.cancelled && reply.partial) {
+    reply.partial.seconds = reply.partial.seconds || 0;
+    renderCheck(reply.partial);
+    markShown("check-result", p);
+    status.textContent =
+      `Check cancelled after ${fmt(reply.partial.rows_checked)} of ${fmt(reply.partial.rows_planned)} rows: ` +
+      "the result shown covers only those rows.";
+    return null;
+  }
+  const result = resultOf(reply, showErrors);
   if (!result) return null;
   writeHash(p);
   renderCheck(result);
@@ -63,7 +84,7 @@ export async function doCheck() {
 
 /** Stop Python mid-check (the worker is dropped; the next request starts a fresh one). */
 export function cancelCheck() {
-  client.cancel();
+  checks.cancel();
   setBusy(false);
   status.textContent = "Check cancelled. Earlier results are kept.";
   buttons.check.focus();

@@ -60,6 +60,7 @@ export function readHash() {
   const fragment = location.hash.replace(/^#/, "");
   if (!fragment.includes("=")) return false;
   const q = new URLSearchParams(fragment);
+  if ([...q.keys()].every((k) => k === "t")) return false; // #t=3:31 is a moment of the film
   const hasOption = (select, value) => [...select.options].some((o) => o.value === value);
   if (q.has("kernel") && hasOption($("kernel"), q.get("kernel"))) $("kernel").value = q.get("kernel");
   if (q.has("n")) $("n").value = q.get("n");
