@@ -96,7 +96,7 @@ def test_the_correct_solution_passes_and_the_step_is_marked(exercise, step):
 def test_the_module_page_ticks_the_backward_objectives(exercise, server_url):
     page = exercise
     page.goto(server_url + "module/index.html")
-    row = page.locator("#exercises-table tbody tr", has_text="backward with recomputation")
+    row = page.locator("#exercises-table tbody tr", has_text="backward pass by recomputation")
     expect(row.locator(".ex-status")).to_have_text("Done")
     for text in ("Differentiate by recomputation", "Masks hardened against padding"):
         expect(page.locator(".objective", has_text=text).locator(".objective-state")).to_have_text("(Done)")
