@@ -139,7 +139,10 @@ def measure_ceilings():
         out = []
         for _ in range(reps):
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record(); f(); e.record(); torch.cuda.synchronize()
+            s.record()
+            f()
+            e.record()
+            torch.cuda.synchronize()
             out.append(s.elapsed_time(e))
         out.sort()
         return out[len(out) // 2]
@@ -175,7 +178,10 @@ def time_torch(n, d, heads, causal, min_sample_ms=10.0, samples=5):
     f()
     torch.cuda.synchronize()
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); f(); e.record(); torch.cuda.synchronize()
+    s.record()
+    f()
+    e.record()
+    torch.cuda.synchronize()
     one = max(s.elapsed_time(e), 1e-3)
     reps = max(1, math.ceil(min_sample_ms / one))
     out = []
@@ -311,8 +317,8 @@ def time_rows(a, runner, mode, results, default_refused, t_start, ns, kernels, f
                                 specs = MANIFEST["kernels"][kern]["wgsl"]
                                 if a.passes and len(specs) > 1:
                                     for pi, spec in enumerate(specs):
-                                        pr = {k: v for k, v in row.items() if k in ("limits", "kernel", "n", "d", "heads",
-                                                                                    "causal", "subgroups")}
+                                        pr = {k: v for k, v in row.items()
+                                              if k in ("limits", "kernel", "n", "d", "heads", "causal", "subgroups")}
                                         pr["pass"] = spec["pass"]
                                         pr["shader"] = spec["file"]
                                         pr.update(runner.time(kern, n, d, heads, causal, passes=(pi,),
@@ -457,9 +463,11 @@ def roofline_svg(results, heads=None, n=None) -> str:
     knee = peak / bw
     o.append(f'<polyline fill="none" stroke="#000" stroke-width="2" points="{X(10**x0):.1f},{Y(bw * 10**x0):.1f} '
              f'{X(knee):.1f},{Y(peak):.1f} {X(10**x1):.1f},{Y(peak):.1f}"/>')
-    o.append(f'<text x="{X(0.2):.1f}" y="{Y(bw * 0.2) - 8:.1f}" transform="rotate(-{math.degrees(math.atan((H - T - B) / (y1 - y0) / ((W - L - Rm) / (x1 - x0)))):.1f} '
+    o.append(f'<text x="{X(0.2):.1f}" y="{Y(bw * 0.2) - 8:.1f}" '
+             f'transform="rotate(-{math.degrees(math.atan((H - T - B) / (y1 - y0) / ((W - L - Rm) / (x1 - x0)))):.1f} '
              f'{X(0.2):.1f} {Y(bw * 0.2) - 8:.1f})">copy {bw:,.0f} GB/s (measured)</text>')
-    o.append(f'<text x="{X(10**x1) - 4:.1f}" y="{Y(peak) - 6:.1f}" text-anchor="end">fp32 peak {peak / 1000:.1f} TFLOP/s (datasheet)</text>')
+    o.append(f'<text x="{X(10**x1) - 4:.1f}" y="{Y(peak) - 6:.1f}" text-anchor="end">'
+             f'fp32 peak {peak / 1000:.1f} TFLOP/s (datasheet)</text>')
     if mm:
         o.append(f'<line x1="{X(mm / bw):.1f}" y1="{Y(mm):.1f}" x2="{X(10**x1):.1f}" y2="{Y(mm):.1f}" '
                  'stroke="#000" stroke-dasharray="6 4"/>')
@@ -497,9 +505,11 @@ def _marker(i, x, y, c):
     elif i % 4 == 1:
         m = f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r}" height="{2 * r}" fill="{c}"/>'
     elif i % 4 == 2:
-        m = f'<polygon points="{x:.1f},{y - r - 1:.1f} {x + r + 1:.1f},{y + r:.1f} {x - r - 1:.1f},{y + r:.1f}" fill="{c}"/>'
+        m = (f'<polygon points="{x:.1f},{y - r - 1:.1f} {x + r + 1:.1f},{y + r:.1f} {x - r - 1:.1f},{y + r:.1f}" '
+             f'fill="{c}"/>')
     else:
-        m = f'<polygon points="{x:.1f},{y - r - 1:.1f} {x + r + 1:.1f},{y:.1f} {x:.1f},{y + r + 1:.1f} {x - r - 1:.1f},{y:.1f}" fill="{c}"/>'
+        m = (f'<polygon points="{x:.1f},{y - r - 1:.1f} {x + r + 1:.1f},{y:.1f} {x:.1f},{y + r + 1:.1f} '
+             f'{x - r - 1:.1f},{y:.1f}" fill="{c}"/>')
     if i >= 4:  # second round of shapes: hollow
         m = m.replace(f'fill="{c}"', f'fill="none" stroke="{c}" stroke-width="2"')
     return "<g>" + m
@@ -529,7 +539,8 @@ def fallback_table(results) -> str:
 
 def markdown(results) -> str:
     """One table: rows (N, d, heads, causal), columns per kernel and limits mode, GFLOP/s."""
-    lines = ["| limits | heads | N | d | mask | kernel (shader) | median ms | GFLOP/s | GB/s (emulator bytes) | samples | method |",
+    lines = ["| limits | heads | N | d | mask | kernel (shader) | median ms | GFLOP/s | GB/s (emulator bytes) | "
+             "samples | method |",
              "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
     for r in results["rows"]:
         mask = "causal" if r["causal"] else "full"
@@ -541,13 +552,16 @@ def markdown(results) -> str:
             lines.append(head + f" skipped: {r['skipped']} | | | | |")
         else:
             gb = f"{r['gbps']:.0f}" if "gbps" in r else ""
-            lines.append(head + f" {r['medianMs']:.3f} | {r['gflops']:.0f} | {gb} | {len(r['samples'])}×{r['reps']} | {r['method']} |")
+            lines.append(head + f" {r['medianMs']:.3f} | {r['gflops']:.0f} | {gb} | "
+                                f"{len(r['samples'])}×{r['reps']} | {r['method']} |")
     if results.get("torch"):
-        lines += ["", "| PyTorch SDPA fp32 | heads | N | d | mask | median ms | GFLOP/s |", "|---|---:|---:|---:|---|---:|---:|"]
+        lines += ["", "| PyTorch SDPA fp32 | heads | N | d | mask | median ms | GFLOP/s |",
+                  "|---|---:|---:|---:|---|---:|---:|"]
         for t in results["torch"]:
             mask = "causal" if t["causal"] else "full"
             if "medianMs" in t:
-                lines.append(f"| {t.get('backend', '')} | {t['heads']} | {t['n']:,} | {t['d']} | {mask} | {t['medianMs']:.3f} | {t['gflops']:.0f} |")
+                lines.append(f"| {t.get('backend', '')} | {t['heads']} | {t['n']:,} | {t['d']} | {mask} | "
+                             f"{t['medianMs']:.3f} | {t['gflops']:.0f} |")
             else:
                 lines.append(f"| error | {t['heads']} | {t['n']:,} | {t['d']} | {mask} | {t.get('error', '')} | |")
     return "\n".join(lines) + "\n"

@@ -92,7 +92,8 @@ def main(argv=None) -> None:
                     err = float(np.abs(O - reference(Q, K, V, True)).max())
                     res = runner.time("fused", a.n, d, a.heads, False)
                     print(f"subgroups={sg} d={d} {br}x{bc} R={r} TX={tx} shader={runner.shader('fused', d)}: "
-                          f"{res['medianMs']:.3f} ms, {host.gflops(a.n, d, a.heads, False) / (res['medianMs'] * 1e6):.0f} "
+                          f"{res['medianMs']:.3f} ms, "
+                          f"{host.gflops(a.n, d, a.heads, False) / (res['medianMs'] * 1e6):.0f} "
                           f"GFLOP/s, max error {err:.1e}", flush=True)
 
 

@@ -127,7 +127,7 @@ MIRROR_CASES = [  # (n, d, causal, workgroup bytes): ragged N, several tiles, d 
 def test_mirror_within_bound(kernel, n, d, causal, m):
     r = bw.check(kernel, n, d, causal, seed=1, workgroup_bytes=m)
     assert r["passed"], r["tensors"]
-    for name, t in r["tensors"].items():
+    for _name, t in r["tensors"].items():
         assert t["nan_entries"] == 0
         assert t["worst_ratio"] <= 1.0 and t["max_abs_error"] <= t["max_bound"]
     if n > 1:

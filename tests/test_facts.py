@@ -284,8 +284,9 @@ def test_numpy_forward_pass_matches_transformers_to_1e_4_on_every_layer(model):
     hooks = []
     for layer, block in enumerate(ref.encoder.layer):
         for name in ("query", "key", "value"):
+            key = (layer, name[0].upper())
             hooks.append(getattr(block.attention.self, name).register_forward_hook(
-                lambda mod, i, o, key=(layer, name[0].upper()): caught.__setitem__(key, o.detach().numpy()[0])))
+                lambda mod, i, o, key=key: caught.__setitem__(key, o.detach().numpy()[0])))
     _, ids = model.encode(sentences.PROBE)
     with torch.no_grad():
         ref(torch.from_numpy(ids)[None])
