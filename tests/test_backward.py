@@ -149,7 +149,8 @@ def test_bound_covers_a_gpus_rounding_after_every_addition(kernel, monkeypatch):
 
     def sequential(a, b):
         acc = 0.0
-        for x, y in zip(a, b, strict=True):
+        # (a causal row passes its visible keys only: the shorter list sets the length)
+        for x, y in zip(a, b, strict=False):
             acc = bw.f32(acc + bw.f32(x * y))
         return acc
 
