@@ -39,7 +39,7 @@ def load_exercise(slug: str) -> dict:
     ex["ladder"] = [s["title"] for s in ex["steps"]]
     for step in ex["steps"]:
         step["key"] = f"{slug}/{step['id']}"
-        for name in content.STEP_FILES:
+        for name in (*content.STEP_FILES, "starter.wgsl", "solution.wgsl"):  # .wgsl: exercise 4
             step[name.replace(".", "_")] = content.read(step, name)
         step["hints"] = _hints(step["hints_md"])
         step["fig"] = predict_figures(step) if step.get("kind") == "predict" else {}

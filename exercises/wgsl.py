@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import re
 
-from emulator.check import check_output
+from emulator.check import check_arrays, check_output
+from emulator.inputs import random_qkv
 from emulator.tiling import lesson_blocks
 from emulator.traffic import count
 
@@ -226,10 +227,14 @@ def _walk(text: str, lo: int, hi: int, varying: set, barrier_at: list) -> tuple[
 STATIC_CHECKS = {"no_infinity": check_no_infinity, "uniform_barriers": check_uniform_barriers}
 
 
-def static_problems(source: str, names) -> list[str]:
-    """Problems from the named static checks, plus a changed instrument header."""
+def static_problems(source: str, names, reference: str | None = None) -> list[str]:
+    """Problems from the named static checks, plus a changed instrument header.
+
+    reference: fused.wgsl's text (the page passes the copy it fetched; by default the
+    file is read from kernels_wgsl/).
+    """
     problems = []
-    fused_header = header_block(_fused_source())
+    fused_header = header_block(reference if reference is not None else _fused_source())
     got = header_block(source)
     if fused_header is not None and got != fused_header:
         problems.append("the instrument header (counters binding to the end of fn tally) was changed or "
@@ -297,3 +302,71 @@ def judge(outputs: list, q: list, k: list, v: list, causal: bool, workgroup_byte
     return {"passed": True, "check": report, "expected_bytes": want.total_bytes, "counted_bytes": got_total,
             "message": f"{case}: every checked row within its bound"
                        + (f"; {got_total:,} B, as the emulator counts" if got_total is not None else "")}
+
+
+def cases(step_id: str, workgroup_bytes: int | None = None) -> list[dict]:
+    """The step's runs: [{n, d, causal, workgroup_bytes, constants, q, k, v}] with Q, K, V
+    seeded (emulator.inputs.random_qkv, seed 0) as flat row-major lists of float32 values,
+    at the declared M (default: the step's). Raises emulator.tiling.InputError for an M
+    whose tiles do not fit."""
+    entry = step_entry(step_id)
+    m = workgroup_bytes or entry["workgroup_bytes"]
+    out = []
+    for n, d, causal in entry["cases"]:
+        q, k, v = random_qkv(n, d, 0)
+        out.append({"n": n, "d": d, "causal": causal, "workgroup_bytes": m, "constants": tiling(d, m),
+                    "q": [x for row in q for x in row], "k": [x for row in k for x in row],
+                    "v": [x for row in v for x in row]})
+    return out
+
+
+def mirror(step_id: str) -> list[dict]:
+    """Without WebGPU: the emulator's float32 fused mirror (emulator.attention.fused, the
+    same tile walk as the shader) on each of the step's cases, checked against float64
+    (emulator.check.check_arrays), beside the byte count of that walk.
+    Returns [{n, d, causal, passed, message, expected_bytes}]."""
+    entry = step_entry(step_id)
+    m = entry["workgroup_bytes"]
+    out = []
+    for n, d, causal in entry["cases"]:
+        q, k, v = random_qkv(n, d, 0)
+        report = check_arrays("fused", q, k, v, causal, m)
+        want = count("fused", n, d, causal, m).total_bytes
+        case = f"N = {n}, d = {d}, {'causal' if causal else 'full'}"
+        out.append({"n": n, "d": d, "causal": causal, "passed": report["passed"], "expected_bytes": want,
+                    "message": f"{case}: the mirror's largest error is {report['max_abs_error']:.3g} over "
+                               f"{report['rows_checked']:,} checked rows, B_r = {report['block_rows']}, "
+                               f"B_c = {report['block_cols']}; the walk moves {want:,} B"})
+    return out
+
+
+def _rows(flat: list, n: int, d: int) -> list:
+    return [list(flat[i * d:(i + 1) * d]) for i in range(n)]
+
+
+def handle(request: dict) -> dict:
+    """The page worker's ops for this exercise (exercises.runner.handle passes "wgsl-*"):
+    wgsl-static {step, source, reference} -> {problems};
+    wgsl-cases {step} -> {cases};
+    wgsl-judge {step, index, o (flat N*d), counts} -> judge's verdict;
+    wgsl-mirror {step} -> {results}."""
+    op = request.get("op")
+    if op == "wgsl-static":
+        names = step_entry(request["step"]).get("static", [])
+        return {"ok": True, "result": {"problems": static_problems(request["source"], names,
+                                                                    request.get("reference"))}}
+    if op == "wgsl-cases":
+        return {"ok": True, "result": {"cases": cases(request["step"], request.get("workgroup_bytes"))}}
+    if op == "wgsl-judge":
+        entry = step_entry(request["step"])
+        n, d, causal = entry["cases"][request["index"]]
+        q, k, v = random_qkv(n, d, 0)
+        m = request.get("workgroup_bytes") or entry["workgroup_bytes"]
+        verdict = judge(_rows(request["o"], n, d), q, k, v, causal, m, request.get("counts"))
+        verdict["check"] = {key: verdict["check"].get(key) for key in (
+            "passed", "max_abs_error", "rows_checked", "rows_description", "first_failing_row",
+            "first_failing_tile", "block_rows", "block_cols")}
+        return {"ok": True, "result": verdict}
+    if op == "wgsl-mirror":
+        return {"ok": True, "result": {"results": mirror(request["step"])}}
+    return {"ok": False, "message": f"unknown op {op!r}"}

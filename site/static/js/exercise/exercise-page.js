@@ -6,6 +6,7 @@ import { ExerciseRunner } from "./runner.js";
 import { createEditor } from "./editor.js";
 import * as progress from "./progress.js";
 import { fill, setupPanel, updateProgressLine } from "./panel.js";
+import { setupWgslStep } from "./wgsl-step.js";
 
 const steps = document.getElementById("steps");
 const msg = steps.dataset;
@@ -205,6 +206,7 @@ function refresh() {
 
 for (const section of sections) {
   if (section.dataset.kind === "predict") setupPredictStep(section);
+  else if (section.dataset.kind === "wgsl") setupWgslStep(section, { send, setBusy, refresh });
   else setupCodeStep(section);
   setupProbeSentence(section);
   section.querySelector(".cancel-button").addEventListener("click", () => runner.cancel());
