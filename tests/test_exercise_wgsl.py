@@ -229,3 +229,21 @@ def test_the_scratch_skeleton_compiles_and_fails_with_o_all_zero(device):
     assert not verdict["passed"] and "row 0 (query tile 0)" in verdict["message"]
     # The loads and the store are in place already: the bytes are right from the start.
     assert verdict["counted_bytes"] == verdict["expected_bytes"]
+
+
+@pytest.mark.gpu
+def test_the_harden_starter_with_only_its_static_faults_fixed_still_fails_ragged_or_causal(device):
+    src = _src("harden/starter.wgsl")
+    assert "const NEG_INF: f32 = bitcast<f32>(0xff800000u);" in src and "if (row >= n) { return; }" in src
+    src = src.replace("bitcast<f32>(0xff800000u)", "-3.0e38").replace("  if (row >= n) { return; }\n", "")
+    src = src.replace("NEG_INF", "NEG_BIG_TOO")
+    assert wgsl.static_problems(src, ["no_infinity", "uniform_barriers"]) == []
+    entry = wgsl.step_entry("harden")
+    messages = []
+    for n, d, causal in entry["cases"]:
+        q, k, v, out, counted = run_source(device, src, n, d, causal, entry["workgroup_bytes"])
+        verdict = wgsl.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted)
+        if not verdict["passed"]:
+            messages.append(verdict["message"])
+    assert any("causal" in m for m in messages), messages
+    assert len(messages) >= 3, messages
