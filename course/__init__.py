@@ -67,7 +67,7 @@ def load_exercise(slug: str) -> dict:
                              for name in ("kernel.py", "weak_tests.py") if (folder / name).is_file()}
     for step in ex["steps"]:
         step["key"] = f"{slug}/{step['id']}"
-        for name in content.STEP_FILES:
+        for name in (*content.STEP_FILES, "starter.wgsl", "solution.wgsl"):  # .wgsl: exercise 4
             step[name.replace(".", "_")] = content.read(step, name)
         step["hints"] = _hints(step["hints_md"])
         step["fig"] = predict_figures(step) if step.get("kind") == "predict" else {}

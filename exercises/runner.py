@@ -204,6 +204,10 @@ def handle(request: dict) -> dict:
             return json_safe(judge(request["slug"], request.get("request") or {}))
         if request.get("op") == "run":
             return {"ok": True, "result": run(request["source"], seconds=None)}
+        if str(request.get("op", "")).startswith("wgsl-"):  # exercise 4: exercises/wgsl.py
+            from . import wgsl
+
+            return wgsl.handle(request)
         if request.get("op") == "check":
             return {"ok": True, "result": check(request["slug"], request["step"], request["source"], seconds=None)}
         return {"ok": False, "message": f"unknown op {request.get('op')!r}"}

@@ -7,7 +7,7 @@
 // Keyboard: Tab indents; Escape then Tab moves focus out (CodeMirror's
 // tab-focus mode), so the editor never traps the keyboard.
 import {
-  EditorView, basicSetup, EditorState, keymap, indentWithTab, python,
+  EditorView, basicSetup, EditorState, keymap, indentWithTab, python, wgsl,
   HighlightStyle, syntaxHighlighting, tags,
 } from "../../../vendor/codemirror/codemirror.js";
 
@@ -38,10 +38,11 @@ const highlight = HighlightStyle.define([
 
 /**
  * Mount an editor in `host` (inside a new shadow root).
- * options: {doc: string, label: string (accessible name), onChange(text)}.
+ * options: {doc: string, label: string (accessible name), onChange(text),
+ * language: "python" (default) or "wgsl"}.
  * Returns {get value(), set value(text), focus(), view}.
  */
-export function createEditor(host, { doc, label, onChange }) {
+export function createEditor(host, { doc, label, onChange, language = "python" }) {
   const shadow = host.attachShadow({ mode: "open" });
   const mount = document.createElement("div");
   shadow.appendChild(mount);
@@ -52,7 +53,7 @@ export function createEditor(host, { doc, label, onChange }) {
       doc,
       extensions: [
         basicSetup,
-        python(),
+        language === "wgsl" ? wgsl() : python(),
         keymap.of([indentWithTab]),
         theme,
         syntaxHighlighting(highlight),

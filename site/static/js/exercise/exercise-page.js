@@ -6,6 +6,7 @@ import { ExerciseRunner } from "./runner.js";
 import { createEditor } from "./editor.js";
 import * as progress from "./progress.js";
 import { fill, setupPanel, updateProgressLine } from "./panel.js";
+import { setupWgslStep } from "./wgsl-step.js";
 
 const steps = document.getElementById("steps");
 const msg = steps.dataset;
@@ -365,7 +366,12 @@ function refresh() {
   updateProgressLine();
 }
 
-const SETUP = { predict: setupPredictStep, "predict-tests": setupPredictTestsStep, "break-inputs": setupBreakStep };
+const SETUP = {
+  predict: setupPredictStep,
+  "predict-tests": setupPredictTestsStep,
+  "break-inputs": setupBreakStep,
+  wgsl: (section) => setupWgslStep(section, { send, setBusy, refresh }),
+};
 
 function setupHints(section) {
   section.querySelector(".hint-button").addEventListener("click", () => {
