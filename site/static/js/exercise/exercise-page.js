@@ -21,7 +21,8 @@ let restoring = false; // set while progress is loaded into the editors (not a l
 const runner = new ExerciseRunner({
   seconds,
   onBoot: (stage) => {
-    if (activeSection && runner.busy && stage === "python") activeSection.querySelector(".step-status").textContent = msg.msgBooting;
+    if (activeSection && runner.busy && stage === "python")
+      activeSection.querySelector(".step-status").textContent = msg.msgBooting;
   },
 });
 
@@ -55,11 +56,14 @@ function showState(section) {
 
 function showHints(section, count) {
   const hints = [...section.querySelectorAll(".hint-item")];
-  hints.forEach((h, i) => { h.hidden = i >= count; });
+  hints.forEach((h, i) => {
+    h.hidden = i >= count;
+  });
   const button = section.querySelector(".hint-button");
   const shown = Math.min(count, hints.length);
   button.disabled = shown >= hints.length;
-  button.textContent = shown >= hints.length ? msg.msgHintDone : fill(msg.msgHintMore, { k: shown + 1, n: hints.length });
+  button.textContent =
+    shown >= hints.length ? msg.msgHintDone : fill(msg.msgHintMore, { k: shown + 1, n: hints.length });
 }
 
 function renderPrinted(section, text, error) {
@@ -90,7 +94,11 @@ function renderReport(section, report) {
       li.append(el("p", "result-message", r.message));
       if (r.expected || r.got) {
         const dl = el("dl", "result-values");
-        for (const [label, value] of [[msg.msgInput, r.input], [msg.msgExpected, r.expected], [msg.msgGot, r.got]]) {
+        for (const [label, value] of [
+          [msg.msgInput, r.input],
+          [msg.msgExpected, r.expected],
+          [msg.msgGot, r.got],
+        ]) {
           if (!value) continue;
           dl.append(el("dt", "", label), el("dd", "", value));
         }
@@ -180,15 +188,19 @@ function setupPredictTestsStep(section) {
     const reply = await judge(section, { op: "predict", predictions: values }, msg.msgChecking);
     if (!reply) return;
     section.querySelector(".step-status").textContent = report.ok
-      ? fill(msg.msgPass, { total: report.total }) : fill(msg.msgFail, { passed: report.passed, total: report.total });
+      ? fill(msg.msgPass, { total: report.total })
+      : fill(msg.msgFail, { passed: report.passed, total: report.total });
     for (const r of reply.results) {
       const fs = form.querySelector(`fieldset.bug[data-bug="${r.bug}"]`);
       const box = fs.querySelector(".truth");
       box.replaceChildren();
       box.className = `truth ${r.ok ? "right" : "wrong"}`;
       const head = el("p", "truth-head");
-      head.append(el("strong", "", r.ok ? msg.msgRight : msg.msgNotQuite), " ",
-        fill(msg.msgTruth, { tests: r.actual.length ? r.actual.join(", ") : msg.msgNone }));
+      head.append(
+        el("strong", "", r.ok ? msg.msgRight : msg.msgNotQuite),
+        " ",
+        fill(msg.msgTruth, { tests: r.actual.length ? r.actual.join(", ") : msg.msgNone }),
+      );
       box.append(head);
       // the judge's message starts "not quite: ", which the head already says
       if (!r.ok) box.append(el("p", "truth-detail", r.message.replace(/^not quite: /, "")));
@@ -211,16 +223,28 @@ function setupBreakStep(section) {
   const areas = [...form.querySelectorAll("textarea")];
   let timer = null;
   const values = () => Object.fromEntries(areas.map((a) => [a.name, a.value]));
-  const save = () => { clearTimeout(timer); progress.update(key, (s) => { s.answer = values(); }); };
+  const save = () => {
+    clearTimeout(timer);
+    progress.update(key, (s) => {
+      s.answer = values();
+    });
+  };
   const restore = () => {
     const answer = (progress.load().steps[key] || {}).answer || {};
     for (const a of areas) a.value = answer[a.name] || "";
-    for (const v of form.querySelectorAll(".verdict")) { v.textContent = ""; v.dataset.state = ""; }
+    for (const v of form.querySelectorAll(".verdict")) {
+      v.textContent = "";
+      v.dataset.state = "";
+    }
     section.querySelector(".suite-table").hidden = true;
   };
   restore();
   section.restore = restore;
-  for (const a of areas) a.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(save, 300); });
+  for (const a of areas)
+    a.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(save, 300);
+    });
   for (const button of form.querySelectorAll(".try-button")) {
     button.addEventListener("click", async () => {
       save();
@@ -249,7 +273,8 @@ function setupBreakStep(section) {
     const suite = await judge(section, { op: "suite", texts: filled }, msg.msgChecking);
     if (!suite) return;
     section.querySelector(".step-status").textContent = report.ok
-      ? fill(msg.msgPass, { total: report.total }) : fill(msg.msgFail, { passed: report.passed, total: report.total });
+      ? fill(msg.msgPass, { total: report.total })
+      : fill(msg.msgFail, { passed: report.passed, total: report.total });
     const body = section.querySelector(".suite-table tbody");
     body.replaceChildren();
     for (const row of suite.kernels) {
@@ -259,8 +284,11 @@ function setupBreakStep(section) {
       th.scope = "row";
       const good = row.kernel === "correct" ? msg.msgStillPasses : msg.msgCaught;
       const bad = row.kernel === "correct" ? msg.msgWronglyFails : msg.msgNotCaught;
-      tr.append(th, el("td", "", row.failed.length ? row.failed.join(", ") : msg.msgNone),
-        el("td", "suite-verdict", row.caught ? good : bad));
+      tr.append(
+        th,
+        el("td", "", row.failed.length ? row.failed.join(", ") : msg.msgNone),
+        el("td", "suite-verdict", row.caught ? good : bad),
+      );
       body.append(tr);
     }
     section.querySelector(".suite-table").hidden = false;
@@ -305,11 +333,22 @@ function setupCodeStep(section) {
     onChange: (text) => {
       if (restoring) return;
       clearTimeout(timer);
-      timer = setTimeout(() => progress.update(key, (s) => { s.code = text; }), 300);
+      timer = setTimeout(
+        () =>
+          progress.update(key, (s) => {
+            s.code = text;
+          }),
+        300,
+      );
     },
   });
   host.editor = editor;
-  const flush = () => { clearTimeout(timer); progress.update(key, (s) => { s.code = editor.value; }); };
+  const flush = () => {
+    clearTimeout(timer);
+    progress.update(key, (s) => {
+      s.code = editor.value;
+    });
+  };
   section.querySelector(".run-button").addEventListener("click", async () => {
     flush();
     section.querySelector(".step-results").hidden = true;
@@ -318,8 +357,14 @@ function setupCodeStep(section) {
     renderPrinted(section, out.output, out.error);
     section.querySelector(".step-status").textContent = out.error ? msg.msgDidNotLoad : msg.msgRan;
   });
-  section.querySelector(".check-button").addEventListener("click", () => { flush(); check(section, editor.value); });
-  section.querySelector(".restore-button").addEventListener("click", () => { editor.value = starter; flush(); });
+  section.querySelector(".check-button").addEventListener("click", () => {
+    flush();
+    check(section, editor.value);
+  });
+  section.querySelector(".restore-button").addEventListener("click", () => {
+    editor.value = starter;
+    flush();
+  });
 }
 
 function setupPredictStep(section) {
@@ -334,7 +379,9 @@ function setupPredictStep(section) {
     const values = {};
     for (const input of form.querySelectorAll("input")) values[input.name] = input.value;
     // The checker receives a tiny module; JSON strings are valid Python string literals.
-    const source = Object.entries(values).map(([k, v]) => `${k} = ${JSON.stringify(v)}\n`).join("");
+    const source = Object.entries(values)
+      .map(([k, v]) => `${k} = ${JSON.stringify(v)}\n`)
+      .join("");
     check(section, source, { answer: values });
   });
 }
@@ -349,12 +396,22 @@ function setupProbeSentence(section) {
   const self = section.querySelector("#probe-self");
   self.checked = Boolean(record.selfAssessed);
   box.hidden = !record.answerShown;
-  area.addEventListener("input", () => progress.update(key, (s) => { s.sentence = area.value; }));
+  area.addEventListener("input", () =>
+    progress.update(key, (s) => {
+      s.sentence = area.value;
+    }),
+  );
   section.querySelector(".show-answer").addEventListener("click", () => {
     box.hidden = false;
-    progress.update(key, (s) => { s.answerShown = true; });
+    progress.update(key, (s) => {
+      s.answerShown = true;
+    });
   });
-  self.addEventListener("change", () => progress.update(key, (s) => { s.selfAssessed = self.checked; }));
+  self.addEventListener("change", () =>
+    progress.update(key, (s) => {
+      s.selfAssessed = self.checked;
+    }),
+  );
 }
 
 function refresh() {
@@ -375,7 +432,9 @@ const SETUP = {
 
 function setupHints(section) {
   section.querySelector(".hint-button").addEventListener("click", () => {
-    progress.update(section.dataset.key, (s) => { s.hints = (s.hints || 0) + 1; });
+    progress.update(section.dataset.key, (s) => {
+      s.hints = (s.hints || 0) + 1;
+    });
     refresh();
     const shown = [...section.querySelectorAll(".hint-item")].filter((h) => !h.hidden);
     if (shown.length) {

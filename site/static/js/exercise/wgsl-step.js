@@ -45,7 +45,13 @@ export function setupWgslStep(section, ctx) {
     language: "wgsl",
     onChange: (text) => {
       clearTimeout(timer);
-      timer = setTimeout(() => progress.update(key, (s) => { s.code = text; }), 300);
+      timer = setTimeout(
+        () =>
+          progress.update(key, (s) => {
+            s.code = text;
+          }),
+        300,
+      );
     },
   });
   host.editor = editor;
@@ -61,7 +67,12 @@ export function setupWgslStep(section, ctx) {
     ctx.setBusy(section, true);
     return reply;
   };
-  const flush = () => { clearTimeout(timer); progress.update(key, (s) => { s.code = editor.value; }); };
+  const flush = () => {
+    clearTimeout(timer);
+    progress.update(key, (s) => {
+      s.code = editor.value;
+    });
+  };
   const gpu = hasWebGpu();
   const noGpu = document.querySelector(".wgsl-no-gpu");
   if (!gpu) {
@@ -105,7 +116,13 @@ export function setupWgslStep(section, ctx) {
       title.append(el("span", "result-mark", r.passed ? "pass" : "fail"), " ", r.message);
       li.append(title);
       if (r.counted_bytes !== undefined && r.counted_bytes !== null) {
-        li.append(el("p", "result-message", `Bytes counted ${r.counted_bytes.toLocaleString("en")}, emulator ${r.expected_bytes.toLocaleString("en")}.`));
+        li.append(
+          el(
+            "p",
+            "result-message",
+            `Bytes counted ${r.counted_bytes.toLocaleString("en")}, emulator ${r.expected_bytes.toLocaleString("en")}.`,
+          ),
+        );
       }
       list.append(li);
     }
@@ -118,7 +135,12 @@ export function setupWgslStep(section, ctx) {
     const st = await send(section, { op: "wgsl-static", step, source: editor.value, reference }, msg.msgCompiling);
     if (!st) return { clean: false, compiled: false };
     const lineOf = (p) => Number((p.match(/^line (\d+)/) || [])[1]) || 0;
-    const items = st.problems.map((p) => ({ type: "error", line: lineOf(p), column: 0, message: p.replace(/^line \d+: /, "") }));
+    const items = st.problems.map((p) => ({
+      type: "error",
+      line: lineOf(p),
+      column: 0,
+      message: p.replace(/^line \d+: /, ""),
+    }));
     let compiled = { messages: [] };
     if (gpu) {
       status.textContent = msg.msgCompiling;
@@ -141,8 +163,15 @@ export function setupWgslStep(section, ctx) {
     for (const [index, c] of cases.entries()) {
       status.textContent = fill(msg.msgRunning, { k: index + 1, n: cases.length });
       const out = await runSource({
-        code: editor.value, n: c.n, d: c.d, causal: c.causal, constants: c.constants, workgroupBytes: m,
-        q: new Float32Array(c.q), k: new Float32Array(c.k), v: new Float32Array(c.v),
+        code: editor.value,
+        n: c.n,
+        d: c.d,
+        causal: c.causal,
+        constants: c.constants,
+        workgroupBytes: m,
+        q: new Float32Array(c.q),
+        k: new Float32Array(c.k),
+        v: new Float32Array(c.v),
       });
       const verdict = await send(
         section,
@@ -167,45 +196,49 @@ export function setupWgslStep(section, ctx) {
     }
   }
 
-  section.querySelector(".run-button").addEventListener("click", () => guarded(async () => {
-    section.querySelector(".step-results").hidden = true;
-    const { compiled } = await precheck();
-    if (!compiled) return;
-    const rows = await runCases(1);
-    if (!rows) return;
-    showResults(rows);
-    status.textContent = fill(msg.msgRan, { message: rows[0].message });
-  }));
-
-  section.querySelector(".check-button").addEventListener("click", () => guarded(async () => {
-    section.querySelector(".step-results").hidden = true;
-    const { clean } = await precheck();
-    let rows = [];
-    if (clean) {
-      rows = await runCases(0);
+  section.querySelector(".run-button").addEventListener("click", () =>
+    guarded(async () => {
+      section.querySelector(".step-results").hidden = true;
+      const { compiled } = await precheck();
+      if (!compiled) return;
+      const rows = await runCases(1);
       if (!rows) return;
       showResults(rows);
-    }
-    const passed = clean && rows.every((r) => r.passed);
-    const total = rows.length;
-    if (clean) {
-      status.textContent = passed
-        ? fill(msg.msgPass, { total })
-        : fill(msg.msgFail, { passed: rows.filter((r) => r.passed).length, total });
-    }
-    progress.update(key, (s) => {
-      s.checks = (s.checks || 0) + 1;
-      if (passed) {
-        s.passed = true;
-        s.passedCode = editor.value;
-        s.passedAt = new Date().toISOString();
-      } else {
-        s.fails = (s.fails || 0) + 1;
+      status.textContent = fill(msg.msgRan, { message: rows[0].message });
+    }),
+  );
+
+  section.querySelector(".check-button").addEventListener("click", () =>
+    guarded(async () => {
+      section.querySelector(".step-results").hidden = true;
+      const { clean } = await precheck();
+      let rows = [];
+      if (clean) {
+        rows = await runCases(0);
+        if (!rows) return;
+        showResults(rows);
       }
-    });
-    section.querySelector(".time-button").hidden = !passed;
-    ctx.refresh();
-  }));
+      const passed = clean && rows.every((r) => r.passed);
+      const total = rows.length;
+      if (clean) {
+        status.textContent = passed
+          ? fill(msg.msgPass, { total })
+          : fill(msg.msgFail, { passed: rows.filter((r) => r.passed).length, total });
+      }
+      progress.update(key, (s) => {
+        s.checks = (s.checks || 0) + 1;
+        if (passed) {
+          s.passed = true;
+          s.passedCode = editor.value;
+          s.passedAt = new Date().toISOString();
+        } else {
+          s.fails = (s.fails || 0) + 1;
+        }
+      });
+      section.querySelector(".time-button").hidden = !passed;
+      ctx.refresh();
+    }),
+  );
 
   section.querySelector(".mirror-button").addEventListener("click", async () => {
     const got = await ctx.send(section, { op: "wgsl-mirror", step }, msg.msgJudging);
@@ -215,23 +248,37 @@ export function setupWgslStep(section, ctx) {
   });
 
   section.querySelector(".time-button").hidden = !(gpu && (progress.load().steps[key] || {}).passed);
-  section.querySelector(".time-button").addEventListener("click", () => guarded(async () => {
-    const m = Number(select.value);
-    status.textContent = fill(msg.msgTiming, { n: TIME_N, d: TIME_D });
-    const br = (m / 2) / (4 * TIME_D);
-    const size = TIME_N * TIME_D;
-    const rand = () => Float32Array.from({ length: size }, () => Math.random() * 2 - 1);
-    const yours = await runSource({
-      code: editor.value, n: TIME_N, d: TIME_D, causal: false, workgroupBytes: m,
-      constants: { D: TIME_D, BR: br, BC: br / 2 }, q: rand(), k: rand(), v: rand(), timeRuns: TIME_RUNS,
-    });
-    const fused = await timeKernels({ n: TIME_N, d: TIME_D, kernels: ["fused"], workgroupBytes: m });
-    const f = fused.kernels.fused;
-    status.textContent = fill(msg.msgTimed, {
-      n: TIME_N, d: TIME_D, yours: yours.medianMs.toFixed(2), runs: TIME_RUNS, fused: f.medianMs.toFixed(2),
-      method: fused.method === "timestamp" ? "GPU timestamps" : "wall clock",
-    });
-  }));
+  section.querySelector(".time-button").addEventListener("click", () =>
+    guarded(async () => {
+      const m = Number(select.value);
+      status.textContent = fill(msg.msgTiming, { n: TIME_N, d: TIME_D });
+      const br = m / 2 / (4 * TIME_D);
+      const size = TIME_N * TIME_D;
+      const rand = () => Float32Array.from({ length: size }, () => Math.random() * 2 - 1);
+      const yours = await runSource({
+        code: editor.value,
+        n: TIME_N,
+        d: TIME_D,
+        causal: false,
+        workgroupBytes: m,
+        constants: { D: TIME_D, BR: br, BC: br / 2 },
+        q: rand(),
+        k: rand(),
+        v: rand(),
+        timeRuns: TIME_RUNS,
+      });
+      const fused = await timeKernels({ n: TIME_N, d: TIME_D, kernels: ["fused"], workgroupBytes: m });
+      const f = fused.kernels.fused;
+      status.textContent = fill(msg.msgTimed, {
+        n: TIME_N,
+        d: TIME_D,
+        yours: yours.medianMs.toFixed(2),
+        runs: TIME_RUNS,
+        fused: f.medianMs.toFixed(2),
+        method: fused.method === "timestamp" ? "GPU timestamps" : "wall clock",
+      });
+    }),
+  );
 
   return { editor, offerAfter: OFFER_AFTER_FAILS };
 }
