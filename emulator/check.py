@@ -24,7 +24,33 @@ from operator import mul
 
 from . import attention as att
 from .inputs import random_qkv
-from .tiling import CHECK_ALL_ROWS_MAX_N, M_DEFAULT, Tiling, make_tiling
+from .tiling import CHECK_ALL_ROWS_MAX_N, M_DEFAULT, MANIFEST, Tiling, make_tiling
+
+# How the checker calls each float32 mirror a manifest entry names ("mirror":
+# "module.function"): f(dots, vt, d, B_c, s32, plain_e) -> (O row, extra).
+_MIRROR_CALLS = {
+    "attention.plain": lambda dots, vt, d, bc, s32, pe: att.plain(dots, vt, d, s32=s32),
+    "attention.fused": lambda dots, vt, d, bc, s32, pe: att.fused(dots, vt, d, bc, rescale=True,
+                                                                  s32=s32, plain_e=pe),
+    "attention.fused_no_rescale": lambda dots, vt, d, bc, s32, pe: att.fused(dots, vt, d, bc, rescale=False,
+                                                                             s32=s32, plain_e=pe),
+}
+
+
+def mirror_of(kernel: str):
+    """The float32 mirror of a forward ``kernel``, as its manifest entry names it.
+
+    Returns f(dots, vt, d, block_cols, s32, plain_e) -> (O row, extra).
+    Raises KeyError for a kernel or mirror the checker does not know.
+    """
+    return _MIRROR_CALLS[MANIFEST["kernels"][kernel]["mirror"]]
+
+
+def stores_scores(kernel: str) -> bool:
+    """Whether ``kernel`` writes S to global memory (the plain schedule): it is
+    then its own reference for FlashAttention's 2× rule, which fused kernels
+    are held to (manifest passes)."""
+    return any("S" in spec["writes"] for spec in MANIFEST["kernels"][kernel]["passes"])
 
 MIDDLE_ROWS = 64
 
@@ -127,8 +153,8 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
     vmax_prefix, kmax_prefix = prep["vmax_prefix"], prep["kmax_prefix"]
 
     bc = tiling.block_cols
-    fused_kind = kernel != "plain"
-    rescale = kernel == "fused"
+    fused_kind = not stores_scores(kernel)
+    run_mirror = mirror_of(kernel) if outputs is None else None
     max_err = plain_err = max_bound = 0.0
     worst_bound = 0.0
     worst_row = None
@@ -150,14 +176,13 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
         bound = att.row_bound(p, s64, vmax_prefix[nk - 1], _norm(qi), kmax_prefix[nk - 1],
                               d, -(-nk // bc), shifted)
         s32 = att.scores32(dots, d) if (outputs is None or fused_kind) else None
+        plain_e = None
         if fused_kind:
             po, _, plain_e = att._plain(dots, vt, d, s32)
         if outputs is not None:
             o = outputs[i]
-        elif kernel == "plain":
-            o, _ = att.plain(dots, vt, d, s32=s32)
         else:
-            o, _ = att.fused(dots, vt, d, bc, rescale=rescale, s32=s32, plain_e=plain_e)
+            o, _ = run_mirror(dots, vt, d, bc, s32, plain_e)
         err = 0.0
         bad = False
         for a, b in zip(o, ref_o, strict=True):
@@ -215,7 +240,7 @@ def merge(parts: list, rows_planned: int | None = None) -> dict:
             raise ValueError("partial reports of different checks cannot be merged")
     kernel, n, d, causal = head["kernel"], int(head["n"]), int(head["d"]), bool(head["causal"])
     tiling = make_tiling(kernel, n, d, causal, int(head["workgroup_bytes"]))
-    fused_kind = kernel != "plain"
+    fused_kind = not stores_scores(kernel)
     done = 0
     max_err = plain_err = max_bound = worst_bound = 0.0
     worst_row = None

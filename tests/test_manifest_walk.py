@@ -81,3 +81,15 @@ def test_causal_key_tiles_are_seen_by_the_query_tiles_that_reach_them():
 def test_a_formula_outside_the_grammar_is_refused(formula):
     with pytest.raises(ValueError, match="manifest"):
         traffic._formula(formula, "query_tiles")
+
+
+def test_the_checker_runs_the_mirror_each_forward_kernel_names():
+    from emulator import check
+
+    for name, entry in MANIFEST["kernels"].items():
+        if entry["direction"] == "forward":
+            assert callable(check.mirror_of(name)), name
+    # the broken control is the fused mirror with the rescale off: it fails where fused passes
+    assert check.check("fused", 130, 16, seed=3)["passed"]
+    assert not check.check("fused-no-rescale", 130, 16, seed=3)["passed"]
+    assert check.stores_scores("plain") and not check.stores_scores("fused")
