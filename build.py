@@ -142,9 +142,11 @@ def python_bundle(out: Path) -> None:
 
 
 def exercises_bundle(out: Path) -> None:
-    """Write py/exercises.json: the checker package and each step's tests.py and
-    exercise.toml, at the same relative paths as in this repository, for the
-    exercise worker (which also loads py/bundle.json for the emulator)."""
+    """Write py/exercises.json: the checker package, each step's tests.py and
+    exercise.toml, and the files an exercise's judge reads (its exercise.toml's
+    ``bundle`` globs, e.g. break-it's kernel.py, bugs/*.py, weak_tests.py), at
+    the same relative paths as in this repository, for the exercise worker
+    (which also loads py/bundle.json for the emulator)."""
     files = {}
     for path in sorted((ROOT / "exercises").glob("*.py")):
         files[f"exercises/{path.name}"] = path.read_text(encoding="utf-8")
@@ -152,6 +154,10 @@ def exercises_bundle(out: Path) -> None:
     for path in sorted(base.rglob("*")):
         if path.name in ("exercise.toml", "tests.py") and "wrong" not in path.parts:
             files[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8")
+    for toml_path in sorted(base.glob("*/exercise.toml")):  # files a judge reads (exercise.toml `bundle`)
+        for pattern in load_toml(toml_path).get("bundle", []):
+            for path in sorted(toml_path.parent.glob(pattern)):
+                files[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8")
     target = out / "py" / "exercises.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps({"files": files}, sort_keys=True), encoding="utf-8")
@@ -301,6 +307,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
 
     import course  # the module page and exercise pages: data from site/content
     context.update(course.build(context))
+    course.write_downloads(context["exercises"], out)
 
     env = make_env()
     env.globals["sri"] = lambda rel: sri(out / rel)

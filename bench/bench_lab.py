@@ -23,11 +23,10 @@ import time
 from pathlib import Path
 
 import build
-from cannery_host.browser import CHROMIUM, launch
-from emulator.traffic import count
-
 from bench import baseline_check
+from cannery_host.browser import CHROMIUM, launch
 from emulator import check as new_check
+from emulator.traffic import count
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -253,13 +252,22 @@ def main() -> int:
         "",
         "| What | Measured | Goal |",
         "|---|---|---|",
-        f"| First click to first count, cold page (Pyodide boot included), median of 3 | {statistics.median(b['first']):.2f} s (runs: {', '.join(f'{x:.2f}' for x in b['first'])}) | ≤ 4 s |",
-        f"| Later counts, click to result, median of {len(b['later'])} | {statistics.median(b['later'])*1e3:.0f} ms (max {max(b['later'])*1e3:.0f} ms) | ≤ 100 ms |",
+        (
+            "| First click to first count, cold page (Pyodide boot included), median of 3 | "
+            f"{statistics.median(b['first']):.2f} s (runs: {', '.join(f'{x:.2f}' for x in b['first'])}) | ≤ 4 s |"
+        ),
+        (
+            f"| Later counts, click to result, median of {len(b['later'])} | "
+            f"{statistics.median(b['later'])*1e3:.0f} ms (max {max(b['later'])*1e3:.0f} ms) | ≤ 100 ms |"
+        ),
     ]
     for key, (runs, rows) in b["check"].items():
         seconds = statistics.median(t for t, _ in runs)
         workers = ", ".join(f"{t:.2f} s in {w} worker{'s' if w > 1 else ''}" for t, w in runs)
-        lines.append(f"| Check, fused, {key}, click to result in the page ({rows}), median of 2 | {seconds:.2f} s ({workers}) | |")
+        lines.append(
+            f"| Check, fused, {key}, click to result in the page ({rows}), median of 2 | "
+            f"{seconds:.2f} s ({workers}) | |"
+        )
     for label, ms in cp:
         lines.append(f"| CPython count: {label} | {ms:.2f} ms | well under 1 s |")
     page_wall = {key: statistics.median(t for t, _ in runs) for key, (runs, _rows) in b["check"].items()}
@@ -276,10 +284,14 @@ def main() -> int:
         "result with the rows shared among workers (`site/static/js/lab/check-runner.js`, one per logical",
         f"core up to 4: {sp['cores']} here), median of the 2 runs above.",
         "",
-        "| Check, fused | Baseline, one worker (fastest run, scaled) | New, same worker | Speed-up, same worker | Baseline, one full run | New, one full run | Speed-up, full runs | New, page (click to result) | Speed-up, page over baseline full run | Speed-up, CPython 3.11 (fastest of 3) |",
+        (
+            "| Check, fused | Baseline, one worker (fastest run, scaled) | New, same worker | Speed-up, same worker | "
+            "Baseline, one full run | New, one full run | Speed-up, full runs | New, page (click to result) | "
+            "Speed-up, page over baseline full run | Speed-up, CPython 3.11 (fastest of 3) |"
+        ),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for pc, cc in zip(sp["cases"], cp_speed):
+    for pc, cc in zip(sp["cases"], cp_speed, strict=True):
         kernel, n, d = pc["case"]
         key = f"N={n:,}, d={d}"
         scale = pc["planned"] / pc["sample"]
@@ -299,7 +311,10 @@ def main() -> int:
         "",
         f"**Goal (issue 13 §4): ≥ 5× in the page.** Here, with {sp['cores']} cores, the page was "
         f"{page_ratio:.1f}× the baseline's full run at N = 1,024, d = 64, and one worker is",
-        f"{speedup:.1f}× faster than before: the goal is {'met' if page_ratio >= 5 else 'not met'} in this run. The Python per worker is",
+        (
+            f"{speedup:.1f}× faster than before: the goal is {'met' if page_ratio >= 5 else 'not met'} in this run. "
+            "The Python per worker is"
+        ),
         "bounded by `math.sumprod`'s cost in WebAssembly (about 20–35 ns a multiply-add, against 55–60 ns for",
         "`fsum` of products); the rest must come from more workers, so the goal needs 3 or more free cores.",
         "",
@@ -309,13 +324,20 @@ def main() -> int:
         "",
         "**N = 1,024, d = 64 on a 4-core laptop (estimated, not measured).** This run's absolute times are",
         "stretched by other work on the machine, but the same-worker ratio is not (fastest runs, taken",
-        f"alternately): {speedup:.1f}×. On a quiet run of this machine the baseline took {QUIET_BASELINE_S:.2f} s",
+        (
+            f"alternately): {speedup:.1f}×. On a quiet run of this machine the baseline took "
+            f"{QUIET_BASELINE_S:.2f} s"
+        ),
         f"(the table of commit c758caa), so one core here checks all 1,024 rows in about {one_core:.1f} s with the",
         "new code. The page gives each core a worker, up to 4, and hands rows out in chunks, so on 4",
         f"cores a later check takes about {one_core:.1f} / 4 = {one_core / 4:.1f} s. The first check also waits",
-        f"for the 3 extra workers to start Python (about {QUIET_BOOT_S:.1f} s on a quiet run here, {boot:.1f} s in this",
+        (
+            f"for the 3 extra workers to start Python (about {QUIET_BOOT_S:.1f} s on a quiet run here, "
+            f"{boot:.1f} s in this"
+        ),
         "one), while the first worker already checks rows: about "
-        f"{QUIET_BOOT_S:.1f} + ({one_core:.1f} − {QUIET_BOOT_S:.1f}) / 4 = {QUIET_BOOT_S + (one_core - QUIET_BOOT_S) / 4:.1f} s.",
+        f"{QUIET_BOOT_S:.1f} + ({one_core:.1f} − {QUIET_BOOT_S:.1f}) / 4 = "
+        f"{QUIET_BOOT_S + (one_core - QUIET_BOOT_S) / 4:.1f} s.",
         "Both assume a laptop core runs WebAssembly as fast as one core here; a core half as fast",
         "doubles them.",
         "",

@@ -4,7 +4,9 @@ Usage (the figures in docs/BENCHMARKS.md came from the command written there):
 
     python -m bench.bench_wgsl [--n 1024 4096 16384] [--d 16 64 128] [--heads 1 32]
         [--kernels plain fused fused-fast] [--limits default max] [--budget-s 480]
-        [--fallback-n 4096] [--json out.json] [--md out.md]
+        [--fallback-n 4096] [--passes] [--ceilings] [--json out.json] [--md out.md]
+        [--roofline docs/roofline.svg]
+    python bench/bench_wgsl.py --summary bench/results/h200.json [--roofline docs/roofline.svg]
 
 Where the device has subgroups, a kernel with a ``with_subgroups`` shader in the manifest
 runs that shader (each row records which: "shader"). ``--fallback-n`` also times those
@@ -16,7 +18,13 @@ and head dimension against the reference on this very device, and only then timi
 
 FLOP convention: 4 N^2 d per head for full attention (QK^T and PV, 2 FLOP a
 multiply-add); causal counts half of that, 2 N^2 d. GFLOP/s = that / median time.
-GB/s uses the emulator's byte count for the lesson kernels (one head times heads).
+Timed alone (``--passes``), plain's scores and P V passes count 2 N^2 d each, and its
+softmax 5 FLOP per score (max, subtract, exp, add, multiply). Bytes are the emulator's
+count for the kernel's tiles (or the pass's share of it), one head times heads; for
+SDPA, the least any kernel must move: Q, K, V read and O written once (4 N d floats).
+Arithmetic intensity = FLOP / bytes. ``--ceilings`` measures the card's copy bandwidth
+(a device-to-device copy through PyTorch, bytes read plus written) and PyTorch's float32
+matrix product (TF32 off), the two roofs of ``--roofline``.
 
 Timing: see cannery_host.wgsl.Runner.time (warm-up, samples of >= 10 ms of GPU work,
 >= 5 samples where the budget allows, median; timestamp queries when available).
@@ -78,6 +86,81 @@ def traffic_bytes(kernel, n, d, causal, heads):
     return count(kernel, n, d, causal).total_bytes * heads
 
 
+SOFTMAX_FLOP_PER_SCORE = 5
+
+
+def pass_bytes(kernel, pass_name, n, d, causal, heads):
+    """Bytes one pass of ``kernel`` moves, from the emulator's tiling and plain's schedule
+    (emulator/traffic.py): scores reads Q r d and K kv d and writes S r kv; softmax reads
+    S and writes P, r kv each; P V reads P r kv and V kv d and writes O r d."""
+    from emulator.tiling import BYTES, make_tiling
+    t = make_tiling(kernel, n, d, causal)
+    elems = 0
+    for i in range(t.query_tiles):
+        start, stop = t.query_tile_rows(i)
+        r, kv = stop - start, t.keys_visited(stop)
+        elems += {"scores": r * d + kv * d + r * kv, "softmax": 2 * r * kv, "pv": r * kv + kv * d + r * d}[pass_name]
+    return elems * BYTES * heads
+
+
+def pass_flop(pass_name, n, d, heads, causal):
+    """FLOP of one pass (see the module's convention)."""
+    f = {"scores": 2.0 * n * n * d, "pv": 2.0 * n * n * d, "softmax": SOFTMAX_FLOP_PER_SCORE * n * n}[pass_name]
+    return f * heads / (2 if causal else 1)
+
+
+def rates(row, flop, nbytes):
+    """Add bytes, GB/s, GFLOP/s and FLOP/byte to a timed row."""
+    ms = row["medianMs"]
+    row["flop"] = flop
+    row["gflops"] = flop / (ms * 1e6)
+    if nbytes:
+        row["bytes"] = nbytes
+        row["gbps"] = nbytes / (ms * 1e6)
+        row["intensity"] = flop / nbytes
+    return row
+
+
+def measure_ceilings():
+    """The card's copy bandwidth and float32 matrix rate through PyTorch (CUDA events,
+    median of 9 after a warm-up): a 2 GiB device-to-device copy (GB/s counts bytes read
+    plus written) and an 8192 x 8192 x 8192 float32 product with TF32 off. None without CUDA."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+    def med(f, reps=9):
+        f()
+        torch.cuda.synchronize()
+        out = []
+        for _ in range(reps):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            f()
+            e.record()
+            torch.cuda.synchronize()
+            out.append(s.elapsed_time(e))
+        out.sort()
+        return out[len(out) // 2]
+
+    src = torch.empty(2**29, device="cuda", dtype=torch.float32)
+    dst = torch.empty_like(src)
+    copy_ms = med(lambda: dst.copy_(src))
+    src = dst = None  # free 4 GiB before the matrix product
+    m = 8192
+    x = torch.randn(m, m, device="cuda")
+    y = torch.randn(m, m, device="cuda")
+    mm_ms = med(lambda: x @ y)
+    props = torch.cuda.get_device_properties(0)
+    return {"copy_gbps": 2 * 2**31 / (copy_ms * 1e6), "copy_ms": copy_ms, "copy_bytes": 2 * 2**31,
+            "sgemm_gflops": 2.0 * m**3 / (mm_ms * 1e6), "sgemm_ms": mm_ms,
+            "sm_count": props.multi_processor_count, "device": torch.cuda.get_device_name()}
+
+
 def time_torch(n, d, heads, causal, min_sample_ms=10.0, samples=5):
     """PyTorch scaled_dot_product_attention, float32, CUDA events; None without CUDA."""
     try:
@@ -95,7 +178,10 @@ def time_torch(n, d, heads, causal, min_sample_ms=10.0, samples=5):
     f()
     torch.cuda.synchronize()
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record(); f(); e.record(); torch.cuda.synchronize()
+    s.record()
+    f()
+    e.record()
+    torch.cuda.synchronize()
     one = max(s.elapsed_time(e), 1e-3)
     reps = max(1, math.ceil(min_sample_ms / one))
     out = []
@@ -126,16 +212,25 @@ def main(argv=None):
     ap.add_argument("--max-config-s", type=float, default=10.0, help="take fewer samples past this")
     ap.add_argument("--fallback-n", type=int, nargs="*", default=[],
                     help="also time kernels that have a subgroup shader without subgroups, at these N")
+    ap.add_argument("--passes", action="store_true", help="also time each pass of a multi-pass kernel alone")
+    ap.add_argument("--ceilings", action="store_true", help="measure copy bandwidth and fp32 matmul through PyTorch")
+    ap.add_argument("--roofline", type=Path, help="write the roofline SVG of the run")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--summary", type=Path, help="print the side-by-side table of a saved --json run and exit")
     ap.add_argument("--md", type=Path)
     a = ap.parse_args(argv)
     if a.summary:
-        print(summary(json.loads(a.summary.read_text())))
+        saved = json.loads(a.summary.read_text())
+        print(summary(saved))
+        if a.roofline:
+            a.roofline.write_text(roofline_svg(saved))
         return
     t_start = time.perf_counter()
     results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv,
                "rows": [], "checks": {}, "torch": []}
+    if a.ceilings:
+        results["ceilings"] = measure_ceilings()
+        print(json.dumps({"ceilings": results["ceilings"]}), flush=True)
     if not a.no_torch:
         for heads in a.heads:
             for n in a.n:
@@ -149,7 +244,7 @@ def main(argv=None):
                             break
                         t.update({"n": n, "d": d, "heads": heads, "causal": cm == "causal"})
                         if "medianMs" in t:
-                            t["gflops"] = gflops(n, d, heads, t["causal"]) / (t["medianMs"] * 1e6)
+                            rates(t, gflops(n, d, heads, t["causal"]), 4 * 4 * n * d * heads)
                         results["torch"].append(t)
                         print(json.dumps({k: v for k, v in t.items() if k != "samples"}), flush=True)
     default_refused = set()
@@ -170,6 +265,9 @@ def main(argv=None):
     if a.md:
         a.md.write_text(table)
     print(table)
+    print(summary(results))
+    if a.roofline:
+        a.roofline.write_text(roofline_svg(results))
 
 
 def time_rows(a, runner, mode, results, default_refused, t_start, ns, kernels, fallback=None):
@@ -215,27 +313,35 @@ def time_rows(a, runner, mode, results, default_refused, t_start, ns, kernels, f
                                 r = runner.time(kern, n, d, heads, causal, max_run_ms=a.max_run_s * 1e3,
                                                 max_config_ms=a.max_config_s * 1e3)
                                 row.update(r)
-                                row["gflops"] = gflops(n, d, heads, causal) / (r["medianMs"] * 1e6)
-                                tb = traffic_bytes(kern, n, d, causal, heads)
-                                if tb:
-                                    row["bytes"] = tb
-                                    row["gbps"] = tb / (r["medianMs"] * 1e6)
+                                rates(row, gflops(n, d, heads, causal), traffic_bytes(kern, n, d, causal, heads))
+                                specs = MANIFEST["kernels"][kern]["wgsl"]
+                                if a.passes and len(specs) > 1:
+                                    for pi, spec in enumerate(specs):
+                                        pr = {k: v for k, v in row.items()
+                                              if k in ("limits", "kernel", "n", "d", "heads", "causal", "subgroups")}
+                                        pr["pass"] = spec["pass"]
+                                        pr["shader"] = spec["file"]
+                                        pr.update(runner.time(kern, n, d, heads, causal, passes=(pi,),
+                                                              max_run_ms=a.max_run_s * 1e3,
+                                                              max_config_ms=a.max_config_s * 1e3))
+                                        rates(pr, pass_flop(spec["pass"], n, d, heads, causal),
+                                              pass_bytes(kern, spec["pass"], n, d, causal, heads))
+                                        row.setdefault("passes", []).append(pr)
+                                        print(json.dumps({k: v for k, v in pr.items() if k != "samples"}), flush=True)
                             except KernelError as e:
                                 row["refused"] = str(e)
                                 default_refused.add(key)
                             except TooSlow as e:
                                 row["skipped"] = str(e)
                         results["rows"].append(row)
-                        print(json.dumps({k: v for k, v in row.items() if k != "samples"}), flush=True)
+                        print(json.dumps({k: v for k, v in row.items() if k not in ("samples", "passes")}), flush=True)
 
 
-def summary(results, kernels=("plain", "fused", "fused-fast-16k", "fused-fast")) -> str:
-    """Side-by-side table: GFLOP/s (median ms) per kernel and PyTorch SDPA fp32.
+LESSON = ("plain", "fused")
 
-    Each cell takes the row from the first limits mode that ran it (a * marks a run
-    possible only at the adapter's maximums); "—" is refused or skipped (see the full table).
-    """
-    first = results["argv"][results["argv"].index("--limits") + 1] if "--limits" in results["argv"] else "default"
+
+def _main_rows(results):
+    """First timed row per (kernel, n, d, heads, causal), fallback rows left out."""
     got = {}
     for r in results["rows"]:
         if r.get("fallback"):
@@ -243,23 +349,170 @@ def summary(results, kernels=("plain", "fused", "fused-fast-16k", "fused-fast"))
         key = (r["kernel"], r["n"], r["d"], r["heads"], r["causal"])
         if "medianMs" in r and key not in got:
             got[key] = r
+    return got
+
+
+def summary(results) -> str:
+    """The doc's tables for a saved run: per kernel (and per pass of plain) the bytes
+    counted, median ms, GB/s, GFLOP/s and FLOP per byte beside PyTorch SDPA fp32; then the
+    ratios the goals are stated in; then, where run, each subgroup kernel without subgroups.
+    A * marks a run possible only at the adapter's maximum limits."""
+    first = results["argv"][results["argv"].index("--limits") + 1] if "--limits" in results["argv"] else "default"
+    got = _main_rows(results)
     sdpa = {(t["n"], t["d"], t["heads"], t["causal"]): t for t in results.get("torch", []) if "medianMs" in t}
+    kernels = [k for k in MANIFEST["kernels"] if any(key[0] == k for key in got)]
+    ceil = results.get("ceilings") or {}
 
-    def cell(r):
-        if r is None:
-            return "—"
-        ms = r["medianMs"]
+    def cells(r, label, shader):
         star = "*" if r.get("limits") not in (None, first) else ""
-        return f"{r['gflops']:,.0f} ({ms:.3g} ms){star}"
+        nb = f"{r['bytes']:,}" if "bytes" in r else "—"
+        gb = f"{r['gbps']:,.0f}" if "gbps" in r else "—"
+        ai = f"{r['intensity']:.3g}" if "intensity" in r else "—"
+        return (f"| {label}{star} | {shader} | {nb} | {r['medianMs']:.3g} | {gb} | "
+                f"{r['gflops']:,.0f} | {ai} |")
 
-    head = "| heads | N | d | mask | " + " | ".join(kernels) + " | SDPA fp32 |"
-    lines = [head, "|" + "---:|" * 3 + "---|" + "---:|" * (len(kernels) + 1)]
+    out = []
     keys = sorted({k[1:] for k in got} | set(sdpa), key=lambda k: (k[2], k[0], k[1], k[3]))
     for n, d, heads, causal in keys:
-        cells = [cell(got.get((k, n, d, heads, causal))) for k in kernels]
-        cells.append(cell(sdpa.get((n, d, heads, causal))))
-        lines.append(f"| {heads} | {n:,} | {d} | {'causal' if causal else 'full'} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n" + fallback_table(results)
+        out += ["", f"{heads} heads, N = {n:,}, d = {d}, {'causal' if causal else 'full'}:", "",
+                "| kernel | shader | bytes counted | ms | GB/s | GFLOP/s | FLOP/byte |",
+                "|---|---|---:|---:|---:|---:|---:|"]
+        for k in kernels:
+            r = got.get((k, n, d, heads, causal))
+            if r is None:
+                continue
+            shader = " + ".join(pr["shader"] for pr in r["passes"]) if r.get("passes") else r.get("shader", "")
+            out.append(cells(r, k, shader))
+            for pr in r.get("passes", []):
+                out.append(cells(pr, f"{k}: {pr['pass']} alone", pr.get("shader", "")))
+        t = sdpa.get((n, d, heads, causal))
+        if t is not None:
+            out.append(cells(t, "SDPA fp32 (bytes: Q, K, V, O once)", f"PyTorch {t.get('backend', '')}"))
+
+    out += ["", ("| heads | N | d | mask | plain ÷ fused (time) | fused ÷ SDPA (speed) | fastest fused ÷ SDPA "
+                 "| softmax pass ÷ copy bandwidth | scores, P V passes ÷ fused (GFLOP/s) |"),
+            "|---:|---:|---:|---|---:|---:|---|---:|---|"]
+    for n, d, heads, causal in keys:
+        pl, fu = got.get(("plain", n, d, heads, causal)), got.get(("fused", n, d, heads, causal))
+        t = sdpa.get((n, d, heads, causal))
+        fused_rows = [got[(k, n, d, heads, causal)] for k in kernels
+                      if k.startswith("fused") and k != "fused-no-rescale" and (k, n, d, heads, causal) in got]
+        best = min(fused_rows, key=lambda r: r["medianMs"]) if fused_rows else None
+        c1 = f"{pl['medianMs'] / fu['medianMs']:.2f}×" if pl and fu else "—"
+        c2 = f"{100 * t['medianMs'] / fu['medianMs']:.0f}%" if fu and t else "—"
+        c3 = f"{100 * t['medianMs'] / best['medianMs']:.0f}% ({best['kernel']})" if best and t else "—"
+        passes = {pr["pass"]: pr for pr in (pl or {}).get("passes", [])}
+        sm = passes.get("softmax")
+        c4 = f"{100 * sm['gbps'] / ceil['copy_gbps']:.0f}%" if sm and ceil.get("copy_gbps") else "—"
+        c5 = (", ".join(f"{passes[p]['gflops'] / fu['gflops']:.2f}" for p in ("scores", "pv") if p in passes)
+              if fu and passes else "—")
+        out.append(f"| {heads} | {n:,} | {d} | {'causal' if causal else 'full'} | {c1} | {c2} | {c3} | {c4} | {c5} |")
+    return "\n".join(out[1:]) + "\n" + fallback_table(results)
+
+
+def roofline_svg(results, heads=None, n=None) -> str:
+    """A log-log roofline (GFLOP/s against FLOP per byte) of one run as an SVG string:
+    the measured copy bandwidth and two compute roofs (the fp32 datasheet peak, 132 SMs x
+    128 lanes x 2 FLOP x 1.98 GHz = 66.9 TFLOP/s, and PyTorch's measured fp32 matrix
+    product), and a point per kernel, plain pass and SDPA at the run's largest head count
+    and first N, full attention."""
+    ceil = results.get("ceilings") or {}
+    bw, mm = ceil.get("copy_gbps", 4220.0), ceil.get("sgemm_gflops")
+    peak = 132 * 128 * 2 * 1.98  # GFLOP/s, NVIDIA H200 SXM: SMs x fp32 lanes x FMA x boost GHz
+    got = _main_rows(results)
+    heads = heads or max(k[3] for k in got)
+    n = n or min(k[1] for k in got if k[3] == heads)
+    pts = []
+    for (k, nn, d, hh, causal), r in got.items():
+        if nn != n or hh != heads or causal:
+            continue
+        if "intensity" in r:
+            pts.append((k, d, r["intensity"], r["gflops"]))
+        for pr in r.get("passes", []):
+            pts.append((f"{k}: {pr['pass']}", d, pr["intensity"], pr["gflops"]))
+    for t in results.get("torch", []):
+        if t.get("n") == n and t.get("heads") == heads and not t.get("causal") and "intensity" in t:
+            pts.append(("SDPA fp32", t["d"], t["intensity"], t["gflops"]))
+    W, H, L, T, Rm, B = 760, 520, 70, 20, 230, 50
+    x0, x1, y0, y1 = -1.0, 4.0, 2.0, 5.0  # log10 ranges
+
+    def X(v):
+        return L + (math.log10(v) - x0) / (x1 - x0) * (W - L - Rm)
+
+    def Y(v):
+        return H - B - (math.log10(v) - y0) / (y1 - y0) * (H - T - B)
+
+    o = [(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+          'font-family="sans-serif" font-size="12" role="img" aria-labelledby="rt rd">'),
+         (f'<title id="rt">Roofline of the WGSL kernels and PyTorch SDPA on an NVIDIA H200, fp32, {heads} heads, '
+          f'N = {n:,}, full attention</title>'),
+         (f'<desc id="rd">Log-log axes: arithmetic intensity in FLOP per byte across, GFLOP/s up. The slanted roof '
+          f'is the measured copy bandwidth, {bw:,.0f} GB/s; the flat roofs are the fp32 datasheet peak, '
+          f'{peak:,.0f} GFLOP/s, and the measured fp32 matrix product. Each point is one kernel at one d.</desc>'),
+         f'<rect x="0" y="0" width="{W}" height="{H}" fill="#fff"/>']
+    for e in range(int(x0), int(x1) + 1):
+        o.append(f'<line x1="{X(10**e):.1f}" y1="{T}" x2="{X(10**e):.1f}" y2="{H - B}" stroke="#ddd"/>')
+        o.append(f'<text x="{X(10**e):.1f}" y="{H - B + 16}" text-anchor="middle">{10**e:g}</text>')
+    for e in range(int(y0), int(y1) + 1):
+        o.append(f'<line x1="{L}" y1="{Y(10**e):.1f}" x2="{W - Rm}" y2="{Y(10**e):.1f}" stroke="#ddd"/>')
+        o.append(f'<text x="{L - 6}" y="{Y(10**e) + 4:.1f}" text-anchor="end">{10**e:,.0f}</text>')
+    o.append(f'<text x="{(L + W - Rm) / 2:.0f}" y="{H - 12}" text-anchor="middle">arithmetic intensity (FLOP per byte '
+             f'of global memory, emulator counts)</text>')
+    o.append(f'<text x="16" y="{(T + H - B) / 2:.0f}" text-anchor="middle" transform="rotate(-90 16 '
+             f'{(T + H - B) / 2:.0f})">GFLOP/s</text>')
+    knee = peak / bw
+    o.append(f'<polyline fill="none" stroke="#000" stroke-width="2" points="{X(10**x0):.1f},{Y(bw * 10**x0):.1f} '
+             f'{X(knee):.1f},{Y(peak):.1f} {X(10**x1):.1f},{Y(peak):.1f}"/>')
+    o.append(f'<text x="{X(0.2):.1f}" y="{Y(bw * 0.2) - 8:.1f}" '
+             f'transform="rotate(-{math.degrees(math.atan((H - T - B) / (y1 - y0) / ((W - L - Rm) / (x1 - x0)))):.1f} '
+             f'{X(0.2):.1f} {Y(bw * 0.2) - 8:.1f})">copy {bw:,.0f} GB/s (measured)</text>')
+    o.append(f'<text x="{X(10**x1) - 4:.1f}" y="{Y(peak) - 6:.1f}" text-anchor="end">'
+             f'fp32 peak {peak / 1000:.1f} TFLOP/s (datasheet)</text>')
+    if mm:
+        o.append(f'<line x1="{X(mm / bw):.1f}" y1="{Y(mm):.1f}" x2="{X(10**x1):.1f}" y2="{Y(mm):.1f}" '
+                 'stroke="#000" stroke-dasharray="6 4"/>')
+        o.append(f'<text x="{X(10**x1) - 4:.1f}" y="{Y(mm) + 16:.1f}" text-anchor="end">PyTorch fp32 matmul '
+                 f'{mm / 1000:.1f} TFLOP/s (measured)</text>')
+    colours = {16: "#1b7837", 32: "#762a83", 64: "#2166ac", 128: "#b2182b"}
+    shapes = {}
+    names = sorted({p[0] for p in pts}, key=lambda s: (not s.startswith("plain"), s))
+    for i, name in enumerate(names):
+        shapes[name] = i
+    for name, d, ai, gf in pts:
+        cx, cy, c, i = X(ai), Y(gf), colours.get(d, "#444"), shapes[name]
+        o.append(_marker(i, cx, cy, c) + f'<title>{name}, d = {d}: {ai:.3g} FLOP/B, {gf:,.0f} GFLOP/s</title></g>')
+    ly = T + 10
+    o.append(f'<text x="{W - Rm + 14}" y="{ly}" font-weight="bold">kernel (shape)</text>')
+    for name in names:
+        ly += 18
+        o.append(_marker(shapes[name], W - Rm + 20, ly - 4, "#444") + "</g>")
+        o.append(f'<text x="{W - Rm + 32}" y="{ly}">{name}</text>')
+    ly += 26
+    o.append(f'<text x="{W - Rm + 14}" y="{ly}" font-weight="bold">head dimension (colour)</text>')
+    for d in sorted({p[1] for p in pts}):
+        ly += 18
+        o.append(f'<rect x="{W - Rm + 15}" y="{ly - 10}" width="10" height="10" fill="{colours.get(d, "#444")}"/>'
+                 f'<text x="{W - Rm + 32}" y="{ly}">d = {d}</text>')
+    o.append("</svg>")
+    return "\n".join(o) + "\n"
+
+
+def _marker(i, x, y, c):
+    """An open <g> with marker shape i at (x, y) in colour c."""
+    r = 5
+    if i % 4 == 0:
+        m = f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{c}"/>'
+    elif i % 4 == 1:
+        m = f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r}" height="{2 * r}" fill="{c}"/>'
+    elif i % 4 == 2:
+        m = (f'<polygon points="{x:.1f},{y - r - 1:.1f} {x + r + 1:.1f},{y + r:.1f} {x - r - 1:.1f},{y + r:.1f}" '
+             f'fill="{c}"/>')
+    else:
+        m = (f'<polygon points="{x:.1f},{y - r - 1:.1f} {x + r + 1:.1f},{y:.1f} {x:.1f},{y + r + 1:.1f} '
+             f'{x - r - 1:.1f},{y:.1f}" fill="{c}"/>')
+    if i >= 4:  # second round of shapes: hollow
+        m = m.replace(f'fill="{c}"', f'fill="none" stroke="{c}" stroke-width="2"')
+    return "<g>" + m
 
 
 def fallback_table(results) -> str:
@@ -286,7 +539,8 @@ def fallback_table(results) -> str:
 
 def markdown(results) -> str:
     """One table: rows (N, d, heads, causal), columns per kernel and limits mode, GFLOP/s."""
-    lines = ["| limits | heads | N | d | mask | kernel (shader) | median ms | GFLOP/s | GB/s (emulator bytes) | samples | method |",
+    lines = ["| limits | heads | N | d | mask | kernel (shader) | median ms | GFLOP/s | GB/s (emulator bytes) | "
+             "samples | method |",
              "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
     for r in results["rows"]:
         mask = "causal" if r["causal"] else "full"
@@ -298,13 +552,16 @@ def markdown(results) -> str:
             lines.append(head + f" skipped: {r['skipped']} | | | | |")
         else:
             gb = f"{r['gbps']:.0f}" if "gbps" in r else ""
-            lines.append(head + f" {r['medianMs']:.3f} | {r['gflops']:.0f} | {gb} | {len(r['samples'])}×{r['reps']} | {r['method']} |")
+            lines.append(head + f" {r['medianMs']:.3f} | {r['gflops']:.0f} | {gb} | "
+                                f"{len(r['samples'])}×{r['reps']} | {r['method']} |")
     if results.get("torch"):
-        lines += ["", "| PyTorch SDPA fp32 | heads | N | d | mask | median ms | GFLOP/s |", "|---|---:|---:|---:|---|---:|---:|"]
+        lines += ["", "| PyTorch SDPA fp32 | heads | N | d | mask | median ms | GFLOP/s |",
+                  "|---|---:|---:|---:|---|---:|---:|"]
         for t in results["torch"]:
             mask = "causal" if t["causal"] else "full"
             if "medianMs" in t:
-                lines.append(f"| {t.get('backend', '')} | {t['heads']} | {t['n']:,} | {t['d']} | {mask} | {t['medianMs']:.3f} | {t['gflops']:.0f} |")
+                lines.append(f"| {t.get('backend', '')} | {t['heads']} | {t['n']:,} | {t['d']} | {mask} | "
+                             f"{t['medianMs']:.3f} | {t['gflops']:.0f} |")
             else:
                 lines.append(f"| error | {t['heads']} | {t['n']:,} | {t['d']} | {mask} | {t.get('error', '')} | |")
     return "\n".join(lines) + "\n"

@@ -1,6 +1,6 @@
 """Run the WGSL attention kernels of ``kernels_wgsl/`` natively through wgpu-py.
 
-The same ``.wgsl`` files and ``manifest.json`` the page's ``site/static/js/gpu.js``
+The same ``.wgsl`` files and ``manifest.json`` the page's ``site/static/js/gpu/``
 loads are used here, with the same override constants and the same instrument
 transform (both from ``emulator.shaders``, which also sizes each pass for the page's
 ``gpu_plan``), so the native tests (tests/test_wgsl_native.py) and the native benchmark
@@ -191,7 +191,7 @@ class Runner:
         # Smallest subgroup a pipeline may get (0: no subgroups). wgpu-native 0.32 reports a
         # generic range (4 to 128, under the adapter-info key "stackgroup_min_size") on every
         # Vulkan device we tried, NVIDIA's fixed 32 included, where a browser reports the
-        # device's own (gpu.js reads adapter.info.subgroupMinSize). So the size is also
+        # device's own (gpu/device.js reads adapter.info.subgroupMinSize). So the size is also
         # measured with a one-workgroup shader, and the larger of the two is kept. The
         # float64 check before any timing guards the choice.
         self.subgroup_min = 0
@@ -310,11 +310,13 @@ class Runner:
         return plan
 
     # ----------------------------------------------------------------- encode
-    def _encode(self, cpass, kernel, n, d, causal, plan, bufs, instrumented, h_lo=0, h_hi=None):
+    def _encode(self, cpass, kernel, n, d, causal, plan, bufs, instrumented, h_lo=0, h_hi=None,
+                passes=None):
         """Encode the dispatches of one attention run over heads [h_lo, h_hi) into ``cpass``.
 
         Heads go in batches of plan["head_batch"] (S and P hold one batch); h_lo must
-        be a multiple of the batch.
+        be a multiple of the batch. ``passes``: indices of the passes to encode (all if None;
+        the benchmark times plain's passes one at a time).
         """
         t = plan["tiling"]
         hb = plan["head_batch"]
@@ -322,6 +324,8 @@ class Runner:
         for h0 in range(h_lo, h_hi, hb):
             nh = min(hb, h_hi - h0)
             for pi, spec in enumerate(MANIFEST["kernels"][kernel]["wgsl"]):
+                if passes is not None and pi not in passes:
+                    continue
                 pipe, spec = self.pipeline(kernel, pi, d, t, instrumented)
                 count = dispatch_size(spec["grid"], n, t)[0]
                 params = bufs["params"][h0]
@@ -478,7 +482,7 @@ class Runner:
     def time(self, kernel: str, n: int, d: int, heads: int = 1, causal: bool = False,
              min_sample_ms: float = 10.0, min_samples: int = 5, max_submit_ms: float = 1000.0,
              workgroup_bytes: int = 16384, max_run_ms: float | None = None,
-             max_config_ms: float | None = None) -> dict:
+             max_config_ms: float | None = None, passes: tuple | None = None) -> dict:
         """Time ``kernel`` on random (heads, N, d) float32 inputs (a backward kernel: random Q,
         K, V, O, dO and the stand-in L of :func:`timing_lse`; every pass the manifest lists).
 
@@ -494,6 +498,7 @@ class Runner:
         Budget (benchmarks only): with ``max_run_ms``, a run predicted from one head to
         take longer raises TooSlow; with ``max_config_ms``, fewer samples (at least 1)
         are taken when min_samples of them would take longer; "samples" says how many.
+        ``passes``: time only these pass indices (see _encode).
         Raises KernelError when the size exceeds this device's limits.
         """
         plan = self.plan(kernel, n, d, heads, workgroup_bytes)
@@ -512,7 +517,7 @@ class Runner:
                 tw = {"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
             cpass = enc.begin_compute_pass(timestamp_writes=tw)
             for _ in range(reps):
-                self._encode(cpass, kernel, n, d, causal, plan, bufs, False, h_lo, h_hi)
+                self._encode(cpass, kernel, n, d, causal, plan, bufs, False, h_lo, h_hi, passes)
             cpass.end()
             if qs is not None:
                 rb = self.device.create_buffer(
@@ -571,6 +576,10 @@ class Runner:
                 samples.append(total / reps)
         samples.sort()
         med = samples[len(samples) // 2] if samples else float("nan")
+        # Free this configuration's buffers now rather than at garbage collection, so the
+        # next configuration's allocations do not depend on what ran before.
+        for buf in [b for name, b in bufs.items() if name != "params"] + list(bufs["params"].values()):
+            buf.destroy()
         # Timestamp resolution: Chrome rounds to 100 us; native Vulkan ticks in ns.
         return {"medianMs": med, "samples": samples, "reps": reps,
                 "method": "timestamp" if self.timestamps else "wall",

@@ -8,6 +8,7 @@ line), and ``io_chart`` (the Probe step's log-log chart, from the emulator).
 """
 from __future__ import annotations
 
+import importlib
 import math
 import tomllib
 from pathlib import Path
@@ -34,12 +35,39 @@ def predict_figures(step: dict) -> dict:
 
 
 def load_exercise(slug: str) -> dict:
-    """One exercise with every step's prompt, starter, solution, hints and after-text."""
+    """One exercise with every step's prompt, starter, solution, hints and after-text.
+
+    An exercise that runs outside the page (``in_browser = false``, ``steps = []``)
+    keeps its own ``ladder``; each rung becomes a self-marked step
+    (``self_steps``, key "SLUG/rung") and its ``files`` become downloads
+    (``downloads``: name, href relative to its page, bytes), with the exercise
+    folder's prompt.md and hints.md. An exercise with a ``judge`` module gets
+    ``judge_data``: what that judge's ``handle({"op": "bugs"})`` gives the page
+    (for break-it: each bug with its diff from breakit.diff, the weak tests),
+    plus the sources its steps show (``judge_files``).
+    """
     ex = content.load(slug)
-    ex["ladder"] = [s["title"] for s in ex["steps"]]
+    folder = Path(content.EXERCISES_DIR) / slug
+    ex["ladder"] = [s["title"] for s in ex["steps"]] if ex["steps"] else list(ex.get("ladder", []))
+    ex["self_steps"] = []
+    ex["downloads"] = []
+    if not ex.get("in_browser", True):
+        ex["self_steps"] = [{"id": rung.lower(), "title": rung, "key": f"{slug}/{rung.lower()}"}
+                            for rung in ex["ladder"]]
+        ex["downloads"] = [{"name": name, "href": f"files/{name}", "bytes": (folder / name).stat().st_size}
+                           for name in ex.get("files", [])]
+        ex["prompt_md"] = (folder / "prompt.md").read_text(encoding="utf-8")
+        ex["hints"] = _hints((folder / "hints.md").read_text(encoding="utf-8"))
+    ex["judge_data"] = {}
+    ex["judge_files"] = {}
+    if ex.get("judge"):
+        judge = importlib.import_module(ex["judge"])
+        ex["judge_data"] = judge.handle({"op": "bugs"})["result"]
+        ex["judge_files"] = {name: (folder / name).read_text(encoding="utf-8")
+                             for name in ("kernel.py", "weak_tests.py") if (folder / name).is_file()}
     for step in ex["steps"]:
         step["key"] = f"{slug}/{step['id']}"
-        for name in content.STEP_FILES:
+        for name in (*content.STEP_FILES, "starter.wgsl", "solution.wgsl"):  # .wgsl: exercise 4
             step[name.replace(".", "_")] = content.read(step, name)
         step["hints"] = _hints(step["hints_md"])
         step["fig"] = predict_figures(step) if step.get("kind") == "predict" else {}
@@ -95,9 +123,20 @@ def build(context: dict) -> dict:
             ex = built[entry["slug"]]
             rows.append({"slug": ex["slug"], "title": ex["title"], "tier": ex["tier"], "ladder": ex["ladder"],
                          "minutes": ex["minutes"], "built": True,
-                         "steps": [s["key"] for s in ex["steps"]]})
+                         "steps": [s["key"] for s in ex["steps"] + ex["self_steps"]]})
         else:
             rows.append(dict(entry, built=False, steps=[]))
     module["exercise_rows"] = rows
-    step_ids = [s["key"] for ex in built.values() for s in ex["steps"]]
-    return {"module": module, "exercises": list(built.values()), "step_ids": step_ids, "io_chart": io_chart()}
+    order = [e["slug"] for e in module["exercises"]]
+    exercises = sorted(built.values(), key=lambda ex: order.index(ex["slug"]) if ex["slug"] in order else len(order))
+    step_ids = [s["key"] for ex in exercises for s in ex["steps"] + ex["self_steps"]]
+    return {"module": module, "exercises": exercises, "step_ids": step_ids, "io_chart": io_chart()}
+
+
+def write_downloads(exercises: list, out: Path) -> None:
+    """Copy each exercise's downloads into ``out``/module/SLUG/files/ (same origin as its page)."""
+    for ex in exercises:
+        for item in ex["downloads"]:
+            target = out / "module" / ex["slug"] / item["href"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes((Path(content.EXERCISES_DIR) / ex["slug"] / item["name"]).read_bytes())

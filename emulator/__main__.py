@@ -15,8 +15,7 @@ import argparse
 import json
 import sys
 
-from . import api
-from . import backward
+from . import api, backward
 from .tiling import KERNELS, M_DEFAULT
 
 

@@ -163,7 +163,7 @@ def _row_products(rows: list, cols: list, keys: list, scale: float) -> list:
     """scale·(rows · colsᵀ) for (N, N) ``rows`` zero outside each row's keys and
     (d, N) ``cols``: each row's sum stops after its last key (float64, fsum)."""
     out = []
-    for row, ks in zip(rows, keys):
+    for row, ks in zip(rows, keys, strict=True):
         head = row[:ks[-1] + 1] if ks else []
         out.append([scale * _dot(head, col) for col in cols])
     return out
@@ -180,7 +180,7 @@ def _column_products(columns: list, cols: list, keys: list, scale: float) -> lis
             if first[j] > i:
                 first[j] = i
     out = []
-    for column, f in zip(columns, first):
+    for column, f in zip(columns, first, strict=True):
         tail = column[f:]
         out.append([scale * _dot(tail, col[f:]) for col in cols])
     return out
@@ -235,12 +235,12 @@ def reference(q: list, k: list, v: list, do: list, causal: bool = False,
             dsm.append(0.0)
         else:
             s = [_dot(q[i], k[j]) * tau for j in ks]
-            for j, sj in zip(ks, s):
+            for j, sj in zip(ks, s, strict=True):
                 si[j] = sj
             m = max(s)
             e = [math.exp(x - m) for x in s]
             total = math.fsum(e)
-            for j, ej in zip(ks, e):
+            for j, ej in zip(ks, e, strict=True):
                 pi[j] = ej / total
             oi = [_dot(pi, col) for col in vt]
             o.append(oi)
@@ -261,7 +261,7 @@ def reference(q: list, k: list, v: list, do: list, causal: bool = False,
     dq = _row_products(ds_rows, kt, keys, tau)
     dk = _column_products(dst, qt, keys, tau)
     dv = _column_products(pt, dot_, keys, 1.0)
-    residual = max((abs(a - b) for a, b in zip(dvec, dsm)), default=0.0)
+    residual = max((abs(a - b) for a, b in zip(dvec, dsm, strict=True)), default=0.0)
     return {"dQ": dq, "dK": dk, "dV": dv, "O": o, "L": lse, "S": s_rows, "P": p_rows, "dP": dp_rows,
             "dS": ds_rows, "D": dvec, "D_softmax": dsm, "identity_residual": residual}
 
@@ -618,11 +618,11 @@ def bounds(q: list, k: list, v: list, do: list, ref: dict, causal: bool = False,
         ni, ti = len(ks), -(-len(ks) // block_cols)
         kmax = max(kn[j] for j in ks)
         ds_i = (d + 2) * U * tau * qn[i] * kmax
-        spread = math.fsum(pj * (6.0 + 5.0 * (m - sj)) for pj, sj in zip(pi, si))
+        spread = math.fsum(pj * (6.0 + 5.0 * (m - sj)) for pj, sj in zip(pi, si, strict=True))
         lam = ds_i + U * (spread + ni + 8 * ti + 5 * (m - min(si)) + 8 + 7 * (lse - m) + abs(lse))
         omega = att.row_bound(pi, si, max(vabs[j] for j in ks), qn[i], kmax, d, ti)
         dabs = [abs(x) for x in do[i]]
-        dd = omega * math.fsum(dabs) + d * U * math.fsum(abs(a * b) for a, b in zip(do[i], ref["O"][i]))
+        dd = omega * math.fsum(dabs) + d * U * math.fsum(abs(a * b) for a, b in zip(do[i], ref["O"][i], strict=True))
         dsm = ref["D_softmax"][i]
         for j in ks:
             p = p_tab[i][j]
@@ -739,8 +739,8 @@ def _compare(got: list, want: list, bound: list) -> dict:
     worst = None  # (ratio, err, bound, row, col)
     max_err = max_bound = 0.0
     bad = 0
-    for i, (g_row, w_row, b_row) in enumerate(zip(got, want, bound)):
-        for c, (g, w, b) in enumerate(zip(g_row, w_row, b_row)):
+    for i, (g_row, w_row, b_row) in enumerate(zip(got, want, bound, strict=True)):
+        for c, (g, w, b) in enumerate(zip(g_row, w_row, b_row, strict=True)):
             if g != g or g in (math.inf, -math.inf):
                 bad += 1
                 err = math.inf

@@ -24,7 +24,33 @@ from operator import mul
 
 from . import attention as att
 from .inputs import random_qkv
-from .tiling import CHECK_ALL_ROWS_MAX_N, M_DEFAULT, Tiling, make_tiling
+from .tiling import CHECK_ALL_ROWS_MAX_N, M_DEFAULT, MANIFEST, Tiling, make_tiling
+
+# How the checker calls each float32 mirror a manifest entry names ("mirror":
+# "module.function"): f(dots, vt, d, B_c, s32, plain_e) -> (O row, extra).
+_MIRROR_CALLS = {
+    "attention.plain": lambda dots, vt, d, bc, s32, pe: att.plain(dots, vt, d, s32=s32),
+    "attention.fused": lambda dots, vt, d, bc, s32, pe: att.fused(dots, vt, d, bc, rescale=True,
+                                                                  s32=s32, plain_e=pe),
+    "attention.fused_no_rescale": lambda dots, vt, d, bc, s32, pe: att.fused(dots, vt, d, bc, rescale=False,
+                                                                             s32=s32, plain_e=pe),
+}
+
+
+def mirror_of(kernel: str):
+    """The float32 mirror of a forward ``kernel``, as its manifest entry names it.
+
+    Returns f(dots, vt, d, block_cols, s32, plain_e) -> (O row, extra).
+    Raises KeyError for a kernel or mirror the checker does not know.
+    """
+    return _MIRROR_CALLS[MANIFEST["kernels"][kernel]["mirror"]]
+
+
+def stores_scores(kernel: str) -> bool:
+    """Whether ``kernel`` writes S to global memory (the plain schedule): it is
+    then its own reference for FlashAttention's 2× rule, which fused kernels
+    are held to (manifest passes)."""
+    return any("S" in spec["writes"] for spec in MANIFEST["kernels"][kernel]["passes"])
 
 MIDDLE_ROWS = 64
 
@@ -66,6 +92,16 @@ def _columns(v: list, d: int) -> list:
 
 def _norm(row: list) -> float:
     return math.sqrt(math.fsum(map(mul, row, row)))
+
+
+def _ulp32(x: float) -> float:
+    """Spacing of float32 numbers at magnitude x (its unit in the last place):
+    2^(e-24) for x = m·2^e with 0.5 ≤ m < 1; the smallest subnormal step below
+    the normal range (IEEE 754 binary32, 24-bit significand)."""
+    if x == 0.0 or not math.isfinite(x):
+        return 2.0 ** -149
+    _m, e = math.frexp(x)
+    return 2.0 ** max(e - 24, -149)
 
 
 def _keys_for_row(i: int, n: int, causal: bool) -> int:
@@ -117,13 +153,14 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
     vmax_prefix, kmax_prefix = prep["vmax_prefix"], prep["kmax_prefix"]
 
     bc = tiling.block_cols
-    fused_kind = kernel != "plain"
-    rescale = kernel == "fused"
+    fused_kind = not stores_scores(kernel)
+    run_mirror = mirror_of(kernel) if outputs is None else None
     max_err = plain_err = max_bound = 0.0
     worst_bound = 0.0
     worst_row = None
     first_fail = None
     nan_rows = []
+    o_lo, o_hi = math.inf, -math.inf  # the exact output's range over these rows
     inf, ninf = math.inf, -math.inf
     for i in rows:
         nk = _keys_for_row(i, n, causal)
@@ -135,20 +172,20 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
         dots = att.dots_for_row(qi, keys)
         s64 = att.scores64(dots, d)
         ref_o, _lse, p, shifted = att._reference(dots, vt, d, s64)
+        o_lo, o_hi = min(o_lo, *ref_o), max(o_hi, *ref_o)
         bound = att.row_bound(p, s64, vmax_prefix[nk - 1], _norm(qi), kmax_prefix[nk - 1],
                               d, -(-nk // bc), shifted)
         s32 = att.scores32(dots, d) if (outputs is None or fused_kind) else None
+        plain_e = None
         if fused_kind:
             po, _, plain_e = att._plain(dots, vt, d, s32)
         if outputs is not None:
             o = outputs[i]
-        elif kernel == "plain":
-            o, _ = att.plain(dots, vt, d, s32=s32)
         else:
-            o, _ = att.fused(dots, vt, d, bc, rescale=rescale, s32=s32, plain_e=plain_e)
+            o, _ = run_mirror(dots, vt, d, bc, s32, plain_e)
         err = 0.0
         bad = False
-        for a, b in zip(o, ref_o):
+        for a, b in zip(o, ref_o, strict=True):
             if a != a or a == inf or a == ninf:
                 bad = True
                 continue
@@ -160,7 +197,7 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
             err = inf
         if fused_kind:
             pe = 0.0
-            for a, b in zip(po, ref_o):
+            for a, b in zip(po, ref_o, strict=True):
                 pe = max(pe, abs(a - b))
             plain_err = max(plain_err, pe)
         if err > max_err:
@@ -177,6 +214,7 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
         "max_abs_error": max_err, "worst_row": worst_row, "bound": worst_bound,
         "max_bound": max_bound, "plain_max_abs_error": plain_err,
         "first_fail": first_fail, "nan_rows": nan_rows,
+        "o_lo": o_lo, "o_hi": o_hi,
         "v_max": vmax_prefix[-1] if vmax_prefix else 0.0,
     }
 
@@ -202,14 +240,16 @@ def merge(parts: list, rows_planned: int | None = None) -> dict:
             raise ValueError("partial reports of different checks cannot be merged")
     kernel, n, d, causal = head["kernel"], int(head["n"]), int(head["d"]), bool(head["causal"])
     tiling = make_tiling(kernel, n, d, causal, int(head["workgroup_bytes"]))
-    fused_kind = kernel != "plain"
+    fused_kind = not stores_scores(kernel)
     done = 0
     max_err = plain_err = max_bound = worst_bound = 0.0
     worst_row = None
     first_fail = None
     nan_rows = []
+    o_lo, o_hi = math.inf, -math.inf
     for part in parts:
         done += int(part["rows_done"])
+        o_lo, o_hi = min(o_lo, float(part["o_lo"])), max(o_hi, float(part["o_hi"]))
         err = float(part["max_abs_error"])
         row = part["worst_row"]
         if err > max_err or (err == max_err and err > 0.0 and row is not None
@@ -245,6 +285,10 @@ def merge(parts: list, rows_planned: int | None = None) -> dict:
         "max_bound": max_bound,
         "plain_max_abs_error": plain_err if fused_kind else max_err,
         "fa_rule_limit": (2.0 * plain_err + margin) if fused_kind else None,
+        "fa_rule_twice_plain": 2.0 * plain_err if fused_kind else None,
+        "fa_rule_margin": margin if fused_kind else None,
+        "output_range": (o_hi - o_lo) if done else 0.0,
+        "output_ulp": _ulp32(max(abs(o_lo), abs(o_hi))) if done else 0.0,
         "rows_checked": done,
         "rows_description": description,
         "nan_rows": sorted(nan_rows)[:10],
@@ -273,9 +317,12 @@ def check_arrays(kernel: str, q: list, k: list, v: list, causal: bool = False,
 
     Returns a dict: passed (bool), bound_passed, fa_rule_passed,
     max_abs_error, bound (the bound of the worst row), max_bound,
-    plain_max_abs_error, rows_checked, rows_description, first_failing_row,
-    first_failing_tile, first_failing_error, first_failing_bound,
-    nan_rows (rows with NaN or inf), block_rows, block_cols.
+    plain_max_abs_error, fa_rule_limit = fa_rule_twice_plain + fa_rule_margin
+    (2 × the plain mirror's error + 8u·max|V|; None for plain), output_range
+    (max − min of the exact O over the checked rows) and output_ulp (float32's
+    spacing at the largest |O| there), rows_checked, rows_description,
+    first_failing_row, first_failing_tile, first_failing_error,
+    first_failing_bound, nan_rows (rows with NaN or inf), block_rows, block_cols.
     Raises tiling.InputError for a tile that does not fit.
     """
     n, d = len(q), len(q[0])

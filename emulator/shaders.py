@@ -16,7 +16,7 @@ limits bound (WebGPU §3.6.2 "Limits"; the defaults are the manifest's
 * workgroups dispatched per dimension (maxComputeWorkgroupsPerDimension).
 
 The override constants of a pass (:func:`pass_variant`) follow the same rule
-as cannery_host.wgsl and the page's gpu.js: the names in "overrides" take D,
+as cannery_host.wgsl and the page's gpu/plan.js: the names in "overrides" take D,
 BR, BC from the tiling; "constants" and "constants_by_d" add fixed values; a
 "with_subgroups" variant replaces file and constants on devices whose
 subgroups are large enough.
@@ -41,7 +41,7 @@ ROW_TENSORS = frozenset({"L", "D", "m", "l", "logsumexp"})
 
 def instrument(source: str) -> str:
     """The instrumented build of a WGSL source: every line that starts with the
-    manifest's marker ("// @instrument: ") uncommented (gpu.js does the same)."""
+    manifest's marker ("// @instrument: ") uncommented (gpu/files.js does the same)."""
     return re.sub(r"^(\s*)" + re.escape(INSTRUMENT_MARKER), r"\1", source, flags=re.M)
 
 
@@ -52,7 +52,7 @@ def read_source(file: str) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Pipeline constants (same rule as the host and gpu.js)
+# Pipeline constants (same rule as the host and gpu/plan.js)
 
 def shader_file(spec: dict, d: int) -> str:
     """The .wgsl file of one pass at head dimension d ("file_by_d" overrides "file")."""

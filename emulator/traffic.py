@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
-from .tiling import BYTES, MANIFEST, TENSOR_ORDER, M_DEFAULT, Tiling, make_tiling
+from .tiling import BYTES, M_DEFAULT, MANIFEST, TENSOR_ORDER, Tiling, make_tiling
 
 WALKS = ("query_tiles", "key_tiles", "once")
 _NAMES = {"query_tiles": {"r", "kv", "n", "d"}, "key_tiles": {"c", "qv", "n", "d"}, "once": {"n", "d"}}
@@ -54,7 +54,7 @@ def tensors_of(direction: str) -> tuple:
 TENSORS = tensors_of("forward")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _formula(text: str, walk: str):
     """Compile an element formula ("r*d", "kv*d", "c*qv + n") after checking
     it uses only integers, + - * and the names its walk defines.

@@ -69,12 +69,19 @@ def main(argv=None) -> int:
             for slug in content.slugs():
                 ex = content.load(slug)
                 steps = ", ".join(f"{st['id']} ({', '.join(st.get('names', []))})" for st in ex["steps"])
+                if not ex["steps"]:
+                    steps = f"{' · '.join(ex.get('ladder', []))}, on your own machine: {', '.join(ex.get('files', []))}"
                 print(f"{slug}: {ex['title']}\n    steps: {steps}")
             return 0
         if args.cmd == "starter":
             print(content.read(content.step(args.slug, args.step), "starter.py"), end="")
             return 0
         ex = content.load(args.slug)
+        if not ex["steps"]:
+            print(f"{args.slug} does not run here: its tests need your own GPU. Run them with pytest, as its "
+                  f"prompt says ({', '.join(ex.get('files', []))} in site/content/exercises/{args.slug}/).",
+                  file=sys.stderr)
+            return 2
         if not os.path.isfile(args.file):
             print(f"no file {args.file}", file=sys.stderr)
             return 2

@@ -15,8 +15,10 @@ real path, offline), and tracebacks keep only frames from that file.
 """
 from __future__ import annotations
 
+import importlib
 import io
 import linecache
+import math
 import signal
 import sys
 import traceback
@@ -167,11 +169,45 @@ def run(source: str, filename: str = LEARNER_FILE, seconds: float | None = 20.0)
     return {"output": out.getvalue()[:OUTPUT_LIMIT], "error": error}
 
 
+def judge(slug: str, request: dict) -> dict:
+    """Pass ``request`` to the judge module exercise ``slug`` names in its
+    exercise.toml (``judge = "exercises.NAME"``, e.g. exercises.breakit), for
+    steps whose page asks more than "check my code": its ``handle(request)``
+    answers {"ok": True, "result": ...} or {"ok": False, "message": ...}.
+
+    Raises content.ContentError for an unknown exercise or one without a judge.
+    """
+    name = content.load(slug).get("judge", "")
+    if not name.startswith("exercises.") or not name[len("exercises."):].isidentifier():
+        raise content.ContentError(f"exercise {slug!r} has no judge")
+    return importlib.import_module(name).handle(request)
+
+
+def json_safe(value):
+    """``value`` with every non-finite float replaced by the string "inf",
+    "-inf" or "nan", so that JSON.parse in the page can read it (JSON has no
+    Infinity or NaN; Python's json writes them anyway)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def handle(request: dict) -> dict:
-    """The page worker's entry: {"op": "check"|"run", "slug", "step", "source"}."""
+    """The page worker's entry: {"op": "check"|"run", "slug", "step", "source"},
+    or {"op": "judge", "slug", "request": {...}} (see :func:`judge`)."""
     try:
+        if request.get("op") == "judge":
+            return json_safe(judge(request["slug"], request.get("request") or {}))
         if request.get("op") == "run":
             return {"ok": True, "result": run(request["source"], seconds=None)}
+        if str(request.get("op", "")).startswith("wgsl-"):  # exercise 4: exercises/wgsl.py
+            from . import wgsl
+
+            return wgsl.handle(request)
         if request.get("op") == "check":
             return {"ok": True, "result": check(request["slug"], request["step"], request["source"], seconds=None)}
         return {"ok": False, "message": f"unknown op {request.get('op')!r}"}

@@ -25,6 +25,7 @@ def stale_reason():
     without it (``make facts-model`` fetches it).
     """
     import sys
+
     from . import model
     try:
         m = model.load()

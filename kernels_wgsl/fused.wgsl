@@ -1,66 +1,92 @@
-// fused.wgsl: attention in one pass with online softmax (the lesson's fused kernel).
+// fused.wgsl: attention in one pass with online softmax (the lesson's fused kernel), on
+// any WebGPU device. fused_lanes.wgsl is the same kernel for devices with subgroups: the
+// two files differ only where a row's partial scores are summed over its lanes.
 //
-// Follows FlashAttention, Dao et al. 2022 (arXiv:2205.14135), Algorithm 1, with the
-// loop order of FlashAttention-2 (arXiv:2307.08691, section 3.1): the outer loop is
-// over query tiles (one workgroup each), the inner loop over key tiles, and O is
-// divided by l once at the end instead of after every tile.
+// Follows FlashAttention (Dao et al. 2022, arXiv:2205.14135), Algorithm 1, with the loop
+// order of FlashAttention-2 (arXiv:2307.08691), section 3.1: one workgroup per query tile,
+// an inner loop over key tiles, online softmax with a running max m and an unnormalised
+// running sum l per row, O divided by l once at the end.
 //
-// Tiling (the lesson preset, manifest.json "lesson"): workgroup memory M bytes
-// (16,384 by default). The query tile takes M/2, so B_r = (M/2) / (4 d) rows; the
-// K tile and the V tile share the other half, so B_c = (M/2) / (2 * 4 d) = B_r / 2.
+// Tiling (the lesson preset, manifest.json "lesson"): workgroup memory M bytes (16,384 by
+// default); the query tile is M/2, so B_r = (M/2) / (4 d) rows, and a K tile and a V tile
+// share the other half, so B_c = B_r / 2.
 //   d = 16: B_r = 128, B_c = 64      d = 32: B_r = 64, B_c = 32
 //   d = 64: B_r = 32,  B_c = 16      d = 128: B_r = 16, B_c = 8
-// One invocation per query row: workgroup size B_r. Workgroup arrays: Q tile
-// B_r*d + K tile B_c*d + V tile B_c*d floats = M bytes exactly. The running max m,
-// running sum l and the O row accumulator live in each invocation's registers.
+// The tuned kernels of the manifest run this file (or fused_lanes.wgsl) with other tiles.
 //
-// Global memory traffic, float32 (4 bytes an element), for a query tile of r valid
-// rows whose visited key tiles cover keys [0, kend):
-//   load Q tile          reads  Q: r * d * 4 bytes        (once per query tile)
-//   per key tile         reads  K: keys_in_tile * d * 4 bytes
-//                        reads  V: keys_in_tile * d * 4 bytes
-//   after the last tile  writes O: r * d * 4 bytes        (once)
+// Inside a workgroup (free: only global memory is counted):
+// * Lanes. The d columns of a query row are split over TD = d / 16 neighbouring
+//   invocations, 16 columns (4 vec4s) each. A lane owns R query rows, so each vec4 of K or V
+//   it reads from workgroup memory feeds 4 R multiply-adds, and its Q and O rows are 8 R
+//   named vec4 registers (no private arrays). The TD partial dot products of a score are
+//   summed across the lanes (lanes_sum): here through workgroup memory, in fused_lanes.wgsl
+//   with subgroupShuffleXor. Every lane then holds the whole score, so the lanes of a row
+//   keep identical m and l and exchange nothing else.
+// * Streams. The keys of a tile are dealt out to TX invocations that own the same rows and
+//   columns, each with its own m, l and O; they are merged once, after the last key tile,
+//   with the rescale rule of section 3.1: w = exp(m_stream - m_row), l = sum w l_stream,
+//   O = sum w O_stream / l.
+// Invocation li: lane = li % TD, stream x = (li / TD) % TX, row group ty = li / (TD TX)
+// owning rows ty R .. ty R + R - 1 of the tile. R and TX default to values that keep the
+// workgroup at 256 invocations or fewer for every M up to 65,536: R = TX = 2, and past 256
+// lane-rows (TD B_r) R = 4 (or TX = 1 where B_r is not a multiple of 4).
+// Workgroup memory: one array of M bytes. The Q tile is staged through it once; then it
+// holds the K and V tiles, double-buffered when TD = 1 (the next tile is loaded into
+// registers during the arithmetic and stored after it), single-buffered otherwise, with the
+// other half used to sum the lanes' partial scores; the final merge reuses it.
+//
+// Global memory traffic, float32 (4 bytes an element), for a query tile of r valid rows
+// whose visited key tiles cover keys [0, kend):
+//   load Q tile          reads  Q: r * d * 4 bytes            (vec4 loads, once)
+//   per key tile         reads  K: keys_in_tile * d * 4 bytes (vec4 loads, once each)
+//                        reads  V: keys_in_tile * d * 4 bytes (vec4 loads, once each)
+//   at the end           writes O: r * d * 4 bytes            (vec4 stores, once)
 // so per head: Q read once, O written once, K and V read once per query tile over the
 // visited keys: kend = N for full attention; for causal, kend = min(N, ceil(b / B_c) * B_c)
-// where b is one past the tile's last row (key tiles wholly past the diagonal are
-// skipped). Nothing N x N ever reaches global memory.
+// where b is one past the tile's last row (key tiles wholly past the diagonal are skipped).
+// Nothing N x N ever reaches global memory.
 //
-// The broken control "fused-no-rescale" is this same file compiled with the override
-// RESCALE = false: the running sum l and the accumulator are not multiplied by
-// exp(m_old - m_new) when the running max grows.
+// The broken control "fused-no-rescale" is this same file with the override RESCALE =
+// false: when a running max grows, l and O are not multiplied by exp(m_old - m_new).
 //
 // Masking: WGSL lets an implementation assume no inf or NaN, so there is no -inf here.
-// NEG_BIG is a finite stand-in for "no score yet", and masked or out-of-range keys are
-// skipped by an explicit test, so they never enter m or l (no exp(s - s) = 1 from a
-// row that has nothing to attend to). Rows past N stay in the loop (no early return
-// before a workgroupBarrier) and simply do not store.
+// NEG_BIG is a finite stand-in for "no score yet", and masked keys (past kend, past the row
+// under causal, past the tile) never enter m or l: a stream that saw no visible key has
+// w = 0, and a row with no visible key gets O = 0. Rows past N stay in every loop (no
+// early return before a barrier) and do not store. Scores are kept in base 2: Q is scaled
+// by log2(e) / sqrt(d) once, then exp2.
 //
 // The instrumented build (tests only) is this source with every line that starts with
 // "// @instrument: " uncommented; it then counts each element loaded or stored.
 
-override D: u32 = 64u;        // head dimension d
-override BR: u32 = 32u;       // B_r: query rows per workgroup (= workgroup size)
-override BC: u32 = 16u;       // B_c: key rows per tile
+override D: u32 = 64u;       // head dimension d: 16, 32, 64 or 128
+override BR: u32 = 32u;      // B_r: query rows per workgroup, a multiple of R
+override BC: u32 = 16u;      // B_c: keys per tile, B_r <= 4 B_c
 override RESCALE: bool = true;
+override TD: u32 = D / 16u;  // lanes per row, 16 columns each
+override R: u32 = select(2u, 4u, TD * BR > 256u && BR % 4u == 0u);   // query rows per invocation: 1, 2 or 4
+override TX: u32 = select(2u, 1u, TD * BR > 256u && BR % 4u != 0u);  // key streams
+override D4: u32 = D / 4u;            // vec4s in a row
+override TY: u32 = BR / R;            // row groups
+override THREADS: u32 = TD * TX * TY;
+override KG: u32 = (BC + 4u * TX - 1u) / (4u * TX);  // key groups of 4 per stream per tile
+override TILE4: u32 = BC * D4;        // vec4s in one K (or V) tile
+override LPT: u32 = (TILE4 + THREADS - 1u) / THREADS;  // vec4s of K (and V) each invocation loads, at most 4
+override SWZ: u32 = select(0u, 4u, D4 >= 8u);          // bank swizzle of odd keys
+override XB: u32 = 2u * TILE4;        // where the lanes sum their partial scores
+override NBUF: u32 = select(1u, 2u, TD == 1u);  // K and V buffers: 2 when no lanes share a row
 
-// WGSL sizes function-scope arrays with constant expressions only, so the O row
-// accumulator is declared at the largest head dimension the manifest lists; every loop
-// runs to D.
-const D_MAX: u32 = 128u;
 const NEG_BIG: f32 = -3.0e38;
+const LOG2E: f32 = 1.4426950408889634;
 
 struct Params {
   n: u32,          // N, rows of Q, K, V per head
   causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch (wg.y is added)
-  x_base: u32,     // first query tile of this dispatch (wg.x is added)
+  head_base: u32,  // first head of this dispatch (Q, K, V, O); wg.y is added
+  x_base: u32,     // first workgroup along x of this dispatch; wg.x is added
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> q: array<f32>;        // (H, N, d)
-@group(0) @binding(2) var<storage, read> k: array<f32>;        // (H, N, d)
-@group(0) @binding(3) var<storage, read> v: array<f32>;        // (H, N, d)
-@group(0) @binding(4) var<storage, read_write> o: array<f32>;  // (H, N, d)
 // @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
 
 // Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
@@ -72,98 +98,350 @@ fn tally(slot: u32, elems: u32) {
   // @instrument: atomicAdd(&counters[slot], elems);
 }
 
-fn load_q(i: u32) -> f32 { tally(0u, 1u); return q[i]; }
-fn load_k(i: u32) -> f32 { tally(2u, 1u); return k[i]; }
-fn load_v(i: u32) -> f32 { tally(4u, 1u); return v[i]; }
-fn store_o(i: u32, x: f32) { tally(11u, 1u); o[i] = x; }
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
 
-var<workgroup> q_tile: array<f32, BR * D>;
-var<workgroup> k_tile: array<f32, BC * D>;
-var<workgroup> v_tile: array<f32, BC * D>;
+fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
+fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
+fn load_v(i: u32) -> vec4<f32> { tally(4u, 4u); return v[i]; }
+fn store_o(i: u32, x: vec4<f32>) { tally(11u, 4u); o[i] = x; }
 
-// Scaled score of local query row r against local key row j: dot(q, k) / sqrt(d).
-fn score(r: u32, j: u32, scale: f32) -> f32 {
-  var s = 0.0;
-  for (var c = 0u; c < D; c++) {
-    s += q_tile[r * D + c] * k_tile[j * D + c];
-  }
-  return s * scale;
+// M bytes: the Q tile, then buffers b of K (part 0) and V (part 1), the lanes' partial
+// scores, and the merge.
+var<workgroup> kv: array<vec4<f32>, 4u * TILE4>;
+
+// Where column group cg of local key kl of part (0 K, 1 V) of buffer b lives in kv.
+fn at(b: u32, part: u32, kl: u32, cg: u32) -> u32 {
+  return (2u * b + part) * TILE4 + kl * D4 + (cg ^ ((kl & 1u) * SWZ));
 }
 
-@compute @workgroup_size(BR)
+// Column group cg of the four local keys kl as the columns of a matrix: q * m gives the four
+// dot products, m * p the sum of the four rows weighted by p.
+fn keys4(b: u32, part: u32, kl: vec4<u32>, cg: u32) -> mat4x4<f32> {
+  return mat4x4<f32>(kv[at(b, part, kl.x, cg)], kv[at(b, part, kl.y, cg)],
+                     kv[at(b, part, kl.z, cg)], kv[at(b, part, kl.w, cg)]);
+}
+
+fn max4(x: vec4<f32>) -> f32 { return max(max(x.x, x.y), max(x.z, x.w)); }
+
+// Mask one row of scores: local keys past the tile, keys past kend or past the row
+// (causal), rows past N.
+fn mask_row(s: vec4<f32>, row: u32, kl: vec4<u32>, keys: vec4<u32>, kend: u32, n: u32,
+            causal: bool) -> vec4<f32> {
+  var ok = keys < vec4<u32>(kend);
+  if (BC % (4u * TX) != 0u) { ok = ok & (kl < vec4<u32>(BC)); }
+  if (causal) { ok = ok & (keys <= vec4<u32>(row)); }
+  ok = ok & vec4<bool>(row < n);
+  return select(vec4<f32>(NEG_BIG), s, ok);
+}
+
+fn p_row(s: vec4<f32>, m: f32) -> vec4<f32> {
+  return select(vec4<f32>(0.0), exp2(s - vec4<f32>(m)), s > vec4<f32>(NEG_BIG));
+}
+
+// @lanes-begin: with the opening comment and the NBUF line, the only part that differs
+// from fused_lanes.wgsl.
+// Sum the partial scores (column i: row ty R + i, four keys) over the TD lanes of a row
+// group, through workgroup memory past the K and V tiles. Called in uniform control flow.
+fn lanes_sum(li: u32, sc: mat4x4<f32>) -> mat4x4<f32> {
+  if (TD == 1u) { return sc; }
+  let own = XB + li * R;
+  kv[own] = sc[0];
+  if (R > 1u) { kv[own + 1u] = sc[1]; }
+  if (R > 2u) { kv[own + 2u] = sc[2]; kv[own + 3u] = sc[3]; }
+  workgroupBarrier();
+  let first = XB + (li - li % TD) * R;
+  var t = mat4x4<f32>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+  for (var j = 0u; j < TD; j++) {
+    let y = first + j * R;
+    t[0] += kv[y];
+    if (R > 1u) { t[1] += kv[y + 1u]; }
+    if (R > 2u) { t[2] += kv[y + 2u]; t[3] += kv[y + 3u]; }
+  }
+  workgroupBarrier();
+  return t;
+}
+// @lanes-end
+
+// One vec4 (e) of the key tile starting at key0, K or V; zero past kend.
+fn fetch(part: u32, e: u32, key0: u32, kend: u32, base4: u32) -> vec4<f32> {
+  var x = vec4<f32>(0.0);
+  let key = key0 + e / D4;
+  if (e < TILE4 && key < kend) {
+    let i = base4 + key * D4 + e % D4;
+    if (part == 0u) { x = load_k(i); } else { x = load_v(i); }
+  }
+  return x;
+}
+fn put(b: u32, e: u32, xk: vec4<f32>, xv: vec4<f32>) {
+  if (e < TILE4) {
+    kv[at(b, 0u, e / D4, e % D4)] = xk;
+    kv[at(b, 1u, e / D4, e % D4)] = xv;
+  }
+}
+
+// Merge one query row over the TX streams. Each invocation puts its 4 vec4s of the row
+// (already scaled by w / l); stream 0's invocations sum them and write O (valid rows only).
+fn merge_row(row: u32, li: u32, lane: u32, x: u32, ty: u32, n: u32, base4: u32,
+             a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, e: vec4<f32>) {
+  kv[4u * li + 0u] = a;
+  kv[4u * li + 1u] = b;
+  kv[4u * li + 2u] = c;
+  kv[4u * li + 3u] = e;
+  workgroupBarrier();
+  if (x == 0u && row < n) {
+    for (var cc = 0u; cc < 4u; cc++) {
+      var total = vec4<f32>(0.0);
+      for (var xs = 0u; xs < TX; xs++) { total += kv[4u * ((ty * TX + xs) * TD + lane) + cc]; }
+      store_o(base4 + row * D4 + cc * TD + lane, total);
+    }
+  }
+  workgroupBarrier();
+}
+
+@compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let n = params.n;
   let causal = params.causal != 0u;
-  let base = (params.head_base + wg.y) * n * D;   // first element of this head
-  let row0 = (params.x_base + wg.x) * BR;         // first query row of this tile (< n)
-  let row = row0 + li;
-  let row_ok = row < n;
-  let scale = 1.0 / sqrt(f32(D));
-
-  // Q tile: reads Q, r * d elements; rows past N are zero on the bench.
-  for (var e = li; e < BR * D; e += BR) {
-    var x = 0.0;
-    if (row0 + e / D < n) { x = load_q(base + row0 * D + e); }
-    q_tile[e] = x;
-  }
-
-  // Visited keys [0, kend): causal skips key tiles that start past the last row.
+  let base4 = (params.head_base + wg.y) * n * D4;
+  let row0 = (params.x_base + wg.x) * BR;
+  let lane = li % TD;
+  let x = (li / TD) % TX;
+  let ty = li / (TD * TX);
+  let ra = row0 + ty * R;  // this invocation's rows: ra .. ra + R - 1
   let row_last = min(n, row0 + BR) - 1u;
   var kend = n;
   if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
   let tiles = (kend + BC - 1u) / BC;
 
-  var acc: array<f32, D_MAX>;  // O row, unnormalised (zero-initialised)
-  var m = NEG_BIG;             // running max of the scores seen
-  var l = 0.0;                 // running sum of exp(s - m)
+  // Q tile through workgroup memory (each element read once), then into registers scaled
+  // for exp2: q{i}{c} = row ra + i, column group c TD + lane. Reads Q: r * d elements.
+  for (var e = li; e < BR * D4; e += THREADS) {
+    var xq = vec4<f32>(0.0);
+    if (row0 + e / D4 < n) { xq = load_q(base4 + row0 * D4 + e); }
+    kv[e] = xq;
+  }
+  workgroupBarrier();
+  let qs = LOG2E / sqrt(f32(D));
+  let qa = (ty * R) * D4 + lane;
+  let q00 = kv[qa] * qs;
+  let q01 = kv[qa + TD] * qs;
+  let q02 = kv[qa + 2u * TD] * qs;
+  let q03 = kv[qa + 3u * TD] * qs;
+  var q10 = vec4<f32>(0.0);
+  var q11 = vec4<f32>(0.0);
+  var q12 = vec4<f32>(0.0);
+  var q13 = vec4<f32>(0.0);
+  var q20 = vec4<f32>(0.0);
+  var q21 = vec4<f32>(0.0);
+  var q22 = vec4<f32>(0.0);
+  var q23 = vec4<f32>(0.0);
+  var q30 = vec4<f32>(0.0);
+  var q31 = vec4<f32>(0.0);
+  var q32 = vec4<f32>(0.0);
+  var q33 = vec4<f32>(0.0);
+  if (R > 1u) {
+    q10 = kv[qa + D4] * qs;
+    q11 = kv[qa + D4 + TD] * qs;
+    q12 = kv[qa + D4 + 2u * TD] * qs;
+    q13 = kv[qa + D4 + 3u * TD] * qs;
+  }
+  if (R > 2u) {
+    q20 = kv[qa + 2u * D4] * qs;
+    q21 = kv[qa + 2u * D4 + TD] * qs;
+    q22 = kv[qa + 2u * D4 + 2u * TD] * qs;
+    q23 = kv[qa + 2u * D4 + 3u * TD] * qs;
+    q30 = kv[qa + 3u * D4] * qs;
+    q31 = kv[qa + 3u * D4 + TD] * qs;
+    q32 = kv[qa + 3u * D4 + 2u * TD] * qs;
+    q33 = kv[qa + 3u * D4 + 3u * TD] * qs;
+  }
+  workgroupBarrier();  // Q read; kv now holds K and V tiles
+
+  // Key tile 0 into buffer 0.
+  for (var i = 0u; i < LPT; i++) {
+    let e = li + i * THREADS;
+    put(0u, e, fetch(0u, e, 0u, kend, base4), fetch(1u, e, 0u, kend, base4));
+  }
+  workgroupBarrier();
+
+  var m = vec4<f32>(NEG_BIG);  // this stream's running max of rows ra + 0..3 (base 2)
+  var l = vec4<f32>(0.0);      // this stream's running sums
+  // O: o{i}{c} = row ra + i, column group c TD + lane.
+  var o00 = vec4<f32>(0.0);
+  var o01 = vec4<f32>(0.0);
+  var o02 = vec4<f32>(0.0);
+  var o03 = vec4<f32>(0.0);
+  var o10 = vec4<f32>(0.0);
+  var o11 = vec4<f32>(0.0);
+  var o12 = vec4<f32>(0.0);
+  var o13 = vec4<f32>(0.0);
+  var o20 = vec4<f32>(0.0);
+  var o21 = vec4<f32>(0.0);
+  var o22 = vec4<f32>(0.0);
+  var o23 = vec4<f32>(0.0);
+  var o30 = vec4<f32>(0.0);
+  var o31 = vec4<f32>(0.0);
+  var o32 = vec4<f32>(0.0);
+  var o33 = vec4<f32>(0.0);
 
   for (var t = 0u; t < tiles; t++) {
     let key0 = t * BC;
-    workgroupBarrier();  // everyone is done with the previous K and V tiles
-    // K and V tiles: reads K and V, keys_in_tile * d elements each.
-    for (var e = li; e < BC * D; e += BR) {
-      var kx = 0.0;
-      var vx = 0.0;
-      if (key0 + e / D < kend) {
-        kx = load_k(base + key0 * D + e);
-        vx = load_v(base + key0 * D + e);
+    let b = t % NBUF;
+    // Next tile's K and V into registers now; stored after the arithmetic below.
+    let key1 = key0 + BC;
+    var nk0 = vec4<f32>(0.0);
+    var nv0 = vec4<f32>(0.0);
+    var nk1 = vec4<f32>(0.0);
+    var nv1 = vec4<f32>(0.0);
+    var nk2 = vec4<f32>(0.0);
+    var nv2 = vec4<f32>(0.0);
+    var nk3 = vec4<f32>(0.0);
+    var nv3 = vec4<f32>(0.0);
+    if (t + 1u < tiles) {
+      nk0 = fetch(0u, li, key1, kend, base4);
+      nv0 = fetch(1u, li, key1, kend, base4);
+      if (LPT > 1u) {
+        nk1 = fetch(0u, li + THREADS, key1, kend, base4);
+        nv1 = fetch(1u, li + THREADS, key1, kend, base4);
       }
-      k_tile[e] = kx;
-      v_tile[e] = vx;
+      if (LPT > 2u) {
+        nk2 = fetch(0u, li + 2u * THREADS, key1, kend, base4);
+        nv2 = fetch(1u, li + 2u * THREADS, key1, kend, base4);
+        nk3 = fetch(0u, li + 3u * THREADS, key1, kend, base4);
+        nv3 = fetch(1u, li + 3u * THREADS, key1, kend, base4);
+      }
+    }
+
+    for (var g = 0u; g < KG; g++) {
+      let kl = (vec4<u32>(4u * g) + vec4<u32>(0u, 1u, 2u, 3u)) * TX + vec4<u32>(x);
+      var kr = kl;  // where a ragged last group reads (masked below)
+      if (BC % (4u * TX) != 0u) { kr = min(kl, vec4<u32>(BC - 1u)); }
+      let keys = vec4<u32>(key0) + kl;
+      // Partial scores over this lane's 16 columns: row i, keys kl.
+      var s0 = vec4<f32>(0.0);
+      var s1 = vec4<f32>(0.0);
+      var s2 = vec4<f32>(0.0);
+      var s3 = vec4<f32>(0.0);
+      var km = keys4(b, 0u, kr, lane);
+      s0 += q00 * km;
+      if (R > 1u) { s1 += q10 * km; }
+      if (R > 2u) { s2 += q20 * km; s3 += q30 * km; }
+      km = keys4(b, 0u, kr, TD + lane);
+      s0 += q01 * km;
+      if (R > 1u) { s1 += q11 * km; }
+      if (R > 2u) { s2 += q21 * km; s3 += q31 * km; }
+      km = keys4(b, 0u, kr, 2u * TD + lane);
+      s0 += q02 * km;
+      if (R > 1u) { s1 += q12 * km; }
+      if (R > 2u) { s2 += q22 * km; s3 += q32 * km; }
+      km = keys4(b, 0u, kr, 3u * TD + lane);
+      s0 += q03 * km;
+      if (R > 1u) { s1 += q13 * km; }
+      if (R > 2u) { s2 += q23 * km; s3 += q33 * km; }
+      // Whole scores: sum over the lanes (workgroup-uniform control flow).
+      let whole = lanes_sum(li, mat4x4<f32>(s0, s1, s2, s3));
+      s0 = mask_row(whole[0], ra, kl, keys, kend, n, causal);
+      s1 = vec4<f32>(NEG_BIG);
+      s2 = vec4<f32>(NEG_BIG);
+      s3 = vec4<f32>(NEG_BIG);
+      if (R > 1u) { s1 = mask_row(whole[1], ra + 1u, kl, keys, kend, n, causal); }
+      if (R > 2u) {
+        s2 = mask_row(whole[2], ra + 2u, kl, keys, kend, n, causal);
+        s3 = mask_row(whole[3], ra + 3u, kl, keys, kend, n, causal);
+      }
+
+      // Online softmax for this stream (rows as the components of m and l); with RESCALE,
+      // l and O are rescaled when a max moved.
+      let m_new = max(m, vec4<f32>(max4(s0), max4(s1), max4(s2), max4(s3)));
+      if (any(m_new > m)) {
+        if (RESCALE) {
+          let alpha = select(vec4<f32>(0.0), exp2(m - m_new), m > vec4<f32>(NEG_BIG));
+          l *= alpha;
+          o00 *= alpha.x;
+          o01 *= alpha.x;
+          o02 *= alpha.x;
+          o03 *= alpha.x;
+          if (R > 1u) {
+            o10 *= alpha.y;
+            o11 *= alpha.y;
+            o12 *= alpha.y;
+            o13 *= alpha.y;
+          }
+          if (R > 2u) {
+            o20 *= alpha.z;
+            o21 *= alpha.z;
+            o22 *= alpha.z;
+            o23 *= alpha.z;
+            o30 *= alpha.w;
+            o31 *= alpha.w;
+            o32 *= alpha.w;
+            o33 *= alpha.w;
+          }
+        }
+        m = m_new;
+      }
+      let p0 = p_row(s0, m.x);
+      let p1 = p_row(s1, m.y);
+      let p2 = p_row(s2, m.z);
+      let p3 = p_row(s3, m.w);
+      let one = vec4<f32>(1.0);
+      l += vec4<f32>(dot(p0, one), dot(p1, one), dot(p2, one), dot(p3, one));
+
+      // O += P V over this lane's 16 columns.
+      var vm = keys4(b, 1u, kr, lane);
+      o00 += vm * p0;
+      if (R > 1u) { o10 += vm * p1; }
+      if (R > 2u) { o20 += vm * p2; o30 += vm * p3; }
+      vm = keys4(b, 1u, kr, TD + lane);
+      o01 += vm * p0;
+      if (R > 1u) { o11 += vm * p1; }
+      if (R > 2u) { o21 += vm * p2; o31 += vm * p3; }
+      vm = keys4(b, 1u, kr, 2u * TD + lane);
+      o02 += vm * p0;
+      if (R > 1u) { o12 += vm * p1; }
+      if (R > 2u) { o22 += vm * p2; o32 += vm * p3; }
+      vm = keys4(b, 1u, kr, 3u * TD + lane);
+      o03 += vm * p0;
+      if (R > 1u) { o13 += vm * p1; }
+      if (R > 2u) { o23 += vm * p2; o33 += vm * p3; }
+    }
+
+    // Store the next tile: into the other buffer (last read before the previous barrier),
+    // or, single-buffered, into this one once every invocation is done with it.
+    if (NBUF == 1u) { workgroupBarrier(); }
+    if (t + 1u < tiles) {
+      let nb = (t + 1u) % NBUF;
+      put(nb, li, nk0, nv0);
+      if (LPT > 1u) { put(nb, li + THREADS, nk1, nv1); }
+      if (LPT > 2u) {
+        put(nb, li + 2u * THREADS, nk2, nv2);
+        put(nb, li + 3u * THREADS, nk3, nv3);
+      }
     }
     workgroupBarrier();
-
-    let count = min(BC, kend - key0);
-    // Which keys this row may see in this tile: [0, visible).
-    var visible = 0u;
-    if (row_ok) {
-      visible = count;
-      if (causal) { visible = min(count, select(0u, row - key0 + 1u, row >= key0)); }
-    }
-
-    var m_tile = NEG_BIG;
-    for (var j = 0u; j < visible; j++) {
-      m_tile = max(m_tile, score(li, j, scale));
-    }
-    let m_new = max(m, m_tile);
-    if (RESCALE) {
-      // exp(m_old - m_new); 0 while nothing has been seen (acc and l are 0 then).
-      let alpha = select(0.0, exp(m - m_new), m > NEG_BIG);
-      l *= alpha;
-      for (var c = 0u; c < D; c++) { acc[c] *= alpha; }
-    }
-    for (var j = 0u; j < visible; j++) {
-      let p = exp(score(li, j, scale) - m_new);
-      l += p;
-      for (var c = 0u; c < D; c++) { acc[c] += p * v_tile[j * D + c]; }
-    }
-    m = m_new;
   }
 
-  // O row: writes O, d elements. A row with no visible key (l = 0) gets 0.
-  if (row_ok) {
-    let inv = select(0.0, 1.0 / l, l > 0.0);
-    for (var c = 0u; c < D; c++) { store_o(base + row * D + c, acc[c] * inv); }
+  // Merge the TX streams of each row: m_row, then w, l_row, and O / l.
+  kv[li] = m;
+  workgroupBarrier();
+  var m_row = vec4<f32>(NEG_BIG);
+  for (var xs = 0u; xs < TX; xs++) { m_row = max(m_row, kv[(ty * TX + xs) * TD + lane]); }
+  let w = select(vec4<f32>(0.0), exp2(m - m_row), m > vec4<f32>(NEG_BIG));
+  workgroupBarrier();
+  kv[li] = l * w;
+  workgroupBarrier();
+  var l_row = vec4<f32>(0.0);
+  for (var xs = 0u; xs < TX; xs++) { l_row += kv[(ty * TX + xs) * TD + lane]; }
+  let f = w * select(vec4<f32>(0.0), vec4<f32>(1.0) / l_row, l_row > vec4<f32>(0.0));
+  workgroupBarrier();
+  merge_row(ra, li, lane, x, ty, n, base4, o00 * f.x, o01 * f.x, o02 * f.x, o03 * f.x);
+  if (R > 1u) { merge_row(ra + 1u, li, lane, x, ty, n, base4, o10 * f.y, o11 * f.y, o12 * f.y, o13 * f.y); }
+  if (R > 2u) {
+    merge_row(ra + 2u, li, lane, x, ty, n, base4, o20 * f.z, o21 * f.z, o22 * f.z, o23 * f.z);
+    merge_row(ra + 3u, li, lane, x, ty, n, base4, o30 * f.w, o31 * f.w, o32 * f.w, o33 * f.w);
   }
 }

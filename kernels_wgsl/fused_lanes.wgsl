@@ -1,94 +1,54 @@
-// fused_lanes.wgsl: fused attention for timing, on devices with the "subgroups" feature.
-// It stands in for fused_streams.wgsl at d = 64 and fused_fast.wgsl at d = 128 (same
-// manifest kernel, same tiles B_r x B_c, so the same bytes) where the adapter offers
-// subgroups; the host checks the feature and the smallest subgroup size (>= TD) first,
-// and runs the other shader otherwise.
+// fused_lanes.wgsl: the lesson's fused kernel (fused.wgsl) for devices with the WebGPU
+// "subgroups" feature whose smallest subgroup holds at least TD = d / 16 invocations. The
+// manifest's "with_subgroups" picks it at d = 32, 64 and 128 (fused, fused-no-rescale and
+// the tuned kernels); same tiles, so the same bytes and the same instrumented count.
 //
-// Follows FlashAttention-2 (arXiv:2307.08691), section 3.1 (Algorithm 1): one workgroup per
-// query tile, an inner loop over key tiles, online softmax with the running max m and the
-// unnormalised running sum l per row, O divided by l once at the end.
-//
-// Why another kernel: in fused_streams.wgsl at d = 64 an invocation owns one whole query row,
-// so each vec4 of K or V it reads from workgroup memory feeds only 4 multiply-adds, and its
-// Q and O rows fill 128 registers. Here the d columns of a row are split over TD = d / 16
-// neighbouring invocations ("lanes", 16 columns each) that own the same R query rows. A lane
-// reads 16 columns of a key and uses them for R rows (4R multiply-adds per vec4), and the TD
-// partial dot products of a score are summed with subgroupShuffleXor (log2 TD rounds). Every
-// lane then holds the whole score, so the lanes of a row keep identical m and l and need no
-// other exchange. As in fused_streams.wgsl, the keys of a tile are also dealt out to TX
-// "streams", each with its own m, l and O, merged once after the last key tile with the
-// rescale rule of section 3.1: w = exp(m_stream - m_row), l = sum w l_stream,
-// O = sum w O_stream / l.
-//
-// Invocation li: lane = li % TD, stream = (li / TD) % TX, row group ty = li / (TD TX), which
-// owns query rows ty R .. ty R + R - 1 of the tile and column groups (vec4s) c TD + lane,
-// c < 4. The shuffles assume that the TD lanes of a row group sit in one subgroup at indices
-// that differ only in their low bits, as they do when subgroups are made of consecutive
-// local_invocation_index values (every implementation we know); the Time button and the
-// benchmark check each kernel's output against float64 before timing it.
-//
-// Stream x takes the local keys (4g + j) TX + x of each key tile (g < KG, j < 4). K and V
-// tiles are double-buffered in workgroup memory, key-major, with column group cg of key kl
-// stored at cg ^ 4 (kl & 1) when d >= 32 (neighbouring streams then read different banks);
-// the next tile's K and V are loaded into registers while this one is computed: one barrier
-// per key tile. Q is staged through the same array once, and so is the final merge.
-//
-// Tiling (manifest.json, "with_subgroups"; the tiles are the kernel's own, so the bytes are too):
-//   fused-fast-16k: d = 64: B_r = 64, B_c = 16, R = 2, TX = 1 (128 invocations, TD = 4)
-//                   d = 128: B_r = 16, B_c = 8, R = 2, TX = 2 (128 invocations, TD = 8)
-//   fused-fast:     d = 64: B_r = 32, B_c = 16, R = 2, TX = 2 (128 invocations, TD = 4)
-//
-// Workgroup array (floats): 2 buffers x (K tile + V tile) = 4 B_c d, i.e. 16 B_c d bytes
-// (16,384 at d = 64, B_c = 16). Needs B_r <= 4 B_c, B_c a multiple of 4 TX, R in {1, 2, 4},
-// TD TX B_r / R <= min(256, B_c d / 4), and at most 4 vec4s of K (and of V) per invocation.
-//
-// Global memory traffic, float32 (4 bytes an element), for a query tile of r valid rows whose
-// visited key tiles cover keys [0, kend) -- the schedule of fused.wgsl:
-//   load Q tile          reads  Q: r * d * 4 bytes            (vec4 loads, once)
-//   per key tile         reads  K: keys_in_tile * d * 4 bytes (vec4 loads, once each)
-//                        reads  V: keys_in_tile * d * 4 bytes (vec4 loads, once each)
-//   at the end           writes O: r * d * 4 bytes            (vec4 stores)
-// kend = N for full attention; causal: min(N, ceil(b / B_c) * B_c), b one past the tile's
-// last row.
-//
-// Masking as in fused.wgsl: no -inf (NEG_BIG is finite), masked keys never enter m or l (a
-// stream that saw no visible key has w = 0), no early return before a barrier, and every
-// subgroup operation sits in workgroup-uniform control flow. Scores are kept in base 2: Q is
-// scaled by log2(e) / sqrt(d) once, then exp2.
+// It is fused.wgsl with two changes, in the NBUF line and between the @lanes-begin and
+// @lanes-end lines (a test holds the rest of the two files equal; fused.wgsl's opening
+// comment describes the kernel):
+// * the TD partial dot products of a score are summed with subgroupShuffleXor, log2 TD
+//   rounds (2 at d = 64, 3 at d = 128), instead of through workgroup memory with two
+//   barriers per group of four keys;
+// * so the K and V tiles are always double-buffered: one barrier per key tile.
+// The shuffles assume that the TD lanes of a row group sit in one subgroup at indices that
+// differ only in their low bits, as they do when subgroups are made of consecutive
+// local_invocation_index values (every implementation we know; the spec does not promise
+// it). The Time button and the benchmark check each kernel's output against float64
+// before timing it. Every subgroup operation sits in control flow that depends only on
+// override constants and on uniform values.
 //
 // The instrumented build (tests only) uncomments every "// @instrument: " line.
 
 enable subgroups;
 
-override D: u32 = 64u;     // head dimension d: 16, 32, 64 or 128
-override BR: u32 = 64u;    // B_r, a multiple of R
-override BC: u32 = 16u;    // B_c, a multiple of 4 TX
-override R: u32 = 4u;      // query rows per invocation: 1, 2 or 4
-override TX: u32 = 2u;     // key streams per row group
-override TD: u32 = D / 16u;          // lanes per row group, 16 columns each
-override D4: u32 = D / 4u;           // vec4s in a row
-override TY: u32 = BR / R;           // row groups
+override D: u32 = 64u;       // head dimension d: 16, 32, 64 or 128
+override BR: u32 = 32u;      // B_r: query rows per workgroup, a multiple of R
+override BC: u32 = 16u;      // B_c: keys per tile, B_r <= 4 B_c
+override RESCALE: bool = true;
+override TD: u32 = D / 16u;  // lanes per row, 16 columns each
+override R: u32 = select(2u, 4u, TD * BR > 256u && BR % 4u == 0u);   // query rows per invocation: 1, 2 or 4
+override TX: u32 = select(2u, 1u, TD * BR > 256u && BR % 4u != 0u);  // key streams
+override D4: u32 = D / 4u;            // vec4s in a row
+override TY: u32 = BR / R;            // row groups
 override THREADS: u32 = TD * TX * TY;
-override KG: u32 = BC / (4u * TX);   // key groups of 4 per stream per tile
-override TILE4: u32 = BC * D4;       // vec4s in one K (or V) tile
-override LPT: u32 = (TILE4 + THREADS - 1u) / THREADS;  // vec4s of K (and V) each invocation loads
+override KG: u32 = (BC + 4u * TX - 1u) / (4u * TX);  // key groups of 4 per stream per tile
+override TILE4: u32 = BC * D4;        // vec4s in one K (or V) tile
+override LPT: u32 = (TILE4 + THREADS - 1u) / THREADS;  // vec4s of K (and V) each invocation loads, at most 4
 override SWZ: u32 = select(0u, 4u, D4 >= 8u);          // bank swizzle of odd keys
+override XB: u32 = 2u * TILE4;        // where the lanes sum their partial scores
+override NBUF: u32 = 2u;  // K and V buffers: the lanes sum their scores without workgroup memory
 
 const NEG_BIG: f32 = -3.0e38;
 const LOG2E: f32 = 1.4426950408889634;
 
 struct Params {
-  n: u32,
-  causal: u32,
-  head_base: u32,
-  x_base: u32,
+  n: u32,          // N, rows of Q, K, V per head
+  causal: u32,     // 1: key j is visible to query i only when j <= i
+  head_base: u32,  // first head of this dispatch (Q, K, V, O); wg.y is added
+  x_base: u32,     // first workgroup along x of this dispatch; wg.x is added
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;        // (H, N, d)
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;        // (H, N, d)
-@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
-@group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
 // @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
 
 // Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
@@ -100,12 +60,18 @@ fn tally(slot: u32, elems: u32) {
   // @instrument: atomicAdd(&counters[slot], elems);
 }
 
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
+
 fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
 fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
 fn load_v(i: u32) -> vec4<f32> { tally(4u, 4u); return v[i]; }
 fn store_o(i: u32, x: vec4<f32>) { tally(11u, 4u); o[i] = x; }
 
-// The Q tile (row-major), then buffers b = 0, 1 of K (part 0) and V (part 1), then the merge.
+// M bytes: the Q tile, then buffers b of K (part 0) and V (part 1), the lanes' partial
+// scores, and the merge.
 var<workgroup> kv: array<vec4<f32>, 4u * TILE4>;
 
 // Where column group cg of local key kl of part (0 K, 1 V) of buffer b lives in kv.
@@ -122,9 +88,12 @@ fn keys4(b: u32, part: u32, kl: vec4<u32>, cg: u32) -> mat4x4<f32> {
 
 fn max4(x: vec4<f32>) -> f32 { return max(max(x.x, x.y), max(x.z, x.w)); }
 
-// Mask one row of scores: keys past kend, past the row (causal), rows past N.
-fn mask_row(s: vec4<f32>, row: u32, keys: vec4<u32>, kend: u32, n: u32, causal: bool) -> vec4<f32> {
+// Mask one row of scores: local keys past the tile, keys past kend or past the row
+// (causal), rows past N.
+fn mask_row(s: vec4<f32>, row: u32, kl: vec4<u32>, keys: vec4<u32>, kend: u32, n: u32,
+            causal: bool) -> vec4<f32> {
   var ok = keys < vec4<u32>(kend);
+  if (BC % (4u * TX) != 0u) { ok = ok & (kl < vec4<u32>(BC)); }
   if (causal) { ok = ok & (keys <= vec4<u32>(row)); }
   ok = ok & vec4<bool>(row < n);
   return select(vec4<f32>(NEG_BIG), s, ok);
@@ -134,14 +103,26 @@ fn p_row(s: vec4<f32>, m: f32) -> vec4<f32> {
   return select(vec4<f32>(0.0), exp2(s - vec4<f32>(m)), s > vec4<f32>(NEG_BIG));
 }
 
-// Sum a lane's partial scores over the TD lanes of its row group.
-fn lanes_sum(x: vec4<f32>) -> vec4<f32> {
+// @lanes-begin: with the opening comment and the NBUF line, the only part that differs
+// from fused.wgsl.
+// Sum the partial scores (column i: row ty R + i, four keys) over the TD lanes of a row
+// group with subgroupShuffleXor (log2 TD rounds). Called in uniform control flow; the TD
+// lanes are neighbouring invocations, in one subgroup of at least TD.
+fn lane_sum(x: vec4<f32>) -> vec4<f32> {
   var y = x;
   if (TD > 1u) { y += subgroupShuffleXor(y, 1u); }
   if (TD > 2u) { y += subgroupShuffleXor(y, 2u); }
   if (TD > 4u) { y += subgroupShuffleXor(y, 4u); }
   return y;
 }
+fn lanes_sum(li: u32, sc: mat4x4<f32>) -> mat4x4<f32> {
+  var y = sc;
+  y[0] = lane_sum(sc[0]);
+  if (R > 1u) { y[1] = lane_sum(sc[1]); }
+  if (R > 2u) { y[2] = lane_sum(sc[2]); y[3] = lane_sum(sc[3]); }
+  return y;
+}
+// @lanes-end
 
 // One vec4 (e) of the key tile starting at key0, K or V; zero past kend.
 fn fetch(part: u32, e: u32, key0: u32, kend: u32, base4: u32) -> vec4<f32> {
@@ -268,7 +249,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 
   for (var t = 0u; t < tiles; t++) {
     let key0 = t * BC;
-    let b = t % 2u;
+    let b = t % NBUF;
     // Next tile's K and V into registers now; stored after the arithmetic below.
     let key1 = key0 + BC;
     var nk0 = vec4<f32>(0.0);
@@ -296,64 +277,69 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 
     for (var g = 0u; g < KG; g++) {
       let kl = (vec4<u32>(4u * g) + vec4<u32>(0u, 1u, 2u, 3u)) * TX + vec4<u32>(x);
+      var kr = kl;  // where a ragged last group reads (masked below)
+      if (BC % (4u * TX) != 0u) { kr = min(kl, vec4<u32>(BC - 1u)); }
       let keys = vec4<u32>(key0) + kl;
       // Partial scores over this lane's 16 columns: row i, keys kl.
       var s0 = vec4<f32>(0.0);
       var s1 = vec4<f32>(0.0);
       var s2 = vec4<f32>(0.0);
       var s3 = vec4<f32>(0.0);
-      var km = keys4(b, 0u, kl, lane);
+      var km = keys4(b, 0u, kr, lane);
       s0 += q00 * km;
       if (R > 1u) { s1 += q10 * km; }
       if (R > 2u) { s2 += q20 * km; s3 += q30 * km; }
-      km = keys4(b, 0u, kl, TD + lane);
+      km = keys4(b, 0u, kr, TD + lane);
       s0 += q01 * km;
       if (R > 1u) { s1 += q11 * km; }
       if (R > 2u) { s2 += q21 * km; s3 += q31 * km; }
-      km = keys4(b, 0u, kl, 2u * TD + lane);
+      km = keys4(b, 0u, kr, 2u * TD + lane);
       s0 += q02 * km;
       if (R > 1u) { s1 += q12 * km; }
       if (R > 2u) { s2 += q22 * km; s3 += q32 * km; }
-      km = keys4(b, 0u, kl, 3u * TD + lane);
+      km = keys4(b, 0u, kr, 3u * TD + lane);
       s0 += q03 * km;
       if (R > 1u) { s1 += q13 * km; }
       if (R > 2u) { s2 += q23 * km; s3 += q33 * km; }
       // Whole scores: sum over the lanes (workgroup-uniform control flow).
-      s0 = mask_row(lanes_sum(s0), ra, keys, kend, n, causal);
-      if (R > 1u) { s1 = mask_row(lanes_sum(s1), ra + 1u, keys, kend, n, causal); } else { s1 = vec4<f32>(NEG_BIG); }
+      let whole = lanes_sum(li, mat4x4<f32>(s0, s1, s2, s3));
+      s0 = mask_row(whole[0], ra, kl, keys, kend, n, causal);
+      s1 = vec4<f32>(NEG_BIG);
+      s2 = vec4<f32>(NEG_BIG);
+      s3 = vec4<f32>(NEG_BIG);
+      if (R > 1u) { s1 = mask_row(whole[1], ra + 1u, kl, keys, kend, n, causal); }
       if (R > 2u) {
-        s2 = mask_row(lanes_sum(s2), ra + 2u, keys, kend, n, causal);
-        s3 = mask_row(lanes_sum(s3), ra + 3u, keys, kend, n, causal);
-      } else {
-        s2 = vec4<f32>(NEG_BIG);
-        s3 = vec4<f32>(NEG_BIG);
+        s2 = mask_row(whole[2], ra + 2u, kl, keys, kend, n, causal);
+        s3 = mask_row(whole[3], ra + 3u, kl, keys, kend, n, causal);
       }
 
-      // Online softmax for this stream (rows as the components of m and l); rescale only
-      // when a max moved.
+      // Online softmax for this stream (rows as the components of m and l); with RESCALE,
+      // l and O are rescaled when a max moved.
       let m_new = max(m, vec4<f32>(max4(s0), max4(s1), max4(s2), max4(s3)));
       if (any(m_new > m)) {
-        let alpha = select(vec4<f32>(0.0), exp2(m - m_new), m > vec4<f32>(NEG_BIG));
-        l *= alpha;
-        o00 *= alpha.x;
-        o01 *= alpha.x;
-        o02 *= alpha.x;
-        o03 *= alpha.x;
-        if (R > 1u) {
-          o10 *= alpha.y;
-          o11 *= alpha.y;
-          o12 *= alpha.y;
-          o13 *= alpha.y;
-        }
-        if (R > 2u) {
-          o20 *= alpha.z;
-          o21 *= alpha.z;
-          o22 *= alpha.z;
-          o23 *= alpha.z;
-          o30 *= alpha.w;
-          o31 *= alpha.w;
-          o32 *= alpha.w;
-          o33 *= alpha.w;
+        if (RESCALE) {
+          let alpha = select(vec4<f32>(0.0), exp2(m - m_new), m > vec4<f32>(NEG_BIG));
+          l *= alpha;
+          o00 *= alpha.x;
+          o01 *= alpha.x;
+          o02 *= alpha.x;
+          o03 *= alpha.x;
+          if (R > 1u) {
+            o10 *= alpha.y;
+            o11 *= alpha.y;
+            o12 *= alpha.y;
+            o13 *= alpha.y;
+          }
+          if (R > 2u) {
+            o20 *= alpha.z;
+            o21 *= alpha.z;
+            o22 *= alpha.z;
+            o23 *= alpha.z;
+            o30 *= alpha.w;
+            o31 *= alpha.w;
+            o32 *= alpha.w;
+            o33 *= alpha.w;
+          }
         }
         m = m_new;
       }
@@ -365,27 +351,29 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       l += vec4<f32>(dot(p0, one), dot(p1, one), dot(p2, one), dot(p3, one));
 
       // O += P V over this lane's 16 columns.
-      var vm = keys4(b, 1u, kl, lane);
+      var vm = keys4(b, 1u, kr, lane);
       o00 += vm * p0;
       if (R > 1u) { o10 += vm * p1; }
       if (R > 2u) { o20 += vm * p2; o30 += vm * p3; }
-      vm = keys4(b, 1u, kl, TD + lane);
+      vm = keys4(b, 1u, kr, TD + lane);
       o01 += vm * p0;
       if (R > 1u) { o11 += vm * p1; }
       if (R > 2u) { o21 += vm * p2; o31 += vm * p3; }
-      vm = keys4(b, 1u, kl, 2u * TD + lane);
+      vm = keys4(b, 1u, kr, 2u * TD + lane);
       o02 += vm * p0;
       if (R > 1u) { o12 += vm * p1; }
       if (R > 2u) { o22 += vm * p2; o32 += vm * p3; }
-      vm = keys4(b, 1u, kl, 3u * TD + lane);
+      vm = keys4(b, 1u, kr, 3u * TD + lane);
       o03 += vm * p0;
       if (R > 1u) { o13 += vm * p1; }
       if (R > 2u) { o23 += vm * p2; o33 += vm * p3; }
     }
 
-    // The other buffer was last read before the previous barrier: fill it.
+    // Store the next tile: into the other buffer (last read before the previous barrier),
+    // or, single-buffered, into this one once every invocation is done with it.
+    if (NBUF == 1u) { workgroupBarrier(); }
     if (t + 1u < tiles) {
-      let nb = 1u - b;
+      let nb = (t + 1u) % NBUF;
       put(nb, li, nk0, nv0);
       if (LPT > 1u) { put(nb, li + THREADS, nk1, nv1); }
       if (LPT > 2u) {

@@ -1,41 +1,61 @@
 // plain_pv.wgsl: pass 3 of 3 of plain attention, O = P V, P read from global memory.
 //
-// FlashAttention (Dao et al. 2022, arXiv:2205.14135), Algorithm 0, line 3: "load P and
-// V by blocks, compute O = P V, write O to HBM".
+// FlashAttention (Dao et al. 2022, arXiv:2205.14135), Algorithm 0, line 3: "load P and V
+// by blocks, compute O = P V, write O to HBM".
 //
 // Tiling (the lesson preset, same B_r and B_c as plain_scores.wgsl): one workgroup per
-// query tile of B_r rows, one invocation per row; V tiles of B_c rows in workgroup
-// memory (B_c * d floats = M/4 bytes); each invocation reads its own row of P.
+// query tile of B_r rows; V tiles of B_c rows in workgroup memory (M/4), and the query
+// tile's rows of P for KC = min(B_c, d, max(4, 4 CX / R)) keys of the tile at a time (at most
+// M/2), both zero-padded to whole groups of 4 keys. The next chunk of P (4 floats an
+// invocation) and, with the first chunk of a tile, its V tile (4 vec4s) are loaded into
+// registers while this chunk is computed; any more, only at large M, are loaded after.
+// (Holding 8 floats of P this way made SwiftShader's compiler run for minutes and lose the
+// device, so the chunk is sized to 4.)
 //
-// Global memory traffic, float32 (4 bytes an element), for a query tile of r valid
-// rows whose visited key tiles cover keys [0, kend) (kend as in plain_scores.wgsl):
-//   per key tile      reads  V: keys_in_tile * d * 4 bytes
+// Inside a workgroup: invocation (ty, cx) owns R query rows and CV column groups (vec4s)
+// cx, cx + D4/CV, ... of O, named vec4 registers o{i}{c}. Per group of 4 keys it reads one
+// vec4 of P per row and 4 vec4s of V per column group, for 16 R CV multiply-adds.
+// R and CV grow with the tile (B_r d / 4 vec4s of O) so the workgroup keeps 128 to 256
+// invocations at every M up to 65,536: 32 x 16 at d = 64 gives R = 2, CV = 2; at d = 16,
+// R = 1 while the workgroup stays within 256 invocations (128 x 64: R = 1, CV = 2).
+//
+// Global memory traffic, float32 (4 bytes an element), for a query tile of r valid rows
+// whose visited key tiles cover keys [0, kend) (kend as in plain_scores.wgsl):
+//   per key tile      reads  V: keys_in_tile * d * 4 bytes (vec4 loads)
 //                     reads  P: r * keys_in_tile * 4 bytes
-//   at the end        writes O: r * d * 4 bytes
-// so per head: P read once (the elements the softmax pass wrote), V read once per
-// query tile, O written once.
+//   at the end        writes O: r * d * 4 bytes            (vec4 stores)
+// so per head: P read once (the elements the softmax pass wrote), V read once per query
+// tile, O written once.
 //
 // The instrumented build (tests only) uncomments every "// @instrument: " line.
 
 override D: u32 = 64u;    // head dimension d
 override BR: u32 = 32u;   // B_r
 override BC: u32 = 16u;   // B_c
-
-// Function-scope arrays need constant sizes in WGSL: the O row is declared at the
-// largest head dimension the manifest lists, and loops run to D.
-const D_MAX: u32 = 128u;
+override D4: u32 = D / 4u;
+override NB: u32 = BR * D4;  // vec4s of O in the tile
+override CV: u32 = select(select(1u, 2u, NB > 256u), 4u, NB > 1024u);
+override CX: u32 = D4 / CV;  // column groups of a row, one per invocation
+// At d = 16 one row an invocation while that keeps 256 invocations or fewer.
+override R: u32 = select(select(select(1u, 2u, NB > 128u), 4u, NB > 512u && BR % 4u == 0u), 1u,
+                         D == 16u && BR * CX <= 256u);
+override THREADS: u32 = (BR / R) * CX;
+override KC: u32 = min(min(BC, D), max(4u, 4u * CX / R));  // keys of P on the bench at a time
+override KC4: u32 = (KC + 3u) / 4u;
+override CHUNKS: u32 = (BC + KC - 1u) / KC;
+override VROWS: u32 = CHUNKS * KC4 * 4u;  // rows of the V tile, zero past B_c
+override PC: u32 = BR * KC4 * 4u;         // floats of a P chunk on the bench
+override PPT: u32 = (PC + THREADS - 1u) / THREADS;          // of them each invocation loads
+override VPT: u32 = (VROWS * D4 + THREADS - 1u) / THREADS;  // vec4s of V each invocation loads
 
 struct Params {
-  n: u32,
-  causal: u32,
-  head_base: u32,
-  x_base: u32,
+  n: u32,          // N, rows of Q, K, V per head
+  causal: u32,     // 1: key j is visible to query i only when j <= i
+  head_base: u32,  // first head of this dispatch (Q, K, V, O); wg.y is added
+  x_base: u32,     // first workgroup along x of this dispatch; wg.x is added
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> v: array<f32>;        // (H, N, d)
-@group(0) @binding(4) var<storage, read_write> o: array<f32>;  // (H, N, d)
-@group(0) @binding(6) var<storage, read> p: array<f32>;        // (H_batch, N, N)
 // @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
 
 // Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
@@ -47,49 +67,191 @@ fn tally(slot: u32, elems: u32) {
   // @instrument: atomicAdd(&counters[slot], elems);
 }
 
-fn load_v(i: u32) -> f32 { tally(4u, 1u); return v[i]; }
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
+@group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
+@group(0) @binding(6) var<storage, read> p: array<f32>;              // (H_batch, N, N)
+
+fn load_v(i: u32) -> vec4<f32> { tally(4u, 4u); return v[i]; }
 fn load_p(i: u32) -> f32 { tally(8u, 1u); return p[i]; }
-fn store_o(i: u32, x: f32) { tally(11u, 1u); o[i] = x; }
+fn store_o(i: u32, x: vec4<f32>) { tally(11u, 4u); o[i] = x; }
 
-var<workgroup> v_tile: array<f32, BC * D>;
+var<workgroup> v_tile: array<vec4<f32>, VROWS * D4>;  // [key][column group]
+var<workgroup> p_tile: array<f32, PC>;                 // [row][key of the chunk]
 
-@compute @workgroup_size(BR)
+// Four keys (kb .. kb + 3) of column group cg of V as the columns of a matrix: m * p is
+// the sum of the four rows weighted by p.
+fn vkeys(kb: u32, cg: u32) -> mat4x4<f32> {
+  return mat4x4<f32>(v_tile[kb * D4 + cg], v_tile[(kb + 1u) * D4 + cg],
+                     v_tile[(kb + 2u) * D4 + cg], v_tile[(kb + 3u) * D4 + cg]);
+}
+
+// P of local row lr at keys 4g .. 4g + 3 of the chunk on the bench.
+fn p4(lr: u32, g: u32) -> vec4<f32> {
+  let a = lr * KC4 * 4u + 4u * g;
+  return vec4<f32>(p_tile[a], p_tile[a + 1u], p_tile[a + 2u], p_tile[a + 3u]);
+}
+
+// Element e of the P chunk of keys [kc0, kc0 + KC) of the tile at key0; zero where no
+// key or row is (neighbouring invocations read neighbouring keys of a row).
+fn fetch_p(e: u32, row0: u32, key0: u32, kc0: u32, kend: u32, n: u32, p_base: u32) -> f32 {
+  var x = 0.0;
+  let r = e / (KC4 * 4u);
+  let kk = e % (KC4 * 4u);
+  let key = key0 + kc0 + kk;
+  if (e < PC && row0 + r < n && kk < KC && kc0 + kk < BC && key < kend) {
+    x = load_p(p_base + (row0 + r) * n + key);
+  }
+  return x;
+}
+fn put_p(e: u32, x: f32) {
+  if (e < PC) { p_tile[e] = x; }
+}
+
+// Vec4 e of the V tile at key0 (rows past B_c or kend are zero).
+fn fetch_v(e: u32, key0: u32, kend: u32, base4: u32) -> vec4<f32> {
+  var x = vec4<f32>(0.0);
+  let kl = e / D4;
+  if (e < VROWS * D4 && kl < BC && key0 + kl < kend) { x = load_v(base4 + (key0 + kl) * D4 + e % D4); }
+  return x;
+}
+fn put_v(e: u32, x: vec4<f32>) {
+  if (e < VROWS * D4) { v_tile[e] = x; }
+}
+
+fn store_row(row: u32, n: u32, base4: u32, cx: u32,
+             a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, e: vec4<f32>) {
+  if (row >= n) { return; }
+  store_o(base4 + row * D4 + cx, a);
+  if (CV > 1u) { store_o(base4 + row * D4 + cx + CX, b); }
+  if (CV > 2u) {
+    store_o(base4 + row * D4 + cx + 2u * CX, c);
+    store_o(base4 + row * D4 + cx + 3u * CX, e);
+  }
+}
+
+@compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let n = params.n;
   let causal = params.causal != 0u;
-  let base = (params.head_base + wg.y) * n * D;
+  let base4 = (params.head_base + wg.y) * n * D4;
   let p_base = wg.y * n * n;
   let row0 = (params.x_base + wg.x) * BR;
-  let row = row0 + li;
-  let row_ok = row < n;
+  let cx = li % CX;
+  let lr = (li / CX) * R;  // local rows lr .. lr + R - 1
 
   let row_last = min(n, row0 + BR) - 1u;
   var kend = n;
   if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
   let tiles = (kend + BC - 1u) / BC;
+  let steps = tiles * CHUNKS;  // step s: chunk s % CHUNKS of tile s / CHUNKS
 
-  var acc: array<f32, D_MAX>;
-  for (var t = 0u; t < tiles; t++) {
-    let key0 = t * BC;
-    workgroupBarrier();
-    for (var e = li; e < BC * D; e += BR) {
-      var x = 0.0;
-      if (key0 + e / D < kend) { x = load_v(base + key0 * D + e); }
-      v_tile[e] = x;
+  // Step 0: V tile 0 (reads V, keys_in_tile * d elements per tile) and its first P chunk
+  // (reads P, r * keys_in_chunk elements per chunk).
+  for (var i = 0u; i < VPT; i++) { put_v(li + i * THREADS, fetch_v(li + i * THREADS, 0u, kend, base4)); }
+  for (var i = 0u; i < PPT; i++) { put_p(li + i * THREADS, fetch_p(li + i * THREADS, row0, 0u, 0u, kend, n, p_base)); }
+  workgroupBarrier();
+
+  // O: o{i}{c} = local row lr + i, column group cx + c CX.
+  var o00 = vec4<f32>(0.0);
+  var o01 = vec4<f32>(0.0);
+  var o02 = vec4<f32>(0.0);
+  var o03 = vec4<f32>(0.0);
+  var o10 = vec4<f32>(0.0);
+  var o11 = vec4<f32>(0.0);
+  var o12 = vec4<f32>(0.0);
+  var o13 = vec4<f32>(0.0);
+  var o20 = vec4<f32>(0.0);
+  var o21 = vec4<f32>(0.0);
+  var o22 = vec4<f32>(0.0);
+  var o23 = vec4<f32>(0.0);
+  var o30 = vec4<f32>(0.0);
+  var o31 = vec4<f32>(0.0);
+  var o32 = vec4<f32>(0.0);
+  var o33 = vec4<f32>(0.0);
+
+  for (var s = 0u; s < steps; s++) {
+    let kc0 = (s % CHUNKS) * KC;  // first key of this chunk, in the tile
+    // The next step's P chunk (and V tile, when it starts a tile) into registers now.
+    let s1 = s + 1u;
+    let key1 = (s1 / CHUNKS) * BC;
+    let kc1 = (s1 % CHUNKS) * KC;
+    let next = s1 < steps;
+    let new_tile = next && kc1 == 0u;
+    var np0 = vec4<f32>(0.0);
+    var nv0 = vec4<f32>(0.0);
+    var nv1 = vec4<f32>(0.0);
+    var nv2 = vec4<f32>(0.0);
+    var nv3 = vec4<f32>(0.0);
+    if (next) {
+      np0.x = fetch_p(li, row0, key1, kc1, kend, n, p_base);
+      if (PPT > 1u) { np0.y = fetch_p(li + THREADS, row0, key1, kc1, kend, n, p_base); }
+      if (PPT > 2u) { np0.z = fetch_p(li + 2u * THREADS, row0, key1, kc1, kend, n, p_base); }
+      if (PPT > 3u) { np0.w = fetch_p(li + 3u * THREADS, row0, key1, kc1, kend, n, p_base); }
     }
-    workgroupBarrier();
+    if (new_tile) {
+      nv0 = fetch_v(li, key1, kend, base4);
+      if (VPT > 1u) { nv1 = fetch_v(li + THREADS, key1, kend, base4); }
+      if (VPT > 2u) { nv2 = fetch_v(li + 2u * THREADS, key1, kend, base4); }
+      if (VPT > 3u) { nv3 = fetch_v(li + 3u * THREADS, key1, kend, base4); }
+    }
 
-    if (row_ok) {
-      let count = min(BC, kend - key0);
-      for (var j = 0u; j < count; j++) {
-        let pj = load_p(p_base + row * n + key0 + j);
-        for (var c = 0u; c < D; c++) { acc[c] += pj * v_tile[j * D + c]; }
+    for (var g = 0u; g < KC4; g++) {
+      let kb = kc0 + 4u * g;  // local key of the group's first key
+      let p0 = p4(lr, g);
+      var p1 = vec4<f32>(0.0);
+      var p2 = vec4<f32>(0.0);
+      var p3 = vec4<f32>(0.0);
+      if (R > 1u) { p1 = p4(lr + 1u, g); }
+      if (R > 2u) { p2 = p4(lr + 2u, g); p3 = p4(lr + 3u, g); }
+      var vm = vkeys(kb, cx);
+      o00 += vm * p0;
+      if (R > 1u) { o10 += vm * p1; }
+      if (R > 2u) { o20 += vm * p2; o30 += vm * p3; }
+      if (CV > 1u) {
+        vm = vkeys(kb, cx + CX);
+        o01 += vm * p0;
+        if (R > 1u) { o11 += vm * p1; }
+        if (R > 2u) { o21 += vm * p2; o31 += vm * p3; }
+      }
+      if (CV > 2u) {
+        vm = vkeys(kb, cx + 2u * CX);
+        o02 += vm * p0;
+        if (R > 1u) { o12 += vm * p1; }
+        if (R > 2u) { o22 += vm * p2; o32 += vm * p3; }
+        vm = vkeys(kb, cx + 3u * CX);
+        o03 += vm * p0;
+        if (R > 1u) { o13 += vm * p1; }
+        if (R > 2u) { o23 += vm * p2; o33 += vm * p3; }
       }
     }
+
+    workgroupBarrier();  // everyone is done with this P chunk and V tile
+    if (next) {
+      put_p(li, np0.x);
+      if (PPT > 1u) { put_p(li + THREADS, np0.y); }
+      if (PPT > 2u) { put_p(li + 2u * THREADS, np0.z); }
+      if (PPT > 3u) { put_p(li + 3u * THREADS, np0.w); }
+      for (var i = 4u; i < PPT; i++) {
+        put_p(li + i * THREADS, fetch_p(li + i * THREADS, row0, key1, kc1, kend, n, p_base));
+      }
+    }
+    if (new_tile) {
+      put_v(li, nv0);
+      if (VPT > 1u) { put_v(li + THREADS, nv1); }
+      if (VPT > 2u) { put_v(li + 2u * THREADS, nv2); }
+      if (VPT > 3u) { put_v(li + 3u * THREADS, nv3); }
+      for (var i = 4u; i < VPT; i++) { put_v(li + i * THREADS, fetch_v(li + i * THREADS, key1, kend, base4)); }
+    }
+    workgroupBarrier();
   }
 
-  if (row_ok) {
-    for (var c = 0u; c < D; c++) { store_o(base + row * D + c, acc[c]); }
+  // Writes O: r * d elements.
+  let row = row0 + lr;
+  store_row(row, n, base4, cx, o00, o01, o02, o03);
+  if (R > 1u) { store_row(row + 1u, n, base4, cx, o10, o11, o12, o13); }
+  if (R > 2u) {
+    store_row(row + 2u, n, base4, cx, o20, o21, o22, o23);
+    store_row(row + 3u, n, base4, cx, o30, o31, o32, o33);
   }
 }

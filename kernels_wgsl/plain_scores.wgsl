@@ -5,42 +5,69 @@
 // Algorithm 0, line 1: "load Q, K by blocks, compute S = Q K^T, write S to HBM".
 // The next passes are plain_softmax.wgsl (S -> P) and plain_pv.wgsl (P V -> O).
 //
-// Tiling (the lesson preset, manifest.json "lesson", same as fused.wgsl): B_r =
-// (M/2) / (4 d) query rows per workgroup, one invocation per row; key tiles of
-// B_c = B_r / 2 rows. Workgroup arrays: Q tile B_r*d + K tile B_c*d floats = 3M/4 bytes.
+// Tiling (the lesson preset, manifest.json "lesson", same as fused.wgsl): one workgroup per
+// query tile of B_r = (M/2) / (4 d) rows, key tiles of B_c = B_r / 2 rows. Workgroup
+// memory: the Q tile (B_r d floats, M/2), the K tile (B_c d floats, M/4, stored column by
+// column so that neighbouring invocations read neighbouring keys) and, where the columns
+// are split (below), the partial scores (at most M/4).
 //   d = 16: B_r = 128, B_c = 64      d = 32: B_r = 64, B_c = 32
 //   d = 64: B_r = 32,  B_c = 16      d = 128: B_r = 16, B_c = 8
 //
-// Global memory traffic, float32 (4 bytes an element), for a query tile of r valid
-// rows whose visited key tiles cover keys [0, kend):
-//   load Q tile       reads  Q: r * d * 4 bytes      (once per query tile)
-//   per key tile      reads  K: keys_in_tile * d * 4 bytes
+// Inside a workgroup: a block is R query rows by 4 keys, the keys kg, kg + KGN, kg + 2 KGN,
+// kg + 3 KGN of the tile (so neighbouring invocations store neighbouring scores), over a
+// slice of d / TZ columns. Its 4 R scores are named vec4 registers; each column group
+// (a vec4) costs R + 4 reads of workgroup memory for 16 R multiply-adds (R = 4, or 2 where the columns
+// are split). Small tiles with
+// a large d split the columns over TZ invocations (TZ <= d / B_r: 2 at d = 64, 8 at d = 128),
+// whose partial scores are summed through workgroup memory once per key tile. There are
+// NBLK = (B_r / R) * ceil(B_c / 4) * TZ blocks; THREADS = min(256, max(NBLK, B_c d / 16))
+// invocations take them in turn. The next K tile is loaded into registers (at most 4 vec4s
+// an invocation) while this one is computed.
+//
+// Global memory traffic, float32 (4 bytes an element), for a query tile of r valid rows
+// whose visited key tiles cover keys [0, kend):
+//   load Q tile       reads  Q: r * d * 4 bytes      (vec4 loads, once per query tile)
+//   per key tile      reads  K: keys_in_tile * d * 4 bytes (vec4 loads)
 //                     writes S: r * keys_in_tile * 4 bytes
 // so per head: Q read once, K read once per query tile, S written as r x kend blocks.
 // Full attention: kend = N, so all N x N scores. Causal: kend = min(N, ceil(b / B_c) * B_c)
 // with b one past the tile's last row; entries inside the block above the diagonal are
-// written as NEG_BIG (a finite stand-in for -inf: WGSL has no infinities), and
-// the softmax pass masks them by position, not by value. S is (H_batch, N, N) float32.
+// written as NEG_BIG (a finite stand-in for -inf: WGSL has no infinities), and the softmax
+// pass masks them by position, not by value. S is (H_batch, N, N) float32: the heads of
+// one dispatch.
 //
 // The instrumented build (tests only) uncomments every "// @instrument: " line.
 
 override D: u32 = 64u;    // head dimension d
-override BR: u32 = 32u;   // B_r: query rows per workgroup (= workgroup size)
+override BR: u32 = 32u;   // B_r: query rows per workgroup
 override BC: u32 = 16u;   // B_c: key rows per tile
+override D4: u32 = D / 4u;
+override KGN: u32 = (BC + 3u) / 4u;               // key groups of the tile
+// Column slices: 8, 4 or 2 when d / B_r allows it and B_c is a multiple of 4, else 1.
+override TZ: u32 = select(1u, select(select(2u, 4u, D >= 4u * BR), 8u, D >= 8u * BR),
+                          D >= 2u * BR && BC % 4u == 0u);
+// Query rows per block: 4 without column slices, 2 with them (more invocations), unless
+// that would pass 256 blocks.
+override R: u32 = select(2u, 4u, BR % 4u == 0u && (TZ == 1u || BR * BC * TZ > 2048u));
+override DZ4: u32 = D4 / TZ;                      // column groups (vec4s) in a slice
+override NG: u32 = (BR / R) * KGN;                // blocks per slice
+override NBLK: u32 = NG * TZ;
+override TILE4: u32 = BC * D4;                    // vec4s of a K tile
+override THREADS: u32 = min(256u, max(NBLK, (TILE4 + 3u) / 4u));
+override KPT: u32 = (TILE4 + THREADS - 1u) / THREADS;  // vec4s of K each invocation loads: 1 to 4
+override ITERS: u32 = (NBLK + THREADS - 1u) / THREADS;
+override XN: u32 = select(1u, THREADS * R, TZ > 1u);  // partial scores (vec4s)
 
 const NEG_BIG: f32 = -3.0e38;
 
 struct Params {
-  n: u32,          // N
+  n: u32,          // N, rows of Q, K, V per head
   causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch; S holds the heads of one dispatch
-  x_base: u32,     // first query tile of this dispatch
+  head_base: u32,  // first head of this dispatch (Q, K, V, O); wg.y is added
+  x_base: u32,     // first workgroup along x of this dispatch; wg.x is added
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> q: array<f32>;        // (H, N, d)
-@group(0) @binding(2) var<storage, read> k: array<f32>;        // (H, N, d)
-@group(0) @binding(5) var<storage, read_write> s: array<f32>;  // (H_batch, N, N)
 // @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
 
 // Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
@@ -52,28 +79,77 @@ fn tally(slot: u32, elems: u32) {
   // @instrument: atomicAdd(&counters[slot], elems);
 }
 
-fn load_q(i: u32) -> f32 { tally(0u, 1u); return q[i]; }
-fn load_k(i: u32) -> f32 { tally(2u, 1u); return k[i]; }
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;  // (H, N, d)
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;  // (H, N, d)
+@group(0) @binding(5) var<storage, read_write> s: array<f32>;  // (H_batch, N, N)
+
+fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
+fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
 fn store_s(i: u32, x: f32) { tally(7u, 1u); s[i] = x; }
 
-var<workgroup> q_tile: array<f32, BR * D>;
-var<workgroup> k_tile: array<f32, BC * D>;
+var<workgroup> q_tile: array<vec4<f32>, BR * D4>;  // [row][column group]
+var<workgroup> k_tile: array<vec4<f32>, BC * D4>;  // [column group][key]
+var<workgroup> part: array<vec4<f32>, XN>;         // partial scores when TZ > 1
 
-@compute @workgroup_size(BR)
+// One row of a block: the scores of query row lr against the four keys kl, over columns
+// cg0 .. cg0 + DZ4 - 1.
+fn row_dots(lr: u32, kl: vec4<u32>, cg0: u32) -> vec4<f32> {
+  var acc = vec4<f32>(0.0);
+  for (var c = 0u; c < DZ4; c++) {
+    let cg = cg0 + c;
+    let km = mat4x4<f32>(k_tile[cg * BC + kl.x], k_tile[cg * BC + kl.y],
+                         k_tile[cg * BC + kl.z], k_tile[cg * BC + kl.w]);
+    acc += q_tile[lr * D4 + cg] * km;
+  }
+  return acc;
+}
+
+// Store one score: keys past the tile or past kend are not stored; under causal, keys
+// past the row are stored as NEG_BIG.
+fn store1(x: f32, row: u32, kl: u32, key0: u32, kend: u32, n: u32, causal: bool, s_base: u32) {
+  let key = key0 + kl;
+  if (kl < BC && key < kend) {
+    var y = x;
+    if (causal && key > row) { y = NEG_BIG; }
+    store_s(s_base + row * n + key, y);
+  }
+}
+
+// Store one row of a block (rows past N are not stored).
+fn store_row(acc: vec4<f32>, row: u32, kl: vec4<u32>, key0: u32, kend: u32, n: u32,
+             causal: bool, s_base: u32, scale: f32) {
+  if (row >= n) { return; }
+  let x = acc * scale;
+  store1(x.x, row, kl.x, key0, kend, n, causal, s_base);
+  store1(x.y, row, kl.y, key0, kend, n, causal, s_base);
+  store1(x.z, row, kl.z, key0, kend, n, causal, s_base);
+  store1(x.w, row, kl.w, key0, kend, n, causal, s_base);
+}
+
+// One vec4 (e) of the K tile at key0, zero past kend; and where it goes on the bench.
+fn fetch(e: u32, key0: u32, kend: u32, base4: u32) -> vec4<f32> {
+  var x = vec4<f32>(0.0);
+  if (e < TILE4 && key0 + e / D4 < kend) { x = load_k(base4 + key0 * D4 + e); }
+  return x;
+}
+fn put(e: u32, x: vec4<f32>) {
+  if (e < TILE4) { k_tile[(e % D4) * BC + e / D4] = x; }
+}
+
+@compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let n = params.n;
   let causal = params.causal != 0u;
-  let base = (params.head_base + wg.y) * n * D;
+  let base4 = (params.head_base + wg.y) * n * D4;
   let s_base = wg.y * n * n;
   let row0 = (params.x_base + wg.x) * BR;
-  let row = row0 + li;
-  let row_ok = row < n;
   let scale = 1.0 / sqrt(f32(D));
 
-  for (var e = li; e < BR * D; e += BR) {
-    var x = 0.0;
-    if (row0 + e / D < n) { x = load_q(base + row0 * D + e); }
+  // Q tile: reads Q, r * d elements; rows past N are zero on the bench.
+  for (var e = li; e < BR * D4; e += THREADS) {
+    var x = vec4<f32>(0.0);
+    if (row0 + e / D4 < n) { x = load_q(base4 + row0 * D4 + e); }
     q_tile[e] = x;
   }
 
@@ -82,27 +158,77 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
   let tiles = (kend + BC - 1u) / BC;
 
+  // K tile 0. Reads K: keys_in_tile * d elements per tile, stored column by column.
+  for (var i = 0u; i < KPT; i++) { put(li + i * THREADS, fetch(li + i * THREADS, 0u, kend, base4)); }
+  workgroupBarrier();
+
   for (var t = 0u; t < tiles; t++) {
     let key0 = t * BC;
-    workgroupBarrier();
-    for (var e = li; e < BC * D; e += BR) {
-      var x = 0.0;
-      if (key0 + e / D < kend) { x = load_k(base + key0 * D + e); }
-      k_tile[e] = x;
+    // The next K tile into registers now; stored after the arithmetic below.
+    let key1 = key0 + BC;
+    var nk0 = vec4<f32>(0.0);
+    var nk1 = vec4<f32>(0.0);
+    var nk2 = vec4<f32>(0.0);
+    var nk3 = vec4<f32>(0.0);
+    if (t + 1u < tiles) {
+      nk0 = fetch(li, key1, kend, base4);
+      if (KPT > 1u) { nk1 = fetch(li + THREADS, key1, kend, base4); }
+      if (KPT > 2u) { nk2 = fetch(li + 2u * THREADS, key1, kend, base4); }
+      if (KPT > 3u) { nk3 = fetch(li + 3u * THREADS, key1, kend, base4); }
     }
-    workgroupBarrier();
 
-    if (row_ok) {
-      let count = min(BC, kend - key0);
-      for (var j = 0u; j < count; j++) {
-        var x = NEG_BIG;
-        if (!causal || key0 + j <= row) {
-          var acc = 0.0;
-          for (var c = 0u; c < D; c++) { acc += q_tile[li * D + c] * k_tile[j * D + c]; }
-          x = acc * scale;
+    for (var it = 0u; it < ITERS; it++) {
+      let blk = it * THREADS + li;
+      let z = blk / NG;        // column slice
+      let gi = blk % NG;
+      let ty = gi / KGN;
+      let kg = gi % KGN;
+      let kl = vec4<u32>(kg) + vec4<u32>(0u, 1u, 2u, 3u) * KGN;
+      let kr = min(kl, vec4<u32>(BC - 1u));  // where a ragged last group reads
+      let lr = ty * R;
+      var a0 = vec4<f32>(0.0);
+      var a1 = vec4<f32>(0.0);
+      var a2 = vec4<f32>(0.0);
+      var a3 = vec4<f32>(0.0);
+      if (blk < NBLK) {
+        let cg0 = z * DZ4;
+        a0 = row_dots(lr, kr, cg0);
+        if (R > 1u) { a1 = row_dots(lr + 1u, kr, cg0); }
+        if (R > 2u) { a2 = row_dots(lr + 2u, kr, cg0); a3 = row_dots(lr + 3u, kr, cg0); }
+      }
+      if (TZ > 1u) {
+        // Sum the slices (one iteration only: THREADS >= NBLK here). Slice 0 stores.
+        part[li * R] = a0;
+        if (R > 1u) { part[li * R + 1u] = a1; }
+        if (R > 2u) { part[li * R + 2u] = a2; part[li * R + 3u] = a3; }
+        workgroupBarrier();
+        if (z == 0u) {
+          for (var zz = 1u; zz < TZ; zz++) {
+            let y = (zz * NG + gi) * R;
+            a0 += part[y];
+            if (R > 1u) { a1 += part[y + 1u]; }
+            if (R > 2u) { a2 += part[y + 2u]; a3 += part[y + 3u]; }
+          }
         }
-        store_s(s_base + row * n + key0 + j, x);
+      }
+      if (blk < NBLK && z == 0u) {
+        let row = row0 + lr;
+        store_row(a0, row, kl, key0, kend, n, causal, s_base, scale);
+        if (R > 1u) { store_row(a1, row + 1u, kl, key0, kend, n, causal, s_base, scale); }
+        if (R > 2u) {
+          store_row(a2, row + 2u, kl, key0, kend, n, causal, s_base, scale);
+          store_row(a3, row + 3u, kl, key0, kend, n, causal, s_base, scale);
+        }
       }
     }
+
+    workgroupBarrier();  // everyone is done with this K tile (and the partial scores)
+    if (t + 1u < tiles) {
+      put(li, nk0);
+      if (KPT > 1u) { put(li + THREADS, nk1); }
+      if (KPT > 2u) { put(li + 2u * THREADS, nk2); }
+      if (KPT > 3u) { put(li + 3u * THREADS, nk3); }
+    }
+    workgroupBarrier();
   }
 }

@@ -1,6 +1,7 @@
 // Runs the page's pure ES modules under node for tests/test_js_parity.py.
 // stdin: {"manifest": {...}, "calls": [{"fn": name, "args": [...]}, ...]}
 // stdout: [{"ok": true, "value": ...} | {"ok": false, "error": {kind, message}}, ...]
+import { softwareAdapter } from "../site/static/js/gpu/device.js";
 import { kernelNeeds, lessonTiling, passVariant, planDevice } from "../site/static/js/gpu/plan.js";
 import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";
 import { parseNumber } from "../site/static/js/parse-number.js";
@@ -14,6 +15,7 @@ const FNS = {
   quickErrors: (params, purpose) => quickErrors(params, purpose, rules),
   readBoolean: (raw) => readBoolean(raw, rules),
   parseNumber: (raw, options) => parseNumber(raw, options),
+  softwareAdapter: (info, isFallback) => softwareAdapter(info, isFallback),
   planDevice: (job, offer) => planDevice(manifest, job, offer),
   kernelNeeds: (kernel, n, d, heads, instrumented, m) => kernelNeeds(manifest, kernel, n, d, heads, instrumented, m),
   lessonTiling: (kernel, d, m) => lessonTiling(manifest, kernel, d, m),

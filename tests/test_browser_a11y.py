@@ -13,8 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from test_browser_hardening import BUSY_DONE, GPU_FAULTS, open_page, press, wait_idle
+from test_browser_hardening import open_page, press, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -301,7 +300,8 @@ def test_text_chart_and_control_colours_meet_contrast_in_the(scheme, browser, se
         # the site follows prefers-color-scheme
         bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert bg == ("rgb(251, 250, 247)" if scheme == "light" else "rgb(21, 23, 28)")
-        failing = [f"{r['what']}: {r['ratio']:.2f} < {r['need']}" for r in page.evaluate(CONTRAST_JS) if r["ratio"] < r["need"]]
+        failing = [f"{r['what']}: {r['ratio']:.2f} < {r['need']}"
+                   for r in page.evaluate(CONTRAST_JS) if r["ratio"] < r["need"]]
         assert failing == []
     finally:
         ctx.close()
@@ -310,7 +310,8 @@ def test_text_chart_and_control_colours_meet_contrast_in_the(scheme, browser, se
 def test_axe_is_not_blind_it_reports_a_planted_missing_alt_and_low_contrast(axe_page):
     axe_page.evaluate("""() => {
         const img = document.createElement('img'); img.src = 'static/favicon.svg'; document.body.appendChild(img);
-        const p = document.createElement('p'); p.textContent = 'faint words'; p.style.color = '#ddd'; p.style.background = '#fff';
+        const p = document.createElement('p'); p.textContent = 'faint words';
+        p.style.color = '#ddd'; p.style.background = '#fff';
         document.body.appendChild(p);
         const row = document.createElement('div');
         for (const t of ['a', 'b']) {

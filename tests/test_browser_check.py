@@ -52,7 +52,9 @@ def test_progress_then_cancel_keeps_the_rows_done(page, artifacts):
     wait_idle(page, timeout=10_000)
     assert page.is_hidden("#cancel-button")
     final = page.inner_text("#lab-status")
-    assert final.startswith("Check cancelled after ") and final.endswith("the result shown covers only those rows."), final
+    assert final.startswith("Check cancelled after ") and final.endswith(
+        "the result shown covers only those rows."
+    ), final
     checked = int(final.split("after ")[1].split(" of ")[0].replace(",", ""))
     assert 0 < checked < 1024
     assert page.is_visible("#check-result")

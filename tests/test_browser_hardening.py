@@ -7,7 +7,6 @@ every case, so Pyodide boots once per xdist worker).
 from __future__ import annotations
 
 import json
-import re
 from urllib.parse import urlsplit
 
 import pytest
@@ -23,7 +22,8 @@ BUSY_DONE = "() => document.getElementById('lab-form').getAttribute('aria-busy')
 WATCH = """
 window.__csp = [];
 document.addEventListener('securitypolicyviolation', (e) =>
-  window.__csp.push({directive: e.effectiveDirective, blocked: e.blockedURI, source: e.sourceFile, line: e.lineNumber}));
+  window.__csp.push({directive: e.effectiveDirective, blocked: e.blockedURI,
+                     source: e.sourceFile, line: e.lineNumber}));
 window.addEventListener('cannery:csp-violation', (e) => window.__csp.push(e.detail));
 window.__longtasks = [];
 try {
@@ -118,12 +118,14 @@ BAD = [
     ("N=text", "#count-button", {"n": "text"}, "n", "count"),
     ("N=8193 above the Check limit", "#check-button", {"n": "8193"}, "n", "check"),
     ("d=17", "#count-button", {"d": "17"}, "d", "count"),
-    ("M=8192 too small for d=128", "#count-button", {"d": "128", "workgroup_bytes": "8192"}, "workgroup_bytes", "count"),
+    ("M=8192 too small for d=128", "#count-button", {"d": "128", "workgroup_bytes": "8192"},
+     "workgroup_bytes", "count"),
     ("d=17 for Check", "#check-button", {"n": "100", "d": "17"}, "d", "check"),
 ]
 
 
-@pytest.mark.parametrize("what,button,changes,field,op", BAD, ids=[f"{b[0]} pressing {b[1][1:-7]} shows the emulator's message next to {b[3]}" for b in BAD])
+@pytest.mark.parametrize("what,button,changes,field,op", BAD,
+                         ids=[f"{b[0]} pressing {b[1][1:-7]} shows the emulator's message next to {b[3]}" for b in BAD])
 def test_bad_input(lab, what, button, changes, field, op):
     errors_before = len(lab.console_errors)
     press(lab, button, **changes)
@@ -222,7 +224,8 @@ def test_a_csp_violation_would_be_seen_by_the_listener(browser, server_url):
     """The listener is not blind: an inline script the CSP blocks is reported."""
     ctx, page = open_page(browser, server_url)
     try:
-        page.evaluate("""() => { const s = document.createElement('script'); s.textContent = 'window.__ran = 1'; document.body.appendChild(s); }""")
+        page.evaluate("""() => { const s = document.createElement('script');
+            s.textContent = 'window.__ran = 1'; document.body.appendChild(s); }""")
         page.wait_for_function("() => window.__csp.length > 0")
         assert page.evaluate("window.__csp[0].directive") == "script-src-elem"
         assert page.evaluate("window.__ran") is None
@@ -311,7 +314,7 @@ def test_no_main_thread_task_longer_than_200_ms_during_a_check_at_N_4096(browser
     ctx, page = open_page(browser, server_url)
     try:
         seen = []
-        for attempt in range(2):
+        for _attempt in range(2):
             start = page.evaluate("performance.now()")
             press(page, "#check-button", n=4096, d=16, kernel="fused")
             page.wait_for_selector("#check-verdict")
@@ -383,7 +386,8 @@ GPUShaderModule.prototype.getCompilationInfo = async function () {
 
 GPU_FAULTS = {
     # name: (init script, kind gpu/ reports, words the message must contain)
-    "navigator.gpu missing": ("Object.defineProperty(Navigator.prototype, 'gpu', {configurable: true, get: () => undefined});",
+    "navigator.gpu missing": ("Object.defineProperty(Navigator.prototype, 'gpu', "
+                              "{configurable: true, get: () => undefined});",
                               "no-webgpu", "This browser has no WebGPU"),
     "requestAdapter returns null": ("GPU.prototype.requestAdapter = async () => null;",
                                     "no-adapter", "offered no graphics adapter"),
@@ -393,7 +397,8 @@ GPU_FAULTS = {
 }
 
 
-@pytest.mark.parametrize("fault", list(GPU_FAULTS), ids=[f"{f} shows a message and Count keeps working" for f in GPU_FAULTS])
+@pytest.mark.parametrize("fault", list(GPU_FAULTS),
+                         ids=[f"{f} shows a message and Count keeps working" for f in GPU_FAULTS])
 def test_webgpu_failure(fault, browser, server_url, artifacts):
     init, kind, words = GPU_FAULTS[fault]
     ctx, page = open_page(browser, server_url, init=init)
@@ -408,7 +413,8 @@ def test_webgpu_failure(fault, browser, server_url, artifacts):
         assert page.get_attribute("#time-button", "aria-disabled") is None
         page.locator("#lab").screenshot(path=str(artifacts / f"hardening-gpu-{kind}.png"))
         press(page, "#count-button", n=1024, d=16, kernel="fused")
-        assert page.inner_text("#count-fused") == f"{api.handle({'op': 'count', 'params': params()})['result']['fused']['total_bytes']:,}"
+        fused = api.handle({'op': 'count', 'params': params()})['result']['fused']['total_bytes']
+        assert page.inner_text("#count-fused") == f"{fused:,}"
         assert page.inner_text("#lab-alert") == ""
         assert [e for e in page.console_errors if "injected" not in e] == []
     finally:
@@ -480,7 +486,8 @@ DROPPED = {
 }
 
 
-@pytest.mark.parametrize("path", list(DROPPED), ids=[f"{p} failing gives a message, and once back online the next press works" for p in DROPPED])
+@pytest.mark.parametrize("path", list(DROPPED), ids=[
+    f"{p} failing gives a message, and once back online the next press works" for p in DROPPED])
 def test_a_download_dropped_while_python_starts(path, browser, server_url, artifacts):
     ctx, page = open_page(browser, server_url)
     dropped = []
@@ -559,7 +566,8 @@ def test_a_workgroup_past_the_adapters_invocation_limit_is_refused_naming_m_and_
     try:
         press(page, "#time-button", n=64, d=16, workgroup_bytes=32768)
         message = page.inner_text("#workgroup_bytes-error")
-        limits = page.evaluate("async () => (await import('./static/js/gpu/index.js')).probeGpu().then((p) => p.limits)")
+        limits = page.evaluate(
+            "async () => (await import('./static/js/gpu/index.js')).probeGpu().then((p) => p.limits)")
         assert limits["maxComputeInvocationsPerWorkgroup"] == 128
         expected = api.handle({"op": "gpu_plan", "params": params(n="64", workgroup_bytes="32768"), "limits": limits})
         assert message == expected["errors"][0]["message"]      # the emulator's plan, the judge

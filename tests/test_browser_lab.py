@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
+from test_emulator import CASES, dig
 
 from emulator import api
 from emulator.tiling import MANIFEST
-from test_emulator import CASES, dig
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +41,8 @@ def press(page, button, n=None, d=None, kernel=None):
 
 
 def wait_idle(page):
-    page.wait_for_function("() => document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'", timeout=120_000)
+    page.wait_for_function("() => document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'",
+                           timeout=120_000)
 
 
 def test_count_shows_the_reference_figures(lab, artifacts):
@@ -52,6 +54,14 @@ def test_count_shows_the_reference_figures(lab, artifacts):
     assert lab.inner_text("#count-total") == "17,301,504 bytes"
     assert lab.inner_text("#count-ratio") == "16.5"
     assert "kernel=fused" in lab.url and "n=4096" in lab.url
+    # Count shows the lesson's kernels only, as the film does; the tuned ones come with Time.
+    body = lab.inner_text("#count-body")
+    for tuned in [k for k in MANIFEST["kernels"] if k not in ("plain", "fused", "fused-no-rescale")]:
+        assert tuned not in body
+    assert "key streams" not in body and "subgroup" not in body
+    texts = lab.locator("#count-chart svg > text").all_text_contents()
+    assert [t for t in texts if t in ("Plain", "Fused")] == ["Plain", "Fused"]
+    assert [t for t in texts if t.endswith("MiB")] == ["272.5 MiB", "16.5 MiB"]   # one bar each, no third
     lab.locator("#count-result").screenshot(path=str(artifacts / "lab-count.png"))
     press(lab, "#count-button", n=4096, d=64)
     lab.wait_for_function("() => document.getElementById('count-plain').textContent === '538,968,064'")
@@ -96,7 +106,7 @@ def _same(a, b) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -186,7 +196,8 @@ def test_time_with_more_workgroup_memory_after_a_smaller_run_gets_a_new_device(l
         assert lab.inner_text("#lab-alert") == "", lab.inner_text("#lab-alert")
         assert f"d = {d}" in lab.inner_text("#time-body")
         assert lab.inner_text("#time-fused-check").startswith("passed")
-        assert lab.inner_text("#time-fused-shader") == "fused.wgsl"
+        shader = lab.inner_text("#time-fused-shader")  # d = 64: the lanes shader where subgroups allow
+        assert shader == "fused.wgsl" if d == "16" else shader in ("fused.wgsl", "fused_lanes.wgsl")
         # Time redraws Count for the same settings, so neither card says it is out of date
         assert lab.evaluate("() => document.querySelectorAll('#count-result.stale, #time-result.stale').length") == 0
         if m == "32768":
@@ -253,3 +264,129 @@ def test_a_link_with_a_causal_value_it_cannot_read_says_so_next_to_the_box(brows
     assert not page.is_checked("#causal")
     assert message in page.inner_text("#lab-status")
     ctx.close()
+
+
+def sci(x: float) -> str:
+    """x as the page writes it (JavaScript's toExponential(2): "5.38e-7")."""
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{x:.2e}")
+
+
+def wait_time_done(page):
+    page.wait_for_function("() => !document.getElementById('time-result').hidden && "
+                           "document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'",
+                           timeout=240_000)
+
+
+@pytest.mark.gpu
+def test_time_names_a_software_adapter_and_sets_speed_beside_the_counted_ratio(lab, artifacts):
+    """SwiftShader (these tests' adapter) runs on the CPU: the card says so. Each kernel's row
+    gives bytes counted, time, GB/s, GFLOP/s and FLOP per byte, from the emulator's count."""
+    from emulator.traffic import count
+    lab.fill("#workgroup_bytes", "16384")
+    press(lab, "#time-button", n=256, d=16, kernel="fused")
+    wait_time_done(lab)
+    software = lab.inner_text("#time-software")
+    assert "SwiftShader" in software and "CPU" in software and "say nothing about a GPU's memory" in software
+    assert "SwiftShader" in lab.inner_text("#lab-status")
+    plain, fused = count("plain", 256, 16, False, 16384), count("fused", 256, 16, False, 16384)
+    rows = lab.locator("#time-table tbody tr")
+    assert rows.count() >= 3
+    assert f"{plain.total_bytes:,}" in rows.nth(0).inner_text()
+    assert f"{fused.total_bytes:,}" in rows.nth(1).inner_text()
+    ms = float(lab.inner_text("#time-fused-ms").split()[0])
+    gbps = lab.inner_text("#time-fused-gbps")
+    expect = fused.total_bytes / (ms / 1e3) / 1e9
+    assert abs(float(gbps) - expect) <= 0.06 * expect + 0.01
+    flop = 4 * 256 * 256 * 16
+    intensity = flop / fused.total_bytes
+    assert float(lab.inner_text("#time-fused-intensity")) == pytest.approx(intensity, rel=0.06)
+    fewer = plain.total_bytes / fused.total_bytes
+    assert lab.inner_text("#time-fewer") == (f"{fewer:.1f}×" if fewer >= 10 else f"{fewer:.2f}×")
+    why = lab.inner_text("#time-why")
+    for words in ("Memory against arithmetic", "Invocations per workgroup", "Untuned code"):
+        assert words in why
+    assert "4·N²·d" in lab.inner_text("#time-body")
+    # the chart: counted ratio and measured speed-up for every kernel but plain
+    labels = lab.locator("#time-chart svg > text").all_text_contents()
+    assert "fused" in labels and "1× = plain" in labels
+    # each tuned kernel says why it tiles differently, and at which workgroup memory it was counted and run
+    note = lab.inner_text("#time-fused-fast-16k-note")
+    assert "16 KB" in note and "Counted and run" in note
+    assert "fused-fast-16k" not in lab.inner_text("#count-body")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_time_table_fits_its_card(browser, server_url, artifacts, width):
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 500)
+    page = ctx.new_page()
+    page.goto(server_url + "#kernel=fused&n=128&d=64&causal=0&M=16384&seed=1")
+    page.click("#time-button")
+    wait_time_done(page)
+    fits = page.evaluate("""() => {
+        const card = document.getElementById('time-result');
+        const table = document.getElementById('time-table');
+        const scroller = table.parentElement;
+        return {table: table.getBoundingClientRect().width, scroller: scroller.clientWidth,
+                scroll: scroller.scrollWidth, card: card.clientWidth, page: document.documentElement.scrollWidth};
+    }""")
+    assert fits["scroll"] <= fits["scroller"] + 1, fits
+    assert fits["table"] <= fits["card"], fits
+    assert fits["page"] <= width, fits
+    page.locator("#time-result").screenshot(path=str(artifacts / f"lab-time-{width}.png"))
+    page.locator("#count-result").screenshot(path=str(artifacts / f"lab-count-{width}.png"))
+    ctx.close()
+
+
+@pytest.mark.gpu
+def test_time_shows_progress_and_can_be_cancelled(browser, server_url):
+    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = ctx.new_page()
+    page.goto(server_url + "#kernel=fused&n=2048&d=16&causal=0&M=16384&seed=1")
+    page.click("#time-button")
+    cancel = page.locator("#cancel-button")
+    cancel.wait_for(state="visible", timeout=60_000)
+    page.wait_for_function("() => / of \\d+ \\(/.test(document.getElementById('lab-status').textContent)",
+                           timeout=120_000)
+    status = page.inner_text("#lab-status")
+    assert "kernel 1 of" in status or "kernel 2 of" in status or "kernel 3 of" in status, status
+    cancel.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'",
+                           timeout=120_000)
+    assert page.inner_text("#lab-status") == "Time cancelled. Earlier results are kept."
+    assert page.is_hidden("#time-result")
+    assert page.is_hidden("#cancel-button")
+    assert page.evaluate("document.activeElement.id") == "time-button"
+    assert page.inner_text("#lab-alert") == ""
+    ctx.close()
+
+
+@pytest.mark.parametrize("n,d", [(256, 64)])
+def test_check_labels_flashattentions_rule_and_shows_both_parts(lab, artifacts, n, d):
+    from emulator import check
+    lab.check("#input-random")
+    lab.fill("#seed", "1")
+    lab.fill("#workgroup_bytes", "16384")
+    press(lab, "#check-button", n=n, d=d, kernel="fused")
+    wait_idle(lab)
+    rep = check.check("fused", n, d, False, 1)
+    assert lab.inner_text("#check-fa-limit").split()[0] == sci(rep["fa_rule_limit"])
+    assert lab.inner_text("#check-fa-twice-plain") == sci(rep["fa_rule_twice_plain"])
+    assert lab.inner_text("#check-fa-margin") == sci(rep["fa_rule_margin"])
+    assert rep["fa_rule_twice_plain"] + rep["fa_rule_margin"] == pytest.approx(rep["fa_rule_limit"])
+    body = lab.inner_text("#check-body")
+    assert "2 × the plain kernel's largest error + a margin of 8u·max|V|" in body
+    note = lab.inner_text("#check-fa-note")
+    share = round(100 * rep["fa_rule_margin"] / rep["fa_rule_limit"])
+    if share > 50:
+        assert f"margin is {share}% of the limit" in note and "not a sharper test" in note
+    else:
+        assert "sharper test than the bound" in note
+    # each error also in float32 ulps and relative to the output's range
+    shown = lab.inner_text("#check-error")
+    ulps = re.search(r"([0-9.]+) float32 ulps; ([0-9.e+-]+) of the output's range", shown)
+    assert ulps, shown
+    assert float(ulps[1]) == pytest.approx(rep["max_abs_error"] / rep["output_ulp"], rel=0.05)
+    assert float(ulps[2]) == pytest.approx(rep["max_abs_error"] / rep["output_range"], rel=0.01)
+    lab.locator("#check-result").screenshot(path=str(artifacts / "lab-check.png"))

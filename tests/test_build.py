@@ -261,7 +261,10 @@ def test_the_server_sends_the_right_content_type_for(path, content_type, server_
 def test_content_types_do_not_come_from_the_platform_mimetypes_table(monkeypatch, built_site):
     """Windows' registry can map .mjs to text/plain; the server must not care."""
     import mimetypes
-    monkeypatch.setattr(mimetypes, "types_map", dict(mimetypes.types_map, **{".mjs": "text/plain", ".wasm": "application/octet-stream"}))
+    monkeypatch.setattr(
+        mimetypes, "types_map",
+        dict(mimetypes.types_map, **{".mjs": "text/plain", ".wasm": "application/octet-stream"}),
+    )
     server = build.make_server(built_site, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -151,14 +151,22 @@ def plan(params, limits, **extra):
 
 
 def test_gpu_plan_refuses_a_workgroup_past_the_invocation_limit_naming_m():
-    """fused, d = 16, M = 49,152: @workgroup_size(B_r) with B_r = (M/2)/(4d) = 384 > 256."""
-    reply = plan({"workgroup_bytes": "49152"}, {"maxComputeWorkgroupStorageSize": 65536})
+    """d = 16, M = 49,152: B_r = (M/2)/(4d) = 384 rows, which the kernels spread over at most
+    256 invocations (fused: 4 rows and 2 streams an invocation, 192; plain's scores pass
+    256), so WebGPU's default limit takes it; a device allowing 128 is refused with both
+    numbers and the M."""
+    fits = plan({"workgroup_bytes": "49152"}, {"maxComputeWorkgroupStorageSize": 65536})
+    assert fits["ok"], fits
+    assert fits["result"]["by_kernel"]["fused"]["maxComputeInvocationsPerWorkgroup"] == 192
+    assert fits["result"]["needs"]["maxComputeInvocationsPerWorkgroup"] == 256
+    reply = plan({"workgroup_bytes": "49152"}, {"maxComputeWorkgroupStorageSize": 65536,
+                                                "maxComputeInvocationsPerWorkgroup": 128})
     assert not reply["ok"]
     err = reply["errors"][0]
     assert err["field"] == "workgroup_bytes"
-    assert "384 invocations per workgroup" in err["message"]
-    assert "allows 256 (maxComputeInvocationsPerWorkgroup)" in err["message"]
-    assert "M = 49,152 B" in err["message"] and "Use M ≤ 32,768 B." in err["message"]  # B_r = 256
+    assert "256 invocations per workgroup" in err["message"]
+    assert "allows 128 (maxComputeInvocationsPerWorkgroup)" in err["message"]
+    assert "M = 49,152 B" in err["message"]
 
 
 def test_gpu_plan_asks_for_the_invocations_and_width_an_adapter_offers():
@@ -166,22 +174,20 @@ def test_gpu_plan_asks_for_the_invocations_and_width_an_adapter_offers():
                "maxComputeWorkgroupSizeX": 1024}
     reply = plan({"workgroup_bytes": "49152"}, offered)
     assert reply["ok"], reply
-    assert reply["result"]["required_limits"] == {
-        "maxComputeWorkgroupStorageSize": 49152,  # Q tile 384·16·4 B + K and V tiles 2·192·16·4 B
-        "maxComputeInvocationsPerWorkgroup": 384,
-        "maxComputeWorkgroupSizeX": 384,
-    }
+    # Q tile 384·16·4 B + K and V tiles 2·192·16·4 B; every workgroup within the default 256.
+    assert reply["result"]["required_limits"] == {"maxComputeWorkgroupStorageSize": 49152}
     # Width alone offered is not enough: the invocation count is a separate limit.
-    only_x = plan({"workgroup_bytes": "49152"}, {**offered, "maxComputeInvocationsPerWorkgroup": 256})
+    only_x = plan({"workgroup_bytes": "49152"}, {**offered, "maxComputeInvocationsPerWorkgroup": 128})
     assert "maxComputeInvocationsPerWorkgroup" in only_x["errors"][0]["message"]
-    only_inv = plan({"workgroup_bytes": "49152"}, {**offered, "maxComputeWorkgroupSizeX": 256})
+    only_inv = plan({"workgroup_bytes": "49152"}, {**offered, "maxComputeWorkgroupSizeX": 128})
     assert "maxComputeWorkgroupSizeX" in only_inv["errors"][0]["message"]
 
 
 def test_gpu_plan_reads_the_softmax_workgroup_from_its_wg_constant():
-    """At d = 64 the lesson's B_r is 32, but plain's softmax pass runs WG = 256 invocations."""
+    """At d = 64 the lesson's B_r is 32: fused runs 4 lanes x 2 streams x 16 row pairs = 128
+    invocations, and plain's softmax pass WG = 256."""
     r = plan({"kernel": "plain", "d": "64"}, {})["result"]
-    assert r["by_kernel"]["fused"]["maxComputeInvocationsPerWorkgroup"] == 32
+    assert r["by_kernel"]["fused"]["maxComputeInvocationsPerWorkgroup"] == 128
     assert r["by_kernel"]["plain"]["maxComputeInvocationsPerWorkgroup"] == 256
     assert r["by_kernel"]["plain"]["maxComputeWorkgroupsPerDimension"] == 256  # N rows
     assert r["required_limits"] == {}
@@ -206,15 +212,14 @@ def test_gpu_plan_refuses_a_dispatch_past_the_workgroups_per_dimension():
 
 
 def test_gpu_plan_takes_a_limit_the_adapter_does_not_report_at_webgpus_default():
-    reply = plan({"workgroup_bytes": "49152"}, {"maxComputeWorkgroupStorageSize": 65536,
-                                                "maxComputeInvocationsPerWorkgroup": "lots"})
-    assert "allows 256 (maxComputeInvocationsPerWorkgroup)" in reply["errors"][0]["message"]
+    reply = plan({"workgroup_bytes": "49152"}, {"maxComputeWorkgroupStorageSize": "lots"})
+    assert "allows 16,384 B (maxComputeWorkgroupStorageSize)" in reply["errors"][0]["message"]
 
 
 def test_gpu_plan_names_a_timed_kernel_that_does_not_fit():
-    reply = plan({"d": "32"}, {}, kernels=["fused-fast"])
+    reply = plan({"d": "128"}, {}, kernels=["fused-fast"])
     assert reply["errors"][0]["field"] == "kernel"
-    assert "declares 36,864 B of workgroup memory" in reply["errors"][0]["message"]
+    assert "declares 32,768 B of workgroup memory" in reply["errors"][0]["message"]
 
 
 @pytest.mark.parametrize("kernel", list(MANIFEST_KERNELS))
@@ -235,7 +240,8 @@ def test_every_pass_is_sized_from_its_shader_within_what_the_tiling_declares(ker
             assert pn["storage_buffers"] == len([t for t in spec["bindings"] if t != "params"]) + 1, pn
             assert pn["storage_buffers"] - 1 <= 8, pn
             if pn["pass"] == "fused" and MANIFEST_KERNELS[kernel]["tiling"] == "lesson":
-                assert pn["workgroup_bytes"] == 16384 and pn["invocations"] == tiling.block_rows
+                # TD = d/16 lanes x TX = 2 streams x B_r / (R = 2) rows: 128 at every d
+                assert pn["workgroup_bytes"] == 16384 and pn["invocations"] == (d // 16) * tiling.block_rows == 128
 
 
 def test_webgpus_default_limits_have_one_copy_in_the_manifest():

@@ -120,5 +120,6 @@ def test_the_exercise_is_declared_for_the_module_table():
     for name in meta["files"]:
         assert (FOLDER / name).is_file(), name
     prompt = (FOLDER / "prompt.md").read_text(encoding="utf-8")
-    assert "does not run in the browser" in prompt
+    page = (FOLDER.parents[2] / "templates" / "_exercise_offline.html.j2").read_text(encoding="utf-8")
+    assert "This exercise cannot run in a browser." in page and "NVIDIA GPU" in page  # the page says it first
     assert 'python3 -m pytest test_flash_triton.py -q -k "not causal"' in prompt

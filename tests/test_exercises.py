@@ -15,7 +15,9 @@ from exercises import content, runner
 from exercises.testing import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
-STEPS = [(slug, st["id"]) for slug in content.slugs() for st in content.load(slug)["steps"]]
+# Python steps only: exercise 4's WGSL steps are tested in tests/test_exercise_wgsl.py.
+STEPS = [(slug, st["id"]) for slug in content.slugs() for st in content.load(slug)["steps"]
+         if st.get("kind") != "wgsl"]
 WRONG = [(slug, sid, name) for slug, sid in STEPS for name in content.wrong_answers(content.step(slug, sid))]
 
 
@@ -154,3 +156,36 @@ def test_the_offline_cli_says_what_it_needs_for_an_unknown_exercise(tmp_path):
     mine.write_text("x = 1\n", encoding="utf-8")
     out = _cli("check", "no-such-exercise", str(mine))
     assert out.returncode == 2 and "online-softmax" in out.stderr
+
+
+def test_the_judge_op_reaches_the_exercises_judge_and_its_answer_is_valid_json():
+    import json
+    text = '{"Q": [[30.0], [1.0]], "K": [[30.0], [1.0]], "V": [[1.0], [-1.0]]}'
+    reply = runner.handle({"op": "judge", "slug": "break-it", "request": {"op": "break", "bug": 2, "text": text}})
+    assert reply["ok"] and reply["result"]["ok"]
+    assert reply["result"]["buggy"]["max_error"] == "inf"  # the kernel raised: no Infinity in the JSON
+    json.loads(json.dumps(reply), parse_constant=lambda c: pytest.fail(f"{c} in the page's JSON"))
+    assert runner.handle({"op": "judge", "slug": "online-softmax", "request": {"op": "bugs"}})["ok"] is False
+
+
+def test_the_page_bundle_ships_what_the_break_it_judge_reads_at_its_paths(tmp_path):
+    import json
+
+    import build
+    build.exercises_bundle(tmp_path)
+    files = json.loads((tmp_path / "py" / "exercises.json").read_text(encoding="utf-8"))["files"]
+    base = "site/content/exercises/break-it/"
+    for name in ["kernel.py", "weak_tests.py"] + [f"bugs/{b['file']}" for b in
+                                                   __import__("exercises.breakit", fromlist=["bugs"]).bugs()]:
+        assert files[base + name] == (ROOT / base / name).read_text(encoding="utf-8"), name
+    assert "site/content/exercises/flash-backward/scratch/tests.py" in files
+    assert not any("solution" in p or "/wrong/" in p for p in files)  # answers are not in the judge's bundle
+
+
+def test_the_offline_cli_sends_the_triton_port_to_pytest_on_a_gpu(tmp_path):
+    mine = tmp_path / "x.py"
+    mine.write_text("x = 1\n", encoding="utf-8")
+    out = _cli("check", "triton-port", str(mine))
+    assert out.returncode == 2 and "test_flash_triton.py" in out.stderr and "own GPU" in out.stderr
+    listed = _cli("list")
+    assert "triton-port" in listed.stdout and "Port · Compose" in listed.stdout

@@ -278,14 +278,15 @@ def test_numpy_forward_pass_matches_transformers_to_1e_4_on_every_layer(model):
     cfg = transformers.BertConfig(**{k: v for k, v in model.config.items() if not k.startswith("_")})
     ref = transformers.BertModel(cfg, add_pooling_layer=False).eval()
     state = {k: torch.from_numpy(v.copy()) for k, v in model.weights.items() if not k.startswith("pooler")}
-    missing, _ = ref.load_state_dict(state, strict=False)
+    missing, _ = ref.load_state_dict(state, strict=True)
     assert missing == []
     caught = {}
     hooks = []
     for layer, block in enumerate(ref.encoder.layer):
         for name in ("query", "key", "value"):
+            key = (layer, name[0].upper())
             hooks.append(getattr(block.attention.self, name).register_forward_hook(
-                lambda mod, i, o, key=(layer, name[0].upper()): caught.__setitem__(key, o.detach().numpy()[0])))
+                lambda mod, i, o, key=key: caught.__setitem__(key, o.detach().numpy()[0])))
     _, ids = model.encode(sentences.PROBE)
     with torch.no_grad():
         ref(torch.from_numpy(ids)[None])

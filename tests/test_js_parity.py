@@ -58,7 +58,7 @@ RULE_CASES = RULES["cases"]
 @pytest.fixture(scope="module")
 def js_rules():
     calls = [{"fn": "quickErrors", "args": [{**RULES["base"], **c["params"]}, c["purpose"]]} for c in RULE_CASES]
-    return {c["id"]: r["value"] for c, r in zip(RULE_CASES, js(calls))}
+    return {c["id"]: r["value"] for c, r in zip(RULE_CASES, js(calls), strict=True)}
 
 
 def python_rules(case) -> list:
@@ -75,9 +75,10 @@ def test_the_page_refuses_what_python_refuses_in_the_same_words(case, js_rules):
 
 def test_both_read_causal_from_one_vocabulary():
     yes, no = MANIFEST["lesson"]["true_words"], MANIFEST["lesson"]["false_words"]
-    samples = [*yes, *no, *(w.upper() for w in yes), " On ", "maybe", "", "2", "nope", "a\u200bvery long word indeed, truly"]
+    samples = [*yes, *no, *(w.upper() for w in yes), " On ", "maybe", "", "2", "nope",
+               "a\u200bvery long word indeed, truly"]
     replies = js([{"fn": "readBoolean", "args": [w]} for w in samples])
-    for word, reply in zip(samples, replies):
+    for word, reply in zip(samples, replies, strict=True):
         try:
             value = parse_request({"n": "4", "d": "16", "causal": word})["causal"]
         except InputError as e:
@@ -133,12 +134,13 @@ def test_python_plans_each_size_as_the_table_says(case):
 
 
 def test_a_refusal_the_page_gives_for_invocations_names_m_and_the_limit():
-    case = next(c for c in PLAN if c["id"].startswith("M = 65,536 at d = 16: 512 invocations, 256"))
+    case = next(c for c in PLAN if c["id"] == "M = 16,384 at d = 16 on a GPU running 128 invocations")
     [reply] = js([{"fn": "planDevice", "args": [{"kernels": ["plain", "fused"], "n": case["n"], "d": case["d"],
                                                  "workgroupBytes": case["M"]}, case["limits"]]}])
     message = reply["value"]["refusal"]["message"]
-    assert "M = 65,536 B" in message and "B_r = 512" in message and "at most 256" in message
-    assert "M ≤ 32,768 B" in message   # B_r = 256 there, the most this GPU runs
+    # plain's softmax pass runs 256 invocations a row (its WG constant)
+    assert "M = 16,384 B" in message and "runs 256 GPU invocations" in message and "at most 128" in message
+    assert "(maxComputeInvocationsPerWorkgroup)" in message
 
 
 # ---------------------------------------------------------------------------
@@ -154,7 +156,7 @@ def test_the_page_and_python_choose_the_same_shader_and_constants():
     from emulator.tiling import make_tiling
     replies = js([{"fn": "passVariant", "args": [k, i, d, 16384, sg]} for k, i, d, sg in VARIANTS])
     chose_lanes = 0
-    for (kernel, i, d, sg), reply in zip(VARIANTS, replies):
+    for (kernel, i, d, sg), reply in zip(VARIANTS, replies, strict=True):
         spec = MANIFEST["kernels"][kernel]["wgsl"][i]
         file, constants = pass_variant(spec, d, make_tiling(kernel, 1, d, False, 16384), sg)
         constants = {k: int(v) if isinstance(v, bool) else v for k, v in constants.items()}
@@ -180,7 +182,7 @@ def test_the_page_and_the_native_host_agree_on_what_fits():
                   for k, n, d, m, lim in SIZES])
     tiles = js([{"fn": "lessonTiling", "args": [k, d, m]} for k, n, d, m, lim in SIZES])
     fits = refused = 0
-    for (kernel, n, d, m, lim), reply, tile in zip(SIZES, replies, tiles):
+    for (kernel, n, d, m, lim), reply, tile in zip(SIZES, replies, tiles, strict=True):
         runner = SimpleNamespace(max_wg_bytes=lim["maxComputeWorkgroupStorageSize"],
                                  max_binding=lim["maxStorageBufferBindingSize"], max_buffer=lim["maxBufferSize"])
         try:
@@ -202,7 +204,7 @@ def test_the_page_and_pythons_gpu_plan_agree_for_every_forward_kernel_alone():
     the same verdict, and the same limits to ask for when it fits."""
     replies = js([{"fn": "planDevice", "args": [{"kernels": [k], "n": n, "d": d, "workgroupBytes": m}, lim]}
                   for k, n, d, m, lim in SIZES])
-    for (kernel, n, d, m, lim), reply in zip(SIZES, replies):
+    for (kernel, n, d, m, lim), reply in zip(SIZES, replies, strict=True):
         p = parse_request({"kernel": "fused", "n": str(n), "d": str(d), "workgroup_bytes": str(m)})
         try:
             plan = api.gpu_plan(p, lim, [kernel])
@@ -218,3 +220,22 @@ def test_the_page_and_pythons_gpu_plan_agree_for_every_forward_kernel_alone():
         wg_js, wg_py = mine.pop("maxComputeWorkgroupStorageSize", 0), theirs.pop("maxComputeWorkgroupStorageSize", 0)
         assert mine == theirs, (kernel, n, d, m, lim)
         assert wg_py <= wg_js <= max(wg_py, m), (kernel, n, d, m, lim)
+
+
+# ---------------------------------------------------------------------------
+# A software adapter is named as running on the CPU (issue 12 §2).
+
+ADAPTERS = [
+    ({"vendor": "google", "architecture": "swiftshader", "description": "SwiftShader Device (Subzero)"}, False,
+     "SwiftShader"),
+    ({"vendor": "mesa", "device": "llvmpipe (LLVM 19.1.7, 256 bits)"}, False, "lavapipe"),
+    ({"vendor": "microsoft", "description": "Microsoft Basic Render Driver"}, False, "WARP"),
+    ({"vendor": "unknown", "description": "Some renderer"}, True, "a fallback (software) adapter"),
+    ({"vendor": "nvidia", "architecture": "hopper", "description": "NVIDIA H200"}, False, None),
+    ({"vendor": "apple", "architecture": "metal-3"}, False, None),
+]
+
+
+def test_software_adapters_are_named_and_gpus_are_not():
+    replies = js([{"fn": "softwareAdapter", "args": [info, fallback]} for info, fallback, _ in ADAPTERS])
+    assert [r["value"] for r in replies] == [name for _, _, name in ADAPTERS]

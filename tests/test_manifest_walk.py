@@ -70,7 +70,8 @@ def test_causal_key_tiles_are_seen_by_the_query_tiles_that_reach_them():
     assert t.queries_visiting(32) == 300 - 32
     assert t.queries_visiting(288) == 300 - 288
     # the transpose of keys_visited: both count the same (query tile, key tile) pairs
-    pairs_by_rows = sum(t.keys_visited(min(300, (i + 1) * 32)) // 16 + (1 if t.keys_visited(min(300, (i + 1) * 32)) % 16 else 0)
+    pairs_by_rows = sum(t.keys_visited(min(300, (i + 1) * 32)) // 16
+                        + (1 if t.keys_visited(min(300, (i + 1) * 32)) % 16 else 0)
                         for i in range(t.query_tiles))
     pairs_by_keys = sum(-(-t.queries_visiting(j * 16) // 32) for j in range(t.key_tiles))
     assert pairs_by_rows == pairs_by_keys
@@ -80,3 +81,15 @@ def test_causal_key_tiles_are_seen_by_the_query_tiles_that_reach_them():
 def test_a_formula_outside_the_grammar_is_refused(formula):
     with pytest.raises(ValueError, match="manifest"):
         traffic._formula(formula, "query_tiles")
+
+
+def test_the_checker_runs_the_mirror_each_forward_kernel_names():
+    from emulator import check
+
+    for name, entry in MANIFEST["kernels"].items():
+        if entry["direction"] == "forward":
+            assert callable(check.mirror_of(name)), name
+    # the broken control is the fused mirror with the rescale off: it fails where fused passes
+    assert check.check("fused", 130, 16, seed=3)["passed"]
+    assert not check.check("fused-no-rescale", 130, 16, seed=3)["passed"]
+    assert check.stores_scores("plain") and not check.stores_scores("fused")

@@ -46,7 +46,7 @@ def test_javascript_reads_every_text_exactly_as_python_does():
     out = subprocess.run(["node", "--input-type=module", "-e", script], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     got = json.loads(out)
-    mismatches = [(c["text"], c["expect"], g) for c, g in zip(CASES, got)
+    mismatches = [(c["text"], c["expect"], g) for c, g in zip(CASES, got, strict=True)
                   if (g["ok"], g.get("value"), g.get("reason"), g.get("message"))
                   != (c["expect"]["ok"], c["expect"].get("value"), c["expect"].get("reason"),
                       c["expect"].get("message"))]

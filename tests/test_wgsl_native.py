@@ -8,8 +8,9 @@ What is held here (issue 3 parts 2-3, issue 7 items 1-3, 5):
 * The instrumented build's byte counts (one atomicAdd per element loaded or stored)
   equal emulator.traffic.count for every tensor, ragged N and causal included.
 * Where a kernel has a subgroup shader (manifest "with_subgroups", fused_lanes.wgsl at
-  d = 64), both shaders are held to that: the one a device with subgroups runs and the
-  one a device without them runs, with the same tiles and so the same bytes.
+  d = 32, 64, 128), both shaders are held to that: the one a device with subgroups runs
+  and the one a device without them runs (fused.wgsl), with the same tiles and so the
+  same bytes.
 
 Skipped, with the reason, where wgpu-py finds no adapter.
 """
@@ -154,50 +155,8 @@ def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
 
     with pytest.raises(KernelError, match=r"268,435,456 B"):
         runner.plan("plain", 8192, 64, 1)
-    with pytest.raises(KernelError, match=r"needs 36,864 B of workgroup memory; this device allows 16,384 B"):
-        runner.plan("fused-fast", 1024, 32, 1)
-
-
-def test_every_tiled_kernel_has_tiles_the_shader_supports():
-    """fused_tiled.wgsl needs B_r a multiple of 4, B_c a multiple of 4 and d / B_c in {1, 2, 3, 4}."""
-    from cannery_host.wgsl import MANIFEST, shader_file
-
-    seen = 0
-    for name, spec in MANIFEST["kernels"].items():
-        for pass_spec in spec["wgsl"]:
-            for d in MANIFEST["head_dims"]:
-                if shader_file(pass_spec, d) != "fused_tiled.wgsl":
-                    continue
-                br = spec["tiling"]["block_rows"][str(d)]
-                bc = spec["tiling"]["block_cols"][str(d)]
-                assert br % 4 == 0 and bc % 4 == 0 and d // bc in (1, 2, 3, 4) and d % bc == 0, (name, d)
-                assert (br // 4) * (bc // 4) <= 256, (name, d)  # invocations per workgroup
-                assert spec["workgroup_bytes"][str(d)] == 4 * (d * br + bc * bc + bc * br)
-                seen += 1
-    assert seen >= 3
-
-
-def test_every_streams_kernel_has_tiles_the_shader_supports():
-    """fused_streams.wgsl: d in {16, 64}, 64 / d rows an invocation, TX >= 4 streams, B_c a
-    multiple of 4 TX, B_r <= 4 B_c, TX * TY <= B_c * d / 4 <= 2 TX * TY, 16 B_c d bytes."""
-    from cannery_host.wgsl import MANIFEST, shader_file
-
-    seen = 0
-    for name, spec in MANIFEST["kernels"].items():
-        for pass_spec in spec["wgsl"]:
-            for d in MANIFEST["head_dims"]:
-                if shader_file(pass_spec, d) != "fused_streams.wgsl":
-                    continue
-                br = spec["tiling"]["block_rows"][str(d)]
-                bc = spec["tiling"]["block_cols"][str(d)]
-                tx = pass_spec.get("constants_by_d", {}).get(str(d), {}).get("TX", bc // 4)
-                assert d in (16, 64) and br % (64 // d) == 0 and br % bc == 0, (name, d)
-                threads = tx * br // (64 // d)
-                assert tx >= 4 and bc % (4 * tx) == 0 and br <= 4 * bc and threads <= 256, (name, d)
-                assert threads <= bc * d // 4 <= 2 * threads, (name, d)
-                assert spec["workgroup_bytes"][str(d)] == 16 * bc * d
-                seen += 1
-    assert seen >= 4
+    with pytest.raises(KernelError, match=r"needs 32,768 B of workgroup memory; this device allows 16,384 B"):
+        runner.plan("fused-fast", 1024, 128, 1)
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +195,7 @@ def test_both_shaders_of_a_kernel_with_a_subgroup_variant_pass_and_count_the_sam
     r = runner if subgroups else runner_no_subgroups
     if subgroups and r.subgroup_min < 4:
         pytest.skip(f"this adapter has no subgroups of 4 or more ({r.subgroup_min})")
-    assert r.shader(kernel, d) == ("fused_lanes.wgsl" if subgroups else "fused_streams.wgsl")
+    assert r.shader(kernel, d) == ("fused_lanes.wgsl" if subgroups else "fused.wgsl")
     (q, k, v), O, counts = _run(r, kernel, n, d, causal, seed=5, instrumented=True)
     expected = count(kernel, n, d, causal)
     assert {t: c["read"] for t, c in counts.items()} == expected.reads
@@ -246,13 +205,20 @@ def test_both_shaders_of_a_kernel_with_a_subgroup_variant_pass_and_count_the_sam
     assert report["rows_checked"] == n
 
 
+def _lanes_defaults(d, br):
+    """R and TX as fused.wgsl and fused_lanes.wgsl derive them when the manifest gives none."""
+    big = (d // 16) * br > 256
+    return (4 if big and br % 4 == 0 else 2), (1 if big and br % 4 else 2)
+
+
 def test_every_lanes_variant_has_tiles_the_shader_supports():
-    """fused_lanes.wgsl (see its opening comment): TD = d / 16 lanes a row group, R in
-    {1, 2, 4} rows an invocation, B_c a multiple of 4 TX, B_r <= 4 B_c,
-    TD TX B_r / R <= min(256, B_c d / 4), at most 4 vec4s of K per invocation, 16 B_c d
-    bytes within WebGPU's default 16,384, and a subgroup of at least TD; the kernel's tiles
-    are those of its other shader."""
+    """fused_lanes.wgsl (see fused.wgsl's opening comment): TD = d / 16 lanes a row group,
+    R in {1, 2, 4} rows an invocation, B_r <= 4 B_c, TD TX B_r / R <= min(256, B_c d / 4),
+    at most 4 vec4s of K per invocation, 16 B_c d bytes within the kernel's workgroup memory,
+    and a subgroup of at least TD; the kernel's tiles are those of its other shader. The
+    lesson kernels are checked at every M from 4,096 to 65,536 in steps of 4 bytes."""
     from cannery_host.wgsl import MANIFEST
+    from emulator.tiling import InputError, lesson_blocks
 
     seen = 0
     for name, spec in MANIFEST["kernels"].items():
@@ -263,14 +229,63 @@ def test_every_lanes_variant_has_tiles_the_shader_supports():
             for key, file in alt["file_by_d"].items():
                 assert file == "fused_lanes.wgsl"
                 d = int(key)
-                br, bc = spec["tiling"]["block_rows"][key], spec["tiling"]["block_cols"][key]
                 c = alt["constants_by_d"][key]
-                r, tx, td = c["R"], c["TX"], d // 16
-                threads = td * tx * br // r
-                assert r in (1, 2, 4) and br % r == 0 and bc % (4 * tx) == 0 and br <= 4 * bc, (name, d)
-                assert threads <= min(256, bc * d // 4) and -(-(bc * d // 4) // threads) <= 4, (name, d)
-                # The manifest's figure is what the pipeline may declare: both shaders fit in it.
-                assert 16 * bc * d <= spec["workgroup_bytes"][key] <= 16384
-                assert alt["min_subgroup_size_by_d"][key] == td
+                if spec["tiling"] == "lesson":
+                    assert set(c) == {"RESCALE"} and c["RESCALE"] == (name != "fused-no-rescale")
+                    configs = []
+                    for m in range(4096, 65536 + 1, 4):
+                        try:
+                            br, bc = lesson_blocks(d, m)
+                        except InputError:
+                            continue
+                        configs.append((br, bc, *_lanes_defaults(d, br), m))
+                else:
+                    br, bc = spec["tiling"]["block_rows"][key], spec["tiling"]["block_cols"][key]
+                    r0, tx0 = _lanes_defaults(d, br)
+                    configs = [(br, bc, c.get("R", r0), c.get("TX", tx0), spec["workgroup_bytes"][key])]
+                    # Without subgroups, fused.wgsl sums the lanes in the K/V tiles' other half.
+                    assert (d // 16) * configs[0][3] * br <= bc * d // 2, (name, d)
+                    assert spec["workgroup_bytes"][key] == 16 * bc * d
+                for br, bc, r, tx, m in configs:
+                    td = d // 16
+                    threads = td * tx * br // r
+                    assert r in (1, 2, 4) and br % r == 0 and br <= 4 * bc, (name, d, br, bc)
+                    assert threads <= min(256, bc * d // 4) and -(-(bc * d // 4) // threads) <= 4, (name, d, br, bc)
+                    assert 16 * bc * d <= m, (name, d, m)
+                assert alt["min_subgroup_size_by_d"][key] == d // 16
                 seen += 1
-    assert seen >= 3
+    assert seen >= 9
+
+
+def test_fused_lanes_is_fused_with_only_the_lane_sum_changed():
+    """fused_lanes.wgsl is fused.wgsl except its opening comment, its `enable subgroups;`,
+    the NBUF line and the lines between @lanes-begin and @lanes-end (how the lanes of a row
+    sum their partial scores)."""
+    from cannery_host.wgsl import KERNEL_DIR
+
+    def rest(name):
+        src = (KERNEL_DIR / name).read_text()
+        body = src[src.index("override D: u32"):]
+        before, after = body.split("// @lanes-begin")[0], body.split("// @lanes-end")[1]
+        return [line for line in (before + after).splitlines() if not line.startswith("override NBUF")]
+
+    assert rest("fused.wgsl") == rest("fused_lanes.wgsl")
+    code = [line for line in (KERNEL_DIR / "fused.wgsl").read_text().splitlines() if not line.startswith("//")]
+    assert not any("subgroup" in line for line in code)
+
+
+@pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused", "fused-no-rescale"],
+                                                     [(65, 64, True), (77, 128, False), (130, 32, True)]))
+def test_the_lesson_fused_pair_runs_its_subgroup_or_plain_shader_with_the_same_bytes(
+        runner, runner_no_subgroups, kernel, n, d, causal, subgroups):
+    r = runner if subgroups else runner_no_subgroups
+    if subgroups and r.subgroup_min < d // 16:
+        pytest.skip(f"this adapter's subgroups hold {r.subgroup_min}; d = {d} needs {d // 16}")
+    assert r.shader(kernel, d) == ("fused_lanes.wgsl" if subgroups else "fused.wgsl")
+    (q, k, v), O, counts = _run(r, kernel, n, d, causal, seed=8, instrumented=True)
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel=kernel)
+    assert report["passed"] == (kernel == "fused"), report

@@ -64,3 +64,45 @@ export function barChart(rows, { title, tensors = TENSORS }) {
   svg.appendChild(el("text", { x: left, y: axisY + 16, "text-anchor": "middle" }, "0"));
   return svg;
 }
+
+/**
+ * For each kernel, two bars against plain: how many times fewer bytes it moves
+ * (counted) and how many times as fast it ran (measured), on one scale with a line
+ * at 1× (plain). rows: [{label, counted, measured}] (ratios); returns an <svg>.
+ */
+export function ratioChart(rows, { title }) {
+  const width = 500;
+  const left = 150;
+  const right = 64;
+  const barH = 16;
+  const pair = 2 * barH + 4;
+  const gap = 16;
+  const top = 8;
+  const height = top + rows.length * (pair + gap) + 22;
+  const max = Math.max(1, ...rows.flatMap((r) => [r.counted, r.measured].filter((x) => x > 0))) * 1.05;
+  const scale = (width - left - right) / max;
+  const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, class: "bars ratios", role: "img", "aria-label": title });
+  svg.appendChild(el("title", {}, title));
+  const times = (x) => (x >= 10 ? x.toFixed(1) : x.toFixed(2)) + "×";
+  rows.forEach((row, i) => {
+    const y = top + i * (pair + gap);
+    svg.appendChild(el("text", { x: left - 8, y: y + pair / 2 + 5, "text-anchor": "end" }, row.label));
+    [
+      ["counted", row.counted, "fewer bytes"],
+      ["measured", row.measured, "as fast"],
+    ].forEach(([kind, value, words], j) => {
+      const by = y + j * (barH + 4);
+      const w = value > 0 ? value * scale : 0;
+      const rect = el("rect", { x: left, y: by, width: Math.max(w, 0.5), height: barH, class: `ratio-${kind}` });
+      rect.appendChild(el("title", {}, `${row.label}: ${times(value)} ${words}`));
+      svg.appendChild(rect);
+      svg.appendChild(el("text", { x: left + w + 6, y: by + barH - 3, class: "ratio-value" }, times(value)));
+    });
+  });
+  const axisY = top + rows.length * (pair + gap) - gap / 2;
+  const one = left + scale;
+  svg.appendChild(el("line", { x1: left, x2: left, y1: top - 4, y2: axisY, class: "axis" }));
+  svg.appendChild(el("line", { x1: one, x2: one, y1: top - 4, y2: axisY, class: "axis one" }));
+  svg.appendChild(el("text", { x: one, y: axisY + 16, "text-anchor": "middle" }, "1× = plain"));
+  return svg;
+}

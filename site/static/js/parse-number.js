@@ -68,12 +68,7 @@ function split(rawBody, integer) {
       const head = body.slice(0, at);
       const tail = body.slice(at + 1);
       const looksGrouped =
-        tail.length === 3 &&
-        isDigits(tail) &&
-        isDigits(head) &&
-        head.length <= 3 &&
-        head !== "0" &&
-        !groupMark;
+        tail.length === 3 && isDigits(tail) && isDigits(head) && head.length <= 3 && head !== "0" && !groupMark;
       if (looksGrouped) {
         if (!integer || tail === "000") {
           const t = tail.replace(/0+$/, "");

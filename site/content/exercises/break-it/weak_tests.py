@@ -14,8 +14,8 @@ from exercises.breakit import TOL, random_qkv, reference_attention
 
 
 def assert_close(O, want, what):
-    for i, (row, ref_row) in enumerate(zip(O, want)):
-        for c, (x, y) in enumerate(zip(row, ref_row)):
+    for i, (row, ref_row) in enumerate(zip(O, want, strict=False)):
+        for c, (x, y) in enumerate(zip(row, ref_row, strict=False)):
             assert abs(x - y) <= TOL, f"{what}: O[{i}][{c}] = {x:.6g}, expected {y:.6g}"
     assert len(O) == len(want), f"{what}: {len(O)} rows, expected {len(want)}"
 

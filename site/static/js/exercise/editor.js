@@ -7,28 +7,49 @@
 // Keyboard: Tab indents; Escape then Tab moves focus out (CodeMirror's
 // tab-focus mode), so the editor never traps the keyboard.
 import {
-  EditorView, basicSetup, EditorState, keymap, indentWithTab, python,
-  HighlightStyle, syntaxHighlighting, tags,
+  EditorView,
+  basicSetup,
+  EditorState,
+  keymap,
+  indentWithTab,
+  python,
+  wgsl,
+  HighlightStyle,
+  syntaxHighlighting,
+  tags,
 } from "../../../vendor/codemirror/codemirror.js";
 
 const theme = EditorView.theme({
-  "&": { color: "var(--ink)", backgroundColor: "var(--bg-raised)", fontSize: "0.95rem",
-    border: "1px solid var(--rule)", borderRadius: "4px" },
+  "&": {
+    color: "var(--ink)",
+    backgroundColor: "var(--bg-raised)",
+    fontSize: "0.95rem",
+    border: "1px solid var(--rule)",
+    borderRadius: "4px",
+  },
   "&.cm-focused": { outline: "3px solid var(--focus)", outlineOffset: "2px" },
   ".cm-scroller": { fontFamily: "var(--mono)", lineHeight: "1.5", minHeight: "12rem", maxHeight: "32rem" },
   ".cm-content": { caretColor: "var(--ink)" },
   ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--ink)" },
   ".cm-gutters": { backgroundColor: "var(--bg)", color: "var(--ink-soft)", borderRight: "1px solid var(--rule)" },
   ".cm-activeLine": { backgroundColor: "color-mix(in srgb, var(--accent) 8%, transparent)" },
-  ".cm-activeLineGutter": { backgroundColor: "color-mix(in srgb, var(--accent) 14%, transparent)", color: "var(--ink)" },
-  "&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection":
-    { backgroundColor: "color-mix(in srgb, var(--accent) 30%, transparent)" },
+  ".cm-activeLineGutter": {
+    backgroundColor: "color-mix(in srgb, var(--accent) 14%, transparent)",
+    color: "var(--ink)",
+  },
+  "&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection": {
+    backgroundColor: "color-mix(in srgb, var(--accent) 30%, transparent)",
+  },
   ".cm-tooltip": { backgroundColor: "var(--bg-raised)", color: "var(--ink)", border: "1px solid var(--rule)" },
 });
 
 // Token colours from the site's palette (each meets 4.5:1 on the background).
 const highlight = HighlightStyle.define([
-  { tag: [tags.keyword, tags.controlKeyword, tags.definitionKeyword, tags.operatorKeyword], color: "var(--c-p)", fontWeight: "600" },
+  {
+    tag: [tags.keyword, tags.controlKeyword, tags.definitionKeyword, tags.operatorKeyword],
+    color: "var(--c-p)",
+    fontWeight: "600",
+  },
   { tag: [tags.string, tags.special(tags.string)], color: "var(--c-v)" },
   { tag: [tags.number, tags.bool, tags.null], color: "var(--c-s)" },
   { tag: [tags.comment, tags.lineComment], color: "var(--ink-soft)", fontStyle: "italic" },
@@ -38,10 +59,11 @@ const highlight = HighlightStyle.define([
 
 /**
  * Mount an editor in `host` (inside a new shadow root).
- * options: {doc: string, label: string (accessible name), onChange(text)}.
+ * options: {doc: string, label: string (accessible name), onChange(text),
+ * language: "python" (default) or "wgsl"}.
  * Returns {get value(), set value(text), focus(), view}.
  */
-export function createEditor(host, { doc, label, onChange }) {
+export function createEditor(host, { doc, label, onChange, language = "python" }) {
   const shadow = host.attachShadow({ mode: "open" });
   const mount = document.createElement("div");
   shadow.appendChild(mount);
@@ -52,19 +74,28 @@ export function createEditor(host, { doc, label, onChange }) {
       doc,
       extensions: [
         basicSetup,
-        python(),
+        language === "wgsl" ? wgsl() : python(),
         keymap.of([indentWithTab]),
         theme,
         syntaxHighlighting(highlight),
-        EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true" }),
-        EditorView.updateListener.of((u) => { if (u.docChanged && onChange) onChange(u.state.doc.toString()); }),
+        // tabindex: axe counts a contenteditable as focusable content only with it (a scrolling editor)
+        EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true", tabindex: "0" }),
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged && onChange) onChange(u.state.doc.toString());
+        }),
       ],
     }),
   });
   return {
     view,
-    get value() { return view.state.doc.toString(); },
-    set value(text) { view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }); },
-    focus() { view.focus(); },
+    get value() {
+      return view.state.doc.toString();
+    },
+    set value(text) {
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+    },
+    focus() {
+      view.focus();
+    },
   };
 }

@@ -6,20 +6,23 @@ import { ExerciseRunner } from "./runner.js";
 import { createEditor } from "./editor.js";
 import * as progress from "./progress.js";
 import { fill, setupPanel, updateProgressLine } from "./panel.js";
+import { setupWgslStep } from "./wgsl-step.js";
 
 const steps = document.getElementById("steps");
 const msg = steps.dataset;
 const slug = msg.slug;
 const seconds = Number(msg.timeLimit);
 const OFFER_AFTER_FAILS = 3;
-const sections = [...steps.querySelectorAll("section.step")];
+const sections = [...steps.querySelectorAll("section.step:not([data-kind='offline'])")];
+const offline = steps.querySelector("section[data-kind='offline']");
 let activeSection = null;
 let restoring = false; // set while progress is loaded into the editors (not a learner's edit)
 
 const runner = new ExerciseRunner({
   seconds,
   onBoot: (stage) => {
-    if (activeSection && runner.busy && stage === "python") activeSection.querySelector(".step-status").textContent = msg.msgBooting;
+    if (activeSection && runner.busy && stage === "python")
+      activeSection.querySelector(".step-status").textContent = msg.msgBooting;
   },
 });
 
@@ -32,7 +35,7 @@ function el(tag, className, text) {
 
 function setBusy(section, busy) {
   for (const s of sections) {
-    for (const b of s.querySelectorAll(".run-button, .check-button")) b.disabled = busy;
+    for (const b of s.querySelectorAll(".run-button, .check-button, .try-button")) b.disabled = busy;
   }
   section.querySelector(".cancel-button").hidden = !busy;
   steps.setAttribute("aria-busy", busy ? "true" : "false");
@@ -48,12 +51,19 @@ function showState(section) {
   if (ladder) ladder.textContent = record.passed ? `(${msg.msgPassed})` : "";
   if (record.passed || (record.fails || 0) >= OFFER_AFTER_FAILS) section.querySelector(".solution").hidden = false;
   section.querySelector(".next-step").hidden = !record.passed;
+  showHints(section, record.hints || 0);
+}
+
+function showHints(section, count) {
   const hints = [...section.querySelectorAll(".hint-item")];
-  hints.forEach((h, i) => { h.hidden = i >= (record.hints || 0); });
+  hints.forEach((h, i) => {
+    h.hidden = i >= count;
+  });
   const button = section.querySelector(".hint-button");
-  const shown = Math.min(record.hints || 0, hints.length);
+  const shown = Math.min(count, hints.length);
   button.disabled = shown >= hints.length;
-  button.textContent = shown >= hints.length ? msg.msgHintDone : fill(msg.msgHintMore, { k: shown + 1, n: hints.length });
+  button.textContent =
+    shown >= hints.length ? msg.msgHintDone : fill(msg.msgHintMore, { k: shown + 1, n: hints.length });
 }
 
 function renderPrinted(section, text, error) {
@@ -84,7 +94,11 @@ function renderReport(section, report) {
       li.append(el("p", "result-message", r.message));
       if (r.expected || r.got) {
         const dl = el("dl", "result-values");
-        for (const [label, value] of [[msg.msgInput, r.input], [msg.msgExpected, r.expected], [msg.msgGot, r.got]]) {
+        for (const [label, value] of [
+          [msg.msgInput, r.input],
+          [msg.msgExpected, r.expected],
+          [msg.msgGot, r.got],
+        ]) {
           if (!value) continue;
           dl.append(el("dt", "", label), el("dd", "", value));
         }
@@ -115,7 +129,7 @@ async function send(section, request, statusText) {
 async function check(section, source, extra = {}) {
   const key = section.dataset.key;
   const report = await send(section, { op: "check", slug, step: section.dataset.step, source }, msg.msgChecking);
-  if (!report) return;
+  if (!report) return null;
   renderReport(section, report);
   section.querySelector(".step-status").textContent = report.ok
     ? fill(msg.msgPass, { total: report.total })
@@ -132,6 +146,179 @@ async function check(section, source, extra = {}) {
     }
   });
   refresh();
+  return report;
+}
+
+/** Ask the exercise's judge module (exercise.toml `judge`, e.g. exercises.breakit) one question. */
+function judge(section, request, statusText) {
+  return send(section, { op: "judge", slug, request }, statusText);
+}
+
+// A Python literal for a dict of JSON values: JSON strings, numbers and lists are Python literals too.
+function pyDict(name, values) {
+  const items = Object.entries(values).map(([k, v]) => `    ${k}: ${JSON.stringify(v)},`);
+  return `${name} = {\n${items.join("\n")}\n}\n`;
+}
+
+// Break it, Predict: a checkbox per weak test under each bug's diff. Check runs the step's tests
+// (for progress) and asks the judge for the truth, shown under each bug.
+function setupPredictTestsStep(section) {
+  const key = section.dataset.key;
+  const form = section.querySelector(".predict-tests-form");
+  const bugs = [...form.querySelectorAll("fieldset.bug")];
+  const restore = () => {
+    const answer = (progress.load().steps[key] || {}).answer || {};
+    for (const box of form.querySelectorAll(".truth")) box.hidden = true;
+    for (const fs of bugs) {
+      for (const box of fs.querySelectorAll("input[type=checkbox]")) {
+        box.checked = (answer[fs.dataset.bug] || []).includes(box.name);
+      }
+    }
+  };
+  restore();
+  section.restore = restore;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const values = {};
+    for (const fs of bugs) {
+      values[fs.dataset.bug] = [...fs.querySelectorAll("input[type=checkbox]:checked")].map((b) => b.name);
+    }
+    const report = await check(section, pyDict("catches", values), { answer: values });
+    if (!report || report.error) return;
+    const reply = await judge(section, { op: "predict", predictions: values }, msg.msgChecking);
+    if (!reply) return;
+    section.querySelector(".step-status").textContent = report.ok
+      ? fill(msg.msgPass, { total: report.total })
+      : fill(msg.msgFail, { passed: report.passed, total: report.total });
+    for (const r of reply.results) {
+      const fs = form.querySelector(`fieldset.bug[data-bug="${r.bug}"]`);
+      const box = fs.querySelector(".truth");
+      box.replaceChildren();
+      box.className = `truth ${r.ok ? "right" : "wrong"}`;
+      const head = el("p", "truth-head");
+      head.append(
+        el("strong", "", r.ok ? msg.msgRight : msg.msgNotQuite),
+        " ",
+        fill(msg.msgTruth, { tests: r.actual.length ? r.actual.join(", ") : msg.msgNone }),
+      );
+      box.append(head);
+      // the judge's message starts "not quite: ", which the head already says
+      if (!r.ok) box.append(el("p", "truth-detail", r.message.replace(/^not quite: /, "")));
+      box.hidden = false;
+    }
+  });
+}
+
+function verdict(node, ok, text) {
+  node.textContent = "";
+  node.dataset.state = ok ? "exposed" : "survived";
+  node.append(el("strong", "", ok ? msg.msgExposed : msg.msgSurvived), " ", text);
+}
+
+// Break it: one input per bug, each judged by running both kernels; Check runs the step's tests
+// and then shows the weak suite with the five inputs added, on all six kernels.
+function setupBreakStep(section) {
+  const key = section.dataset.key;
+  const form = section.querySelector(".break-form");
+  const areas = [...form.querySelectorAll("textarea")];
+  let timer = null;
+  const values = () => Object.fromEntries(areas.map((a) => [a.name, a.value]));
+  const save = () => {
+    clearTimeout(timer);
+    progress.update(key, (s) => {
+      s.answer = values();
+    });
+  };
+  const restore = () => {
+    const answer = (progress.load().steps[key] || {}).answer || {};
+    for (const a of areas) a.value = answer[a.name] || "";
+    for (const v of form.querySelectorAll(".verdict")) {
+      v.textContent = "";
+      v.dataset.state = "";
+    }
+    section.querySelector(".suite-table").hidden = true;
+  };
+  restore();
+  section.restore = restore;
+  for (const a of areas)
+    a.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(save, 300);
+    });
+  for (const button of form.querySelectorAll(".try-button")) {
+    button.addEventListener("click", async () => {
+      save();
+      const bug = button.dataset.bug;
+      const out = form.querySelector(`fieldset.bug[data-bug="${bug}"] .verdict`);
+      const text = form.querySelector(`textarea[name="${bug}"]`).value;
+      const r = await judge(section, { op: "break", bug: Number(bug), text }, msg.msgChecking);
+      if (!r) return;
+      verdict(out, r.ok, r.message);
+      section.querySelector(".step-status").textContent = fill(r.ok ? msg.msgBugExposed : msg.msgBugSurvived, { bug });
+    });
+  }
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    save();
+    const texts = values();
+    const report = await check(section, pyDict("inputs", texts), { answer: texts });
+    if (!report || report.error) return;
+    for (const r of report.results) {
+      const m = /^test_bug_(\d)$/.exec(r.name);
+      if (!m) continue;
+      const out = form.querySelector(`fieldset.bug[data-bug="${m[1]}"] .verdict`);
+      verdict(out, r.ok, r.ok ? fill(msg.msgExposedCheck, { bug: m[1] }) : r.message);
+    }
+    const filled = Object.fromEntries(Object.entries(texts).filter(([, v]) => v.trim()));
+    const suite = await judge(section, { op: "suite", texts: filled }, msg.msgChecking);
+    if (!suite) return;
+    section.querySelector(".step-status").textContent = report.ok
+      ? fill(msg.msgPass, { total: report.total })
+      : fill(msg.msgFail, { passed: report.passed, total: report.total });
+    const body = section.querySelector(".suite-table tbody");
+    body.replaceChildren();
+    for (const row of suite.kernels) {
+      const tr = el("tr", row.caught ? "suite-ok" : "suite-bad");
+      const name = row.kernel === "correct" ? row.title : fill(msg.msgBugRow, { bug: row.kernel, title: row.title });
+      const th = el("th", "", name);
+      th.scope = "row";
+      const good = row.kernel === "correct" ? msg.msgStillPasses : msg.msgCaught;
+      const bad = row.kernel === "correct" ? msg.msgWronglyFails : msg.msgNotCaught;
+      tr.append(
+        th,
+        el("td", "", row.failed.length ? row.failed.join(", ") : msg.msgNone),
+        el("td", "suite-verdict", row.caught ? good : bad),
+      );
+      body.append(tr);
+    }
+    section.querySelector(".suite-table").hidden = false;
+  });
+}
+
+// An exercise run on the learner's own machine: hints, and steps the learner ticks.
+function setupOffline(section) {
+  const boxes = [...section.querySelectorAll("input.self-step")];
+  const show = () => {
+    const state = progress.load();
+    for (const box of boxes) {
+      box.checked = Boolean((state.steps[box.dataset.key] || {}).passed);
+      const ladder = document.querySelector(`.ladder-state[data-step="${box.dataset.key}"]`);
+      if (ladder) ladder.textContent = box.checked ? `(${msg.msgPassed})` : "";
+    }
+  };
+  for (const box of boxes) {
+    box.addEventListener("change", () => {
+      progress.update(box.dataset.key, (s) => {
+        s.passed = box.checked;
+        s.selfAssessed = true;
+        if (box.checked) s.passedAt = new Date().toISOString();
+      });
+      show();
+      updateProgressLine();
+    });
+  }
+  section.show = show;
+  show();
 }
 
 function setupCodeStep(section) {
@@ -146,11 +333,22 @@ function setupCodeStep(section) {
     onChange: (text) => {
       if (restoring) return;
       clearTimeout(timer);
-      timer = setTimeout(() => progress.update(key, (s) => { s.code = text; }), 300);
+      timer = setTimeout(
+        () =>
+          progress.update(key, (s) => {
+            s.code = text;
+          }),
+        300,
+      );
     },
   });
   host.editor = editor;
-  const flush = () => { clearTimeout(timer); progress.update(key, (s) => { s.code = editor.value; }); };
+  const flush = () => {
+    clearTimeout(timer);
+    progress.update(key, (s) => {
+      s.code = editor.value;
+    });
+  };
   section.querySelector(".run-button").addEventListener("click", async () => {
     flush();
     section.querySelector(".step-results").hidden = true;
@@ -159,8 +357,14 @@ function setupCodeStep(section) {
     renderPrinted(section, out.output, out.error);
     section.querySelector(".step-status").textContent = out.error ? msg.msgDidNotLoad : msg.msgRan;
   });
-  section.querySelector(".check-button").addEventListener("click", () => { flush(); check(section, editor.value); });
-  section.querySelector(".restore-button").addEventListener("click", () => { editor.value = starter; flush(); });
+  section.querySelector(".check-button").addEventListener("click", () => {
+    flush();
+    check(section, editor.value);
+  });
+  section.querySelector(".restore-button").addEventListener("click", () => {
+    editor.value = starter;
+    flush();
+  });
 }
 
 function setupPredictStep(section) {
@@ -175,7 +379,9 @@ function setupPredictStep(section) {
     const values = {};
     for (const input of form.querySelectorAll("input")) values[input.name] = input.value;
     // The checker receives a tiny module; JSON strings are valid Python string literals.
-    const source = Object.entries(values).map(([k, v]) => `${k} = ${JSON.stringify(v)}\n`).join("");
+    const source = Object.entries(values)
+      .map(([k, v]) => `${k} = ${JSON.stringify(v)}\n`)
+      .join("");
     check(section, source, { answer: values });
   });
 }
@@ -190,26 +396,45 @@ function setupProbeSentence(section) {
   const self = section.querySelector("#probe-self");
   self.checked = Boolean(record.selfAssessed);
   box.hidden = !record.answerShown;
-  area.addEventListener("input", () => progress.update(key, (s) => { s.sentence = area.value; }));
+  area.addEventListener("input", () =>
+    progress.update(key, (s) => {
+      s.sentence = area.value;
+    }),
+  );
   section.querySelector(".show-answer").addEventListener("click", () => {
     box.hidden = false;
-    progress.update(key, (s) => { s.answerShown = true; });
+    progress.update(key, (s) => {
+      s.answerShown = true;
+    });
   });
-  self.addEventListener("change", () => progress.update(key, (s) => { s.selfAssessed = self.checked; }));
+  self.addEventListener("change", () =>
+    progress.update(key, (s) => {
+      s.selfAssessed = self.checked;
+    }),
+  );
 }
 
 function refresh() {
   sections.forEach(showState);
+  if (offline) {
+    offline.show();
+    showHints(offline, (progress.load().steps[offline.dataset.key] || {}).hints || 0);
+  }
   updateProgressLine();
 }
 
-for (const section of sections) {
-  if (section.dataset.kind === "predict") setupPredictStep(section);
-  else setupCodeStep(section);
-  setupProbeSentence(section);
-  section.querySelector(".cancel-button").addEventListener("click", () => runner.cancel());
+const SETUP = {
+  predict: setupPredictStep,
+  "predict-tests": setupPredictTestsStep,
+  "break-inputs": setupBreakStep,
+  wgsl: (section) => setupWgslStep(section, { send, setBusy, refresh }),
+};
+
+function setupHints(section) {
   section.querySelector(".hint-button").addEventListener("click", () => {
-    progress.update(section.dataset.key, (s) => { s.hints = (s.hints || 0) + 1; });
+    progress.update(section.dataset.key, (s) => {
+      s.hints = (s.hints || 0) + 1;
+    });
     refresh();
     const shown = [...section.querySelectorAll(".hint-item")].filter((h) => !h.hidden);
     if (shown.length) {
@@ -218,6 +443,17 @@ for (const section of sections) {
       last.focus();
     }
   });
+}
+
+for (const section of sections) {
+  (SETUP[section.dataset.kind] || setupCodeStep)(section);
+  setupProbeSentence(section);
+  section.querySelector(".cancel-button").addEventListener("click", () => runner.cancel());
+  setupHints(section);
+}
+if (offline) {
+  setupOffline(offline);
+  setupHints(offline);
 }
 
 setupPanel(() => {
@@ -234,6 +470,7 @@ setupPanel(() => {
   restoring = false;
   for (const section of sections) {
     const record = state.steps[section.dataset.key] || {};
+    if (section.restore) section.restore();
     const form = section.querySelector(".predict-form");
     if (form) for (const input of form.querySelectorAll("input")) input.value = (record.answer || {})[input.name] || "";
     const area = section.querySelector("#probe-sentence");
@@ -249,5 +486,5 @@ setupPanel(() => {
 refresh();
 steps.setAttribute("aria-busy", "false");
 window.cannery = Object.assign(window.cannery || {}, { exercise: { runner, ready: true } });
-// Boot Python early: the learner reads the prompt while it starts.
-runner.start();
+// Boot Python early: the learner reads the prompt while it starts (not for an exercise run elsewhere).
+if (sections.length) runner.start();

@@ -24,8 +24,12 @@ function refresh() {
   for (const cell of table.querySelectorAll(".ex-status")) {
     const keys = keysOf(cell);
     const k = progress.passedKeys(state, keys).length;
-    cell.textContent = k === keys.length ? table.dataset.done
-      : k ? `${k} / ${keys.length} ${table.dataset.started}` : table.dataset.none;
+    cell.textContent =
+      k === keys.length
+        ? table.dataset.done
+        : k
+          ? `${k} / ${keys.length} ${table.dataset.started}`
+          : table.dataset.none;
   }
   const button = document.getElementById("download-code");
   for (const span of document.querySelectorAll(".written-state")) {
@@ -42,20 +46,26 @@ function assemble() {
     const s = state.steps[span.dataset.step];
     if (!s || !s.passed || !s.passedCode) continue;
     const head = fill(button.dataset.part, {
-      title: span.dataset.title, date: s.passedAt || button.dataset.unknownDate,
-      slug: span.dataset.slug, step: span.dataset.step.split("/")[1],
+      title: span.dataset.title,
+      date: s.passedAt || button.dataset.unknownDate,
+      slug: span.dataset.slug,
+      step: span.dataset.step.split("/")[1],
     });
-    parts.push([
-      "# " + "-".repeat(70),
-      ...head.split("\n").map((line) => `# ${line}`),
-      "# " + "-".repeat(70),
-      s.passedCode.trimEnd(),
-      "",
-    ].join("\n"));
+    parts.push(
+      [
+        "# " + "-".repeat(70),
+        ...head.split("\n").map((line) => `# ${line}`),
+        "# " + "-".repeat(70),
+        s.passedCode.trimEnd(),
+        "",
+      ].join("\n"),
+    );
   }
   if (!parts.length) return null;
   const header = fill(button.dataset.header, { date: new Date().toISOString().slice(0, 10) })
-    .split("\n").map((line) => `# ${line}`).join("\n");
+    .split("\n")
+    .map((line) => `# ${line}`)
+    .join("\n");
   return { text: `${header}\n\n${parts.join("\n\n")}`, count: parts.length };
 }
 

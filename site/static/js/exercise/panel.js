@@ -29,7 +29,9 @@ export function setupPanel(onChange) {
   const msg = document.getElementById("progress").dataset;
   const status = document.getElementById("progress-status");
   const dialog = document.getElementById("reset-dialog");
-  const say = (text) => { status.textContent = text; };
+  const say = (text) => {
+    status.textContent = text;
+  };
   document.getElementById("progress-export").addEventListener("click", () => {
     download("cannery-progress.json", progress.exportText(), "application/json");
     say(msg.msgExported);
@@ -55,5 +57,7 @@ export function setupPanel(onChange) {
     say(msg.msgReset);
     onChange();
   });
-  window.addEventListener("storage", (e) => { if (e.key === progress.KEY) onChange(); });
+  window.addEventListener("storage", (e) => {
+    if (e.key === progress.KEY) onChange();
+  });
 }

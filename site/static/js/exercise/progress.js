@@ -15,7 +15,8 @@ const MIGRATIONS = {
   0: (old) => {
     const steps = {};
     for (const key of Array.isArray(old.passed) ? old.passed : []) steps[key] = { passed: true };
-    for (const [key, code] of Object.entries(old.code || {})) steps[key] = { ...(steps[key] || {}), code: String(code) };
+    for (const [key, code] of Object.entries(old.code || {}))
+      steps[key] = { ...(steps[key] || {}), code: String(code) };
     return { version: 1, steps };
   },
 };
@@ -38,12 +39,20 @@ export function migrate(data) {
 }
 
 function safeParse(text) {
-  try { return migrate(JSON.parse(text)); } catch (_) { return null; }
+  try {
+    return migrate(JSON.parse(text));
+  } catch (_) {
+    return null;
+  }
 }
 
 export function load() {
   let raw = null;
-  try { raw = localStorage.getItem(KEY); } catch (_) { return empty(); }
+  try {
+    raw = localStorage.getItem(KEY);
+  } catch (_) {
+    return empty();
+  }
   if (raw) return safeParse(raw) || empty();
   for (const old of OLD_KEYS) {
     const text = localStorage.getItem(old);
@@ -60,7 +69,9 @@ export function load() {
 export function save(state) {
   try {
     localStorage.setItem(KEY, JSON.stringify(state));
-  } catch (_) { /* private mode or full: progress lasts this visit only */ }
+  } catch (_) {
+    /* private mode or full: progress lasts this visit only */
+  }
   window.dispatchEvent(new CustomEvent("cannery:progress", { detail: state }));
 }
 
@@ -88,7 +99,11 @@ export function exportText() {
 /** Replace progress with an exported file's contents; throws with a reason. */
 export function importText(text) {
   let data;
-  try { data = JSON.parse(text); } catch (_) { throw new Error("the file is not JSON"); }
+  try {
+    data = JSON.parse(text);
+  } catch (_) {
+    throw new Error("the file is not JSON");
+  }
   const state = migrate(data);
   delete state.exported;
   state.version = Math.max(state.version, VERSION);
@@ -100,6 +115,8 @@ export function reset() {
   try {
     localStorage.removeItem(KEY);
     for (const old of OLD_KEYS) localStorage.removeItem(old);
-  } catch (_) { /* nothing stored */ }
+  } catch (_) {
+    /* nothing stored */
+  }
   save(empty());
 }

@@ -13,7 +13,12 @@ const base = new URL("../../../", import.meta.url);
 let handle = null;
 
 self.addEventListener("securitypolicyviolation", (e) => {
-  postMessage({ type: "csp-violation", directive: e.effectiveDirective, blocked: e.blockedURI, where: "exercise-worker" });
+  postMessage({
+    type: "csp-violation",
+    directive: e.effectiveDirective,
+    blocked: e.blockedURI,
+    where: "exercise-worker",
+  });
 });
 
 function writeFile(py, path, text) {
@@ -21,7 +26,11 @@ function writeFile(py, path, text) {
   let dir = "/cannery";
   for (const part of parts.slice(0, -1)) {
     dir += "/" + part;
-    try { py.FS.mkdirTree(dir); } catch (_) { /* exists */ }
+    try {
+      py.FS.mkdirTree(dir);
+    } catch (_) {
+      /* exists */
+    }
   }
   py.FS.writeFile("/cannery/" + path, text);
 }
@@ -38,13 +47,15 @@ async function boot() {
   const [emulator, exercises] = await Promise.all([fetchBundle("py/bundle.json"), fetchBundle("py/exercises.json")]);
   py.FS.mkdirTree("/cannery");
   for (const [path, text] of Object.entries({ ...emulator, ...exercises })) writeFile(py, path, text);
-  py.runPython([
-    "import sys, json",
-    "sys.path.insert(0, '/cannery')",
-    "from exercises import runner",
-    "def _handle(text):",
-    "    return json.dumps(runner.handle(json.loads(text)))",
-  ].join("\n"));
+  py.runPython(
+    [
+      "import sys, json",
+      "sys.path.insert(0, '/cannery')",
+      "from exercises import runner",
+      "def _handle(text):",
+      "    return json.dumps(runner.handle(json.loads(text)))",
+    ].join("\n"),
+  );
   handle = py.globals.get("_handle");
   postMessage({ type: "progress", stage: "ready" });
 }
@@ -57,7 +68,10 @@ self.onmessage = async (event) => {
   try {
     await booting;
   } catch (err) {
-    const message = String(err && err.message ? err.message : err).split("\n").slice(-2).join(" ");
+    const message = String(err && err.message ? err.message : err)
+      .split("\n")
+      .slice(-2)
+      .join(" ");
     postMessage({ id, reply: { ok: false, boot: true, message } });
     return;
   }
@@ -65,7 +79,10 @@ self.onmessage = async (event) => {
   try {
     postMessage({ id, reply: JSON.parse(handle(JSON.stringify(request))) });
   } catch (err) {
-    const message = String(err && err.message ? err.message : err).split("\n").slice(-3).join(" ");
+    const message = String(err && err.message ? err.message : err)
+      .split("\n")
+      .slice(-3)
+      .join(" ");
     postMessage({ id, reply: { ok: false, message } });
   }
 };

@@ -7,69 +7,116 @@
 // seek of a paused GSAP timeline, so seeking to t shows the frame that
 // playing to t shows. The clock here only advances t.
 
-import { parseNumber } from '../parse-number.js';
-
+import { parseNumber } from "../parse-number.js";
 
 function clock(s) {
   const whole = Math.max(0, Math.floor(s + 1e-6));
-  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
 }
 
 // The answer box reads numbers through the site's one parser; a ratio may
 // also carry its unit ("16.5x", "×16.5", "16.5 times"), which is set aside first.
 function readAnswer(text) {
-  const bare = String(text).trim().replace(/^[x×]\s*/i, '').replace(/\s*(x|×|times)$/i, '');
+  const bare = String(text)
+    .trim()
+    .replace(/^[x×]\s*/i, "")
+    .replace(/\s*(x|×|times)$/i, "");
   return parseNumber(bare, { integer: false });
 }
 
 // An answered question is remembered in this browser only (localStorage);
 // the version in the key changes whenever the question does.
-const STORE_KEY = 'cannery.film.question.v1';
+const STORE_KEY = "cannery.film.question.v1";
 function recall() {
   try {
-    const v = JSON.parse(window.localStorage.getItem(STORE_KEY) || 'null');
-    return v && v.state === 'answered' ? v : null;
-  } catch { return null; }
+    const v = JSON.parse(window.localStorage.getItem(STORE_KEY) || "null");
+    return v && v.state === "answered" ? v : null;
+  } catch {
+    return null;
+  }
 }
 function remember(v) {
-  try { window.localStorage.setItem(STORE_KEY, JSON.stringify(v)); } catch { /* private mode: not remembered */ }
+  try {
+    window.localStorage.setItem(STORE_KEY, JSON.stringify(v));
+  } catch {
+    /* private mode: not remembered */
+  }
 }
 function forget() {
-  try { window.localStorage.removeItem(STORE_KEY); } catch { /* nothing stored */ }
+  try {
+    window.localStorage.removeItem(STORE_KEY);
+  } catch {
+    /* nothing stored */
+  }
 }
 
 function setup(root) {
   const $ = (sel) => root.querySelector(sel);
   const ui = {
-    poster: $('.film-poster'), posterPlay: $('.film-poster-play'), host: $('.film-canvas-host'), video: $('.film-tracks'),
-    caption: $('.film-caption'), sr: $('.film-sr-caption'), play: $('.film-play'),
-    seek: $('.film-seek'), now: $('.film-now'), cc: $('.film-cc'), speed: $('.film-speed'),
-    chapter: $('.film-chapter'), read: $('.film-read'), status: $('.film-status'),
-    panel: $('.film-question'), form: $('.film-q-form'), input: $('.film-q-input'),
-    show: $('.film-q-show'), feedback: $('.film-q-feedback'), rewatch: $('.film-q-rewatch'),
-    later: $('.film-q-later'), remembered: $('.film-q-remembered'), forget: $('.film-q-forget'),
-    rememberedText: $('.film-q-remembered-text'),
+    poster: $(".film-poster"),
+    posterPlay: $(".film-poster-play"),
+    host: $(".film-canvas-host"),
+    video: $(".film-tracks"),
+    caption: $(".film-caption"),
+    sr: $(".film-sr-caption"),
+    play: $(".film-play"),
+    seek: $(".film-seek"),
+    now: $(".film-now"),
+    cc: $(".film-cc"),
+    speed: $(".film-speed"),
+    chapter: $(".film-chapter"),
+    read: $(".film-read"),
+    status: $(".film-status"),
+    panel: $(".film-question"),
+    form: $(".film-q-form"),
+    input: $(".film-q-input"),
+    show: $(".film-q-show"),
+    feedback: $(".film-q-feedback"),
+    rewatch: $(".film-q-rewatch"),
+    later: $(".film-q-later"),
+    remembered: $(".film-q-remembered"),
+    forget: $(".film-q-forget"),
+    rememberedText: $(".film-q-remembered-text"),
   };
   const runtime = Number(root.dataset.runtime);
   const stop = Number(root.dataset.questionStop);
-  const reduced = window.matchMedia('(prefers-reduced-motion: reduce)');
-  const speech = 'speechSynthesis' in window && typeof window.SpeechSynthesisUtterance === 'function';
+  const reduced = window.matchMedia("(prefers-reduced-motion: reduce)");
+  const speech = "speechSynthesis" in window && typeof window.SpeechSynthesisUtterance === "function";
   const st = {
-    t: 0, playing: false, rate: 1, captions: true, read: false,
-    film: null, scenes: null, loading: null, answered: false, open: false, skipped: false,
-    record: null, lastGuess: null, tracksSettled: false, cue: null, announced: null, spoken: null, last: 0, raf: 0,
+    t: 0,
+    playing: false,
+    rate: 1,
+    captions: true,
+    read: false,
+    film: null,
+    scenes: null,
+    loading: null,
+    answered: false,
+    open: false,
+    skipped: false,
+    record: null,
+    lastGuess: null,
+    tracksSettled: false,
+    cue: null,
+    announced: null,
+    spoken: null,
+    last: 0,
+    raf: 0,
   };
 
   if (!speech) {
     ui.read.disabled = true;
-    ui.read.textContent = 'Read aloud (not available in this browser)';
+    ui.read.textContent = "Read aloud (not available in this browser)";
   }
 
   // ---------- loading (first Play only) ----------
   function loadScript(url) {
     return new Promise((resolve, reject) => {
-      if (window.gsap) { resolve(); return; }
-      const s = document.createElement('script');
+      if (window.gsap) {
+        resolve();
+        return;
+      }
+      const s = document.createElement("script");
       s.src = url;
       s.onload = () => resolve();
       s.onerror = () => reject(new Error(`could not load ${url}`));
@@ -82,19 +129,22 @@ function setup(root) {
     // later task. The returned promise settles once each track has fired load
     // or error, so "loaded" (below) means every file of the first Play arrived.
     const add = (kind, src, label) => {
-      const tr = document.createElement('track');
-      tr.kind = kind; tr.src = new URL(src, document.baseURI).href; tr.srclang = 'en'; tr.label = label;
+      const tr = document.createElement("track");
+      tr.kind = kind;
+      tr.src = new URL(src, document.baseURI).href;
+      tr.srclang = "en";
+      tr.label = label;
       const settled = new Promise((resolve) => {
-        tr.addEventListener('load', () => resolve(true), { once: true });
-        tr.addEventListener('error', () => resolve(false), { once: true });
+        tr.addEventListener("load", () => resolve(true), { once: true });
+        tr.addEventListener("error", () => resolve(false), { once: true });
       });
       ui.video.append(tr);
-      tr.track.mode = 'hidden'; // load the cues; the player draws captions itself
+      tr.track.mode = "hidden"; // load the cues; the player draws captions itself
       return settled;
     };
     return Promise.all([
-      add('captions', root.dataset.captions, 'English captions'),
-      add('chapters', root.dataset.chapters, 'Chapters'),
+      add("captions", root.dataset.captions, "English captions"),
+      add("chapters", root.dataset.chapters, "Chapters"),
     ]);
   }
 
@@ -107,22 +157,26 @@ function setup(root) {
             if (!r.ok) throw new Error(`media/film.json: HTTP ${r.status}`);
             return r.json();
           }),
-          import('./scenes.js'),
-          loadScript(new URL('vendor/gsap/gsap.min.js', base).href),
+          import("./scenes.js"),
+          loadScript(new URL("vendor/gsap/gsap.min.js", base).href),
         ]);
         st.film = film;
         // the film plays at once; the tracks (for the browser's own caption
         // and chapter lists) finish loading alongside
-        attachTracks().then(() => { st.tracksSettled = true; });
+        attachTracks().then(() => {
+          st.tracksSettled = true;
+        });
         st.scenes = mod.createFilm(ui.host, film, window.gsap);
         if (st.record) st.scenes.setGuess(guessText(st.record));
         ui.poster.hidden = true;
         ui.host.hidden = false;
-        root.classList.add('is-loaded');
+        root.classList.add("is-loaded");
         draw();
       })().catch((err) => {
         st.loading = null;
-        say(`The film could not load: ${err.message}. Reload the page to try again; the transcript below has every line.`);
+        say(
+          `The film could not load: ${err.message}. Reload the page to try again; the transcript below has every line.`,
+        );
         throw err;
       });
     }
@@ -148,7 +202,9 @@ function setup(root) {
     return Math.max(0, cues[i].start_s - 0.05);
   }
 
-  function say(text) { ui.status.textContent = text; }
+  function say(text) {
+    ui.status.textContent = text;
+  }
 
   function showCaption(cue) {
     if (cue === st.cue) return;
@@ -156,7 +212,7 @@ function setup(root) {
 
     ui.caption.replaceChildren();
     if (cue) {
-      const span = document.createElement('span');
+      const span = document.createElement("span");
       span.textContent = cue.text;
       span.dataset.cue = cue.id;
       ui.caption.append(span);
@@ -169,8 +225,8 @@ function setup(root) {
       }
       if (st.read && st.playing) speak(cue);
     }
-    for (const li of document.querySelectorAll('.transcript-line.is-current')) li.classList.remove('is-current');
-    if (cue) document.getElementById(`line-${cue.id}`)?.classList.add('is-current');
+    for (const li of document.querySelectorAll(".transcript-line.is-current")) li.classList.remove("is-current");
+    if (cue) document.getElementById(`line-${cue.id}`)?.classList.add("is-current");
   }
 
   function speak(cue) {
@@ -179,14 +235,14 @@ function setup(root) {
     window.speechSynthesis.cancel();
     const u = new SpeechSynthesisUtterance(cue.text);
     u.rate = st.rate;
-    u.lang = 'en';
+    u.lang = "en";
     window.speechSynthesis.speak(u);
   }
 
   function draw() {
     const t = st.t;
     ui.seek.value = String(t);
-    ui.seek.setAttribute('aria-valuetext', `${clock(t)} of ${clock(runtime)}`);
+    ui.seek.setAttribute("aria-valuetext", `${clock(t)} of ${clock(runtime)}`);
     ui.now.textContent = clock(t);
     if (!st.film) return;
     st.scenes.render(reduced.matches ? stillTime(t) : t);
@@ -198,13 +254,13 @@ function setup(root) {
     for (const c of cues) if (c.start_s <= t + 1e-6) lc = c;
     if (st.described !== lc.id) {
       st.described = lc.id;
-      st.scenes.svg.setAttribute('aria-label', `Drawing: ${st.scenes.describe(lc.id)}`);
+      st.scenes.svg.setAttribute("aria-label", `Drawing: ${st.scenes.describe(lc.id)}`);
     }
     const chapters = st.film.chapters;
     let ch = 0;
     for (let i = 0; i < chapters.length; i += 1) if (chapters[i].start_s <= t + 1e-6) ch = i;
     if (ui.chapter.selectedIndex !== ch && document.activeElement !== ui.chapter) ui.chapter.selectedIndex = ch;
-    if (st.chapter !== undefined && st.chapter !== ch) say(''); // old notes end with their chapter
+    if (st.chapter !== undefined && st.chapter !== ch) say(""); // old notes end with their chapter
     st.chapter = ch;
   }
 
@@ -229,7 +285,7 @@ function setup(root) {
       t = runtime;
       setTime(t);
       pause();
-      say('The film has ended. Press Play to watch it again.');
+      say("The film has ended. Press Play to watch it again.");
       return;
     }
     setTime(t);
@@ -239,15 +295,18 @@ function setup(root) {
   async function play() {
     await load();
     if (!st.answered && st.open) {
-      say('The film is waiting for your answer. Type a number, or choose Show me.');
+      say("The film is waiting for your answer. Type a number, or choose Show me.");
       ui.input.focus();
       return;
     }
     if (st.t >= runtime) setTime(0);
-    if (!st.answered && Math.abs(st.t - stop) < 1e-6) { openQuestion(); return; }
+    if (!st.answered && Math.abs(st.t - stop) < 1e-6) {
+      openQuestion();
+      return;
+    }
     st.playing = true;
-    ui.play.textContent = 'Pause';
-    root.classList.add('is-playing');
+    ui.play.textContent = "Pause";
+    root.classList.add("is-playing");
     st.last = performance.now();
     cancelAnimationFrame(st.raf);
     st.raf = requestAnimationFrame(frame);
@@ -256,13 +315,16 @@ function setup(root) {
   function pause() {
     st.playing = false;
     cancelAnimationFrame(st.raf);
-    ui.play.textContent = 'Play';
-    root.classList.remove('is-playing');
+    ui.play.textContent = "Play";
+    root.classList.remove("is-playing");
     if (speech) window.speechSynthesis.cancel();
     st.spoken = null;
   }
 
-  function toggle() { if (st.playing) pause(); else play(); }
+  function toggle() {
+    if (st.playing) pause();
+    else play();
+  }
 
   async function seek(target) {
     await load();
@@ -289,18 +351,23 @@ function setup(root) {
   function skip() {
     st.skipped = true;
     ui.later.hidden = false;
-    say(`You skipped the question at ${clock(stop)}. It is kept for you: choose “Take the question” whenever you like.`);
+    say(
+      `You skipped the question at ${clock(stop)}. It is kept for you: choose “Take the question” whenever you like.`,
+    );
   }
 
   // ---------- the question ----------
   function openQuestion() {
-    if (st.open) { focusAnswer(); return; }
+    if (st.open) {
+      focusAnswer();
+      return;
+    }
     st.open = true;
     ui.panel.hidden = false;
-    ui.feedback.textContent = '';
-    ui.feedback.className = 'film-q-feedback';
+    ui.feedback.textContent = "";
+    ui.feedback.className = "film-q-feedback";
     ui.rewatch.hidden = true;
-    ui.input.value = '';
+    ui.input.value = "";
     focusAnswer();
   }
 
@@ -312,7 +379,7 @@ function setup(root) {
     ui.input.focus({ preventScroll: true });
     // Bring the whole question into view (its prompt sits above the input).
     const box = ui.panel.getBoundingClientRect();
-    if (box.top < 0 || box.bottom > window.innerHeight) ui.panel.scrollIntoView({ block: 'nearest' });
+    if (box.top < 0 || box.bottom > window.innerHeight) ui.panel.scrollIntoView({ block: "nearest" });
   }
 
   function closeQuestion() {
@@ -321,14 +388,15 @@ function setup(root) {
   }
 
   function guessText(rec) {
-    if (rec.guess !== null && rec.guess !== undefined) return `your guess: ${rec.guess.toLocaleString('en-US', { maximumFractionDigits: 3 })}`;
-    return rec.how === 'shown' ? 'you chose Show me' : 'your guess: not given';
+    if (rec.guess !== null && rec.guess !== undefined)
+      return `your guess: ${rec.guess.toLocaleString("en-US", { maximumFractionDigits: 3 })}`;
+    return rec.how === "shown" ? "you chose Show me" : "your guess: not given";
   }
 
   function revealTranscript() {
-    for (const li of document.querySelectorAll('.transcript-line.is-answer')) {
-      li.querySelector('.t-text')?.removeAttribute('hidden');
-      for (const n of li.querySelectorAll('.t-later, .t-reveal')) n.hidden = true;
+    for (const li of document.querySelectorAll(".transcript-line.is-answer")) {
+      li.querySelector(".t-text")?.removeAttribute("hidden");
+      for (const n of li.querySelectorAll(".t-later, .t-reveal")) n.hidden = true;
     }
   }
 
@@ -343,7 +411,7 @@ function setup(root) {
   }
 
   function finish(how, guess, message) {
-    const rec = { state: 'answered', how, guess };
+    const rec = { state: "answered", how, guess };
     remember(rec);
     applyRecord(rec);
     closeQuestion();
@@ -359,26 +427,28 @@ function setup(root) {
     const q = st.film.question;
     const read = readAnswer(ui.input.value);
     if (!read.ok) {
-      ui.feedback.className = 'film-q-feedback is-wrong';
-      if (read.reason === 'ambiguous') ui.feedback.textContent = read.message;
-      else if (read.reason === 'empty') ui.feedback.textContent = 'Type a number, or choose Show me.';
-      else ui.feedback.textContent = 'Type a number, such as 3 or 2.5, or choose Show me.';
+      ui.feedback.className = "film-q-feedback is-wrong";
+      if (read.reason === "ambiguous") ui.feedback.textContent = read.message;
+      else if (read.reason === "empty") ui.feedback.textContent = "Type a number, or choose Show me.";
+      else ui.feedback.textContent = "Type a number, such as 3 or 2.5, or choose Show me.";
       ui.input.focus();
       return;
     }
     const value = read.value;
     st.lastGuess = value;
     if (Math.abs(value - q.answer) <= q.tolerance * q.answer) {
-      finish('right', value, q.right);
+      finish("right", value, q.right);
       return;
     }
-    ui.feedback.className = 'film-q-feedback is-wrong';
+    ui.feedback.className = "film-q-feedback is-wrong";
     ui.feedback.textContent = q.hint;
     ui.rewatch.hidden = false;
     ui.input.select();
   }
 
-  function showMe() { finish('shown', st.lastGuess, st.film.question.reveal); }
+  function showMe() {
+    finish("shown", st.lastGuess, st.film.question.reveal);
+  }
 
   function takeLater() {
     load().then(() => {
@@ -388,18 +458,21 @@ function setup(root) {
     });
   }
 
-  ui.form.addEventListener('submit', (e) => { e.preventDefault(); check(); });
-  ui.show.addEventListener('click', showMe);
-  ui.later.addEventListener('click', takeLater);
-  ui.forget.addEventListener('click', () => {
+  ui.form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    check();
+  });
+  ui.show.addEventListener("click", showMe);
+  ui.later.addEventListener("click", takeLater);
+  ui.forget.addEventListener("click", () => {
     forget();
     st.answered = false;
     st.record = null;
     if (st.scenes) st.scenes.setGuess(guessText({ how: null, guess: null }));
     ui.remembered.hidden = true;
-    say('Your answer is forgotten: the film will ask its question again.');
+    say("Your answer is forgotten: the film will ask its question again.");
   });
-  ui.rewatch.addEventListener('click', () => {
+  ui.rewatch.addEventListener("click", () => {
     closeQuestion();
     setTime(st.film.question.rewatch_s);
     ui.play.focus();
@@ -407,70 +480,94 @@ function setup(root) {
   });
 
   // ---------- controls ----------
-  ui.play.addEventListener('click', toggle);
+  ui.play.addEventListener("click", toggle);
   // the poster and its own button play the film (then focus moves to the
   // controls' Play, as the poster's button goes away)
-  const playFromPoster = () => { play().then(() => ui.play.focus({ preventScroll: true })); };
-  ui.poster.addEventListener('click', playFromPoster);
-  ui.posterPlay.addEventListener('click', playFromPoster);
-  ui.seek.addEventListener('input', () => seek(Number(ui.seek.value)));
-  ui.chapter.addEventListener('change', () => seek(Number(ui.chapter.value)));
-  ui.speed.addEventListener('change', () => { st.rate = Number(ui.speed.value); });
+  const playFromPoster = () => {
+    play().then(() => ui.play.focus({ preventScroll: true }));
+  };
+  ui.poster.addEventListener("click", playFromPoster);
+  ui.posterPlay.addEventListener("click", playFromPoster);
+  ui.seek.addEventListener("input", () => seek(Number(ui.seek.value)));
+  ui.chapter.addEventListener("change", () => seek(Number(ui.chapter.value)));
+  ui.speed.addEventListener("change", () => {
+    st.rate = Number(ui.speed.value);
+  });
   function toggleCaptions() {
     st.captions = !st.captions;
-    ui.cc.setAttribute('aria-pressed', String(st.captions));
-    ui.caption.classList.toggle('is-off', !st.captions);
+    ui.cc.setAttribute("aria-pressed", String(st.captions));
+    ui.caption.classList.toggle("is-off", !st.captions);
   }
-  ui.cc.addEventListener('click', toggleCaptions);
-  ui.read.addEventListener('click', () => {
+  ui.cc.addEventListener("click", toggleCaptions);
+  ui.read.addEventListener("click", () => {
     if (!speech) return;
     st.read = !st.read;
-    ui.read.setAttribute('aria-pressed', String(st.read));
-    if (!st.read) { window.speechSynthesis.cancel(); st.spoken = null; }
-    say(st.read ? 'Read aloud is on: a synthetic voice from your browser reads each caption.' : 'Read aloud is off.');
+    ui.read.setAttribute("aria-pressed", String(st.read));
+    if (!st.read) {
+      window.speechSynthesis.cancel();
+      st.spoken = null;
+    }
+    say(st.read ? "Read aloud is on: a synthetic voice from your browser reads each caption." : "Read aloud is off.");
   });
 
-  root.addEventListener('keydown', (e) => {
+  root.addEventListener("keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
-    if (st.open && e.key === 'Escape') { e.preventDefault(); showMe(); return; }
+    if (st.open && e.key === "Escape") {
+      e.preventDefault();
+      showMe();
+      return;
+    }
     const tgt = e.target;
-    if (ui.panel.contains(tgt) || tgt.tagName === 'SELECT' || (tgt.tagName === 'INPUT' && tgt.type !== 'range')) return;
+    if (ui.panel.contains(tgt) || tgt.tagName === "SELECT" || (tgt.tagName === "INPUT" && tgt.type !== "range")) return;
     switch (e.key) {
-      case ' ':
-        if (tgt.tagName === 'BUTTON') return; // the button's own action
-        e.preventDefault(); toggle(); break;
-      case 'k': case 'K':
-        e.preventDefault(); toggle(); break;
-      case 'ArrowLeft':
-        e.preventDefault(); seek(st.t - 5); break;
-      case 'ArrowRight':
-        e.preventDefault(); seek(st.t + 5); break;
-      case 'c': case 'C':
-        e.preventDefault(); toggleCaptions(); break;
+      case " ":
+        if (tgt.tagName === "BUTTON") return; // the button's own action
+        e.preventDefault();
+        toggle();
+        break;
+      case "k":
+      case "K":
+        e.preventDefault();
+        toggle();
+        break;
+      case "ArrowLeft":
+        e.preventDefault();
+        seek(st.t - 5);
+        break;
+      case "ArrowRight":
+        e.preventDefault();
+        seek(st.t + 5);
+        break;
+      case "c":
+      case "C":
+        e.preventDefault();
+        toggleCaptions();
+        break;
       default:
     }
   });
 
   // transcript lines seek the film (and bring it into view, ready to play)
-  document.addEventListener('click', (e) => {
-    const btn = e.target.closest?.('.transcript-seek');
+  document.addEventListener("click", (e) => {
+    const btn = e.target.closest?.(".transcript-seek");
     if (!btn) return;
     seek(Number(btn.dataset.start) + 0.001).then(() => {
-      root.scrollIntoView({ block: 'nearest' });
+      root.scrollIntoView({ block: "nearest" });
       // if the seek stopped at the question, its answer box keeps the focus
       if (st.open) ui.input.focus({ preventScroll: true });
       else ui.play.focus({ preventScroll: true });
     });
   });
 
-  reduced.addEventListener?.('change', () => draw());
+  reduced.addEventListener?.("change", () => draw());
 
   const remembered = recall();
   if (remembered) {
     applyRecord(remembered);
-    ui.rememberedText.textContent = remembered.guess !== null && remembered.guess !== undefined
-      ? `You answered the film’s question before (${guessText(remembered)}), so it will not stop for it.`
-      : 'You saw the answer to the film’s question before, so it will not stop for it.';
+    ui.rememberedText.textContent =
+      remembered.guess !== null && remembered.guess !== undefined
+        ? `You answered the film’s question before (${guessText(remembered)}), so it will not stop for it.`
+        : "You saw the answer to the film’s question before, so it will not stop for it.";
     ui.remembered.hidden = false;
   }
 
@@ -480,34 +577,51 @@ function setup(root) {
     const m = /^#t=(?:(\d{1,2}):)?(\d{1,4}(?:\.\d+)?)$/.exec(window.location.hash);
     if (!m) return;
     const t = (m[1] ? Number(m[1]) * 60 : 0) + Number(m[2]);
-    root.scrollIntoView({ block: 'start' });
+    root.scrollIntoView({ block: "start" });
     seek(t).then(() => {
       if (st.open) ui.input.focus({ preventScroll: true });
       else ui.play.focus({ preventScroll: true });
     });
   }
-  window.addEventListener('hashchange', fromHash);
+  window.addEventListener("hashchange", fromHash);
   fromHash();
 
-  document.addEventListener('click', (e) => {
-    const btn = e.target.closest?.('.t-reveal');
+  document.addEventListener("click", (e) => {
+    const btn = e.target.closest?.(".t-reveal");
     if (btn) revealTranscript();
   });
 
   // A small hook for tests and for the curious (read-only state, and the same
   // seek the controls use).
   window.canneryFilm = {
-    get time() { return st.t; },
-    get playing() { return st.playing; },
-    get loaded() { return Boolean(st.film) && st.tracksSettled; },
-    get questionOpen() { return st.open; },
-    get answered() { return st.answered; },
-    get skipped() { return st.skipped; },
-    get cue() { return st.cue ? st.cue.id : null; },
-    load, seek, play, pause,
-    frame: () => (st.scenes ? st.scenes.svg.outerHTML : ''),
+    get time() {
+      return st.t;
+    },
+    get playing() {
+      return st.playing;
+    },
+    get loaded() {
+      return Boolean(st.film) && st.tracksSettled;
+    },
+    get questionOpen() {
+      return st.open;
+    },
+    get answered() {
+      return st.answered;
+    },
+    get skipped() {
+      return st.skipped;
+    },
+    get cue() {
+      return st.cue ? st.cue.id : null;
+    },
+    load,
+    seek,
+    play,
+    pause,
+    frame: () => (st.scenes ? st.scenes.svg.outerHTML : ""),
   };
 }
 
-const root = document.getElementById('film-player');
+const root = document.getElementById("film-player");
 if (root) setup(root);

@@ -1,13 +1,16 @@
-// The manifest and the WGSL sources, fetched relative to the page (build.py copies
+// The manifest and the WGSL sources, fetched relative to the site's root (build.py copies
 // kernels_wgsl/ to dist/kernels/), so the site works under any subpath.
 import { asGpuError, fail } from "./errors.js";
 
 let manifestPromise = null;
 const sourceCache = new Map();
 
+// The site's root, from this module's own address (static/js/gpu/files.js), so pages
+// below the root (module/wgsl-kernel/) find kernels/ too.
+const SITE_ROOT = new URL("../../../", import.meta.url);
+
 function pageUrl(rel) {
-  const base = typeof document !== "undefined" ? document.baseURI : self.location.href;
-  return new URL(rel, base).href;
+  return new URL(rel, SITE_ROOT).href;
 }
 
 async function fetchText(rel) {

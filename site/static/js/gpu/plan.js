@@ -98,16 +98,15 @@ export function passVariant(spec, d, tiling, subgroupMin) {
 }
 
 /**
- * Invocations of one pass's workgroup, [x, y, z], where the manifest fixes them:
- * the lesson kernels' passes run @workgroup_size(BR) (one invocation per query row),
- * a pass with a WG constant runs @workgroup_size(WG). Tuned kernels size theirs in
- * the shader, within WebGPU's default 256 (their pipelines are built at the default
- * limits in tests/test_browser_gpu.py); null for them.
+ * Invocations of one pass's workgroup, [x, y, z], where the manifest fixes them: a pass
+ * with a WG constant runs @workgroup_size(WG). The other passes size theirs in the
+ * shader from B_r, B_c and d (kernels_wgsl/README.md, "Tiling"), at most 256 for every
+ * M the lab allows, WebGPU's default (emulator/shaders.py evaluates them exactly);
+ * null for them.
  */
-export function passWorkgroupSize(manifest, kernel, pass, tiling) {
+export function passWorkgroupSize(manifest, kernel, pass) {
   const wg = (pass.constants || {}).WG;
   if (wg) return [wg, 1, 1];
-  if (manifest.kernels[kernel].tiling === "lesson") return [tiling.blockRows, 1, 1];
   return null;
 }
 
@@ -129,7 +128,7 @@ export function kernelNeeds(manifest, kernel, n, d, heads = 1, instrumented = fa
   let groupsX = 0;
   let storageBuffers = 0;
   for (const pass of spec.wgsl) {
-    const size = passWorkgroupSize(manifest, kernel, pass, tiling);
+    const size = passWorkgroupSize(manifest, kernel, pass);
     if (size) {
       invocations = Math.max(invocations, size[0] * size[1] * size[2]);
       sizeX = Math.max(sizeX, size[0]);
@@ -247,19 +246,17 @@ export function planDevice(
       `${tooBig.kernel} needs ${fmt(tooBig.workgroupBytes)} B of workgroup memory at d = ${d}, and this GPU offers ${fmt(wgOffer)} B.`,
     );
   }
-  // One invocation per query row: B_r = (M/2)/(4d) invocations in one workgroup.
+  // Every pass runs at most 256 invocations a workgroup (WebGPU's default); a GPU that
+  // runs fewer is refused, naming the limit.
   for (const limit of ["maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX"]) {
     const need = needs[limit];
     if (need > lim(limit)) {
-      const rows = Math.max(0, ...lessonNeeds.map((x) => x.tiling.blockRows));
-      const largestM = Math.floor(lim(limit) / 2) * 2 * 2 * BYTES * d;
       return refuse(
         "workgroup_bytes",
         limit,
         need,
-        `At d = ${d}, M = ${fmt(workgroupBytes)} B gives query tiles of B_r = ${fmt(rows)} rows, one GPU invocation ` +
-          `per row in one workgroup, but this GPU runs at most ${fmt(lim(limit))} (${limit}). ` +
-          `Time the kernels with M ≤ ${fmt(largestM)} B at this d.`,
+        `At d = ${d}, M = ${fmt(workgroupBytes)} B, a pass of these kernels runs ${fmt(need)} GPU invocations ` +
+          `in one workgroup, but this GPU runs at most ${fmt(lim(limit))} (${limit}).`,
       );
     }
   }

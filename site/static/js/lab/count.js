@@ -3,7 +3,7 @@ import { barChart } from "../bars.js";
 import { client } from "./client.js";
 import { $, clearErrors, markShown, readForm, rules, setBusy, showErrors, status, writeHash } from "./form.js";
 import { fmt, size } from "./format.js";
-import { appendHtml, html, setHtml } from "./html.js";
+import { html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
 import { quickErrors } from "./rules.js";
 
@@ -20,7 +20,10 @@ function trafficTable(t, caption) {
     <tfoot><tr><th scope="row">Total</th><td colspan="2">${fmt(t.total_bytes)} bytes (${size(t.total_bytes)})</td></tr></tfoot></table>`;
 }
 
-/** Draw a count reply: the chosen kernel's bytes, and plain beside fused (the lesson's kernels only). */
+/**
+ * Draw a count reply: the chosen kernel's bytes, and plain beside fused. Count shows
+ * the lesson's kernels only, as the film does; the tuned kernels appear with Time.
+ */
 export function renderCount(r) {
   const s = r.selected;
   const causal = s.causal ? ", causal" : "";
@@ -43,24 +46,11 @@ export function renderCount(r) {
     { label: "Plain", traffic: r.plain },
     { label: "Fused", traffic: r.fused },
   ];
-  for (const [name, t] of Object.entries(r.timed || {})) {
-    rows.push({ label: t.label.length > 16 ? name : t.label, traffic: t });
-  }
   $("count-chart").appendChild(
     barChart(rows, {
       title: `Bytes moved at N = ${fmt(s.n)}, d = ${s.d}: plain ${size(r.plain.total_bytes)}, fused ${size(r.fused.total_bytes)}`,
     }),
   );
-  if (Object.keys(r.timed || {}).length) {
-    const notes = Object.entries(r.timed).map(
-      ([name, t]) =>
-        html`<li>${name}, ${t.label}: B_r = ${t.block_rows}, B_c = ${t.block_cols}, ${fmt(t.workgroup_bytes)} B of workgroup memory, ${fmt(t.total_bytes)} bytes moved.</li>`,
-    );
-    appendHtml(
-      $("count-body"),
-      html`<p class="note">Time also runs tuned fused kernels, on GPUs with enough workgroup memory for them. They tile differently from the lesson's kernel, so each has its own count:</p><ul class="note">${notes}</ul>`,
-    );
-  }
   $("count-result").hidden = false;
   $("count-result").classList.remove("stale");
 }

@@ -12,7 +12,7 @@ import { client, hideBootIfStopped } from "./client.js";
 import { cancelCheck, doCheck } from "./check.js";
 import { doCount } from "./count.js";
 import { $, buttons, form, guarded, markStale, readHash, status, whenIdle } from "./form.js";
-import { doTime } from "./time.js";
+import { cancelTime, doTime } from "./time.js";
 import { cancelBackwardCheck, doBackwardCheck, doBackwardCount } from "./backward.js";
 import { direction } from "./direction.js";
 import { cancelBackwardTime, doBackwardTime } from "./time-backward.js";
@@ -44,10 +44,11 @@ function useModelSizes() {
 form.addEventListener("submit", guarded(byDirection(doCount, doBackwardCount)));
 buttons.check.addEventListener("click", guarded(byDirection(doCheck, doBackwardCheck)));
 buttons.time.addEventListener("click", guarded(byDirection(doTime, doBackwardTime)));
+// Cancel stops whichever of Check and Time is running, in either direction.
 buttons.cancel.addEventListener("click", () => {
-  if (direction() !== "backward") cancelCheck();
-  else if (buttons.cancel.dataset.for === "time") cancelBackwardTime();
-  else cancelBackwardCheck();
+  const time = buttons.cancel.dataset.for === "time";
+  if (direction() !== "backward") return time ? cancelTime() : cancelCheck();
+  return time ? cancelBackwardTime() : cancelBackwardCheck();
 });
 $("time-retry").addEventListener("click", guarded(byDirection(doTime, doBackwardTime)));
 openFromLink();

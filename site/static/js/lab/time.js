@@ -2,10 +2,11 @@
 // float64 first. The GPU code turns every WebGPU failure into one GpuError
 // {kind, message}; showGpuFailure is this file's one path for all of them, and
 // Count and Check never depend on the GPU.
+import { ratioChart } from "../bars.js";
 import { client } from "./client.js";
 import { renderCount } from "./count.js";
 import { $, alertBox, clearErrors, markShown, readForm, setBusy, showErrors, status, writeHash } from "./form.js";
-import { fmt, msText, rate, sci } from "./format.js";
+import { fmt, msText, rate, sci, size } from "./format.js";
 import { html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
 
@@ -65,10 +66,30 @@ export function showGpuFailure(err) {
   status.textContent = "Time did not run.";
 }
 
+let controller = null;
+
+/** Stop Time after the sample it is on; the results shown before stay. */
+export function cancelTime() {
+  if (controller) controller.abort();
+  status.textContent = "Cancelling Time after this step…";
+}
+
+function stopIfCancelled() {
+  if (controller && controller.signal.aborted) throw { kind: "cancelled", message: "Time cancelled." };
+}
+
+/** The result of a worker reply during Time; stops (as cancelled) if Cancel was pressed meanwhile. */
+function timeResult(reply) {
+  stopIfCancelled();
+  return resultOf(reply, showErrors);
+}
+
 export async function doTime() {
   clearErrors();
   $("time-retry").hidden = true;
   const p = readForm();
+  controller = new AbortController();
+  const signal = controller.signal;
   setBusy(true, "time");
   try {
     status.textContent = "Looking for a WebGPU adapter…";
@@ -81,16 +102,18 @@ export async function doTime() {
       return;
     }
     renderGpuCard(probe);
+    stopIfCancelled();
     // The emulator decides whether this size fits this GPU (emulator/api.py gpu_plan)...
-    const pyPlan = resultOf(await client.request("gpu_plan", p, { limits: probe.limits }), showErrors);
+    const pyPlan = timeResult(await client.request("gpu_plan", p, { limits: probe.limits }));
     if (!pyPlan) return;
-    const counts = resultOf(await client.request("count", p), showErrors);
+    const counts = timeResult(await client.request("count", p));
     if (!counts) return;
     renderCount(counts);
     markShown("count-result", p);
     const s = counts.selected;
     const n = Number(s.n);
     const d = Number(s.d);
+    const causal = Boolean(s.causal);
     const workgroupBytes = Number(s.workgroup_bytes);
     // ...and the page's planner names every other limit a kernel can pass
     // (invocations per workgroup, workgroups per dispatch, buffers per stage).
@@ -100,7 +123,6 @@ export async function doTime() {
       showErrors([{ field: plan.refusal.field, message: plan.refusal.message }]);
       return;
     }
-    status.textContent = "Timing the plain and fused kernels on your GPU…";
     // The lesson's kernels, plus the tuned fused kernels that fit this GPU's
     // workgroup memory (the manifest says how much each declares).
     const kernels = ["plain", "fused"];
@@ -117,50 +139,93 @@ export async function doTime() {
     await g.openDevice({ kernels, n, d, heads: 1, workgroupBytes, extraLimits: pyPlan.required_limits });
     const checkN = Math.min(n, 300);
     const checks = {};
-    const data = resultOf(await client.request("inputs", { ...p, n: String(checkN) }), showErrors);
+    const data = timeResult(await client.request("inputs", { ...p, n: String(checkN) }));
     if (!data) return;
-    for (const kernel of kernels) {
-      status.textContent = `Checking ${kernel} on your GPU at N = ${fmt(checkN)} before timing it…`;
+    for (const [i, kernel] of kernels.entries()) {
+      status.textContent = `Checking on your GPU before timing: kernel ${i + 1} of ${kernels.length} (${kernel}), N = ${fmt(checkN)}…`;
       const run = await g.runAttention({
         kernel,
         n: checkN,
         d,
-        causal: Boolean(s.causal),
+        causal,
         Q: Float32Array.from(data.Q),
         K: Float32Array.from(data.K),
         V: Float32Array.from(data.V),
         workgroupBytes,
       });
+      stopIfCancelled();
       const rep = await client.request(
         "check_output",
         { ...p, kernel, n: String(checkN) },
         { outputs: Array.from(run.O) },
       );
+      stopIfCancelled();
       checks[kernel] = rep.ok ? rep.result : { passed: false, max_abs_error: NaN, error: rep.errors[0].message };
     }
-    status.textContent = "Timing the kernels on your GPU…";
-    const result = await g.timeKernels({ n, d, causal: Boolean(s.causal), heads: 1, kernels, workgroupBytes });
+    const result = await g.timeKernels({
+      n,
+      d,
+      causal,
+      heads: 1,
+      kernels,
+      workgroupBytes,
+      signal,
+      onProgress: ({ kernel, index, kernels: of, sample, samples }) => {
+        status.textContent = `Timing on your GPU: kernel ${index} of ${of} (${kernel}), sample ${Math.min(sample + 1, samples)} of ${samples}…`;
+      },
+    });
     writeHash(p);
-    renderTime(result, counts, { n, d, causal: Boolean(s.causal), checks, checkN, leftOut, wgLimit });
+    renderTime(result, counts, { n, d, causal, workgroupBytes, checks, checkN, leftOut, wgLimit, probe });
     markShown("time-result", p);
   } catch (err) {
-    showGpuFailure(err);
+    if (err && err.kind === "cancelled") {
+      status.textContent = "Time cancelled. Earlier results are kept.";
+    } else {
+      showGpuFailure(err);
+    }
   } finally {
+    controller = null;
     setBusy(false);
   }
 }
 
-function renderTime(result, counts, { n, d, causal, checks = {}, checkN = 0, leftOut = [], wgLimit = 0 }) {
+const times = (x) => (x >= 10 ? x.toFixed(1) : x.toFixed(2)) + "×";
+
+// One sentence each on why a tuned kernel tiles differently (site/content/lab.toml [tuned]).
+function tunedNotes() {
+  try {
+    return JSON.parse($("time-result").dataset.notes || "{}");
+  } catch {
+    return {};
+  }
+}
+
+function renderTime(result, counts, opts) {
+  const { n, d, causal, workgroupBytes, checks = {}, checkN = 0, leftOut = [], wgLimit = 0, probe = {} } = opts;
   const kernels = result.kernels || {};
-  const rows = [];
   const plain = kernels.plain;
+  const notes = tunedNotes();
+  const rows = [];
+  const ratios = [];
+  const stats = {};
   for (const [name, k] of Object.entries(kernels)) {
     const traffic = counts[name] || (counts.timed || {})[name];
     if (!k || !traffic) continue;
     const bytes = traffic.total_bytes;
     const ms = k.medianMs;
+    const st = {
+      bytes,
+      ms,
+      gbps: bytes / (ms / 1000) / 1e9,
+      intensity: k.flop / bytes,
+      speedup: plain ? plain.medianMs / ms : null,
+      fewer: counts.plain ? counts.plain.total_bytes / bytes : null,
+      traffic,
+    };
+    stats[name] = st;
+    if (name !== "plain" && st.speedup && st.fewer)
+      ratios.push({ label: name, counted: st.fewer, measured: st.speedup });
     const low = k.belowResolution ? " (below the timer's resolution)" : "";
-    const speed = plain && name !== "plain" ? `${(plain.medianMs / ms).toFixed(2)}×` : "–";
     const c = checks[name];
     const checked = !c
       ? "–"
@@ -168,43 +233,95 @@ function renderTime(result, counts, { n, d, causal, checks = {}, checkN = 0, lef
         ? html`<span class="verdict-pass">passed</span> (${sci(c.max_abs_error)})`
         : html`<span class="verdict-fail">failed</span> (${c.error ? c.error : sci(c.max_abs_error)})`;
     const shaders = (k.shaders || []).map((file, i) => (i ? html`<br>${file}` : file));
-    rows.push(html`<tr><th scope="row">${name}<br><span class="note">B_r = ${traffic.block_rows}, B_c = ${traffic.block_cols}</span><br><span class="note" id="time-${name}-shader">${shaders}</span></th>
-      <td id="time-${name}-ms">${msText(ms)}${low}</td>
-      <td>${rate(k.gflops)}</td><td>${fmt(bytes)}</td><td>${rate(bytes / (ms / 1000) / 1e9)}</td>
-      <td id="time-${name}-speedup">${speed}</td>
-      <td id="time-${name}-check">${checked}</td>
-      <td>${k.samples} × ${k.method === "timestamp" ? "GPU timestamps" : "wall clock"}</td></tr>`);
+    const wb = Number(traffic.workgroup_bytes);
+    const atM = wb === workgroupBytes ? `M = ${fmt(wb)} B` : `${fmt(wb)} B of workgroup memory`;
+    rows.push(html`<tr><th scope="row">${name}<br><span class="note">B_r = ${traffic.block_rows}, B_c = ${traffic.block_cols}, ${atM}</span><br><span class="note" id="time-${name}-shader">${shaders}</span></th>
+      <td data-label="Bytes (counted)">${fmt(bytes)}<br><span class="note">${size(bytes)}</span></td>
+      <td data-label="ms" id="time-${name}-ms">${msText(ms)}${low}</td>
+      <td data-label="GB/s" id="time-${name}-gbps">${rate(st.gbps)}</td>
+      <td data-label="GFLOP/s" id="time-${name}-gflops">${rate(k.gflops)}</td>
+      <td data-label="FLOP per byte" id="time-${name}-intensity">${rate(st.intensity)}</td>
+      <td data-label="Speed-up over plain" id="time-${name}-speedup">${name === "plain" ? "–" : times(st.speedup)}</td>
+      <td data-label="Checked first (N = ${fmt(checkN)})" id="time-${name}-check">${checked}</td>
+      <td data-label="Samples × timer">${k.samples} × ${k.method === "timestamp" ? "GPU timestamps" : "wall clock"}</td></tr>`);
   }
-  const speedup = result.speedup;
-  const fastest = Object.entries(kernels)
-    .filter(([name]) => name !== "plain" && name !== "fused")
-    .map(([name, k]) => [name, plain ? plain.medianMs / k.medianMs : null]);
-  const fastNote = fastest.length
-    ? html`<p>The lesson's fused kernel gives each query row one invocation, like the film's picture; the tuned
-       kernels (${fastest.map(([name]) => name).join(", ")}) tile differently, so each has its own count above.
-       Fusion saves bytes; a fast kernel also needs its arithmetic laid out for the hardware.</p>`
-    : "";
+  const tuned = Object.keys(kernels).filter((name) => name !== "plain" && name !== "fused");
+  const tunedList = tuned.map((name) => {
+    const t = stats[name] ? stats[name].traffic : {};
+    const wb = Number(t.workgroup_bytes);
+    const m =
+      wb === workgroupBytes
+        ? html`Counted and run at M = ${fmt(wb)} B, as the form says.`
+        : html`Counted and run with its own ${fmt(wb)} B of workgroup memory at d = ${d}, not the form's M = ${fmt(workgroupBytes)} B: its tiles are fixed for each d.`;
+    return html`<li id="time-${name}-note"><strong>${name}</strong>: ${notes[name] || "A fused kernel tuned for timing."} ${m}</li>`;
+  });
   const wrong = Object.values(checks).some((c) => !c.passed);
+  const software = probe.software;
+  const f = stats.fused;
+  const p = stats.plain;
+  const best = tuned.map((name) => [name, stats[name] && stats[name].speedup]).filter(([, x]) => x);
+  best.sort((a, b) => b[1] - a[1]);
+  const lead =
+    f && f.speedup
+      ? html`Fused moves <strong id="time-fewer">${times(f.fewer)}</strong> fewer bytes than plain (counted) and ran
+        <strong id="time-speedup">${times(f.speedup)}</strong> as fast (measured).`
+      : "";
+  // What the clock says beside the count, in plain words.
+  let verdict = " The count covers memory traffic only; the clock also depends on three other things:";
+  if (software) {
+    verdict = ` ${software} runs on a CPU, so the measured number says nothing about a GPU's memory; on a GPU, the clock also depends on three other things:`;
+  } else if (f && f.speedup && f.speedup >= 0.8 * f.fewer && f.speedup <= 1.25 * f.fewer) {
+    verdict =
+      " Here the clock roughly follows the count: this GPU spends its time moving bytes. Still, three other things count:";
+  }
   setHtml(
     $("time-body"),
     html`
+    ${software ? html`<p class="time-software" id="time-software"><strong>${software}</strong> runs WebGPU on this computer's CPU, not on a graphics chip. These times say nothing about a GPU's memory: they time CPU code, so do not read the lesson's claim from them.</p>` : ""}
     <p>N = ${fmt(n)}, d = ${d}${causal ? ", causal" : ""}, one head, float32, median of the samples.
       Before timing, each kernel ran once at N = ${fmt(checkN)} on the same seeded inputs as Check, and its output
       went through the float64 checker (largest error in brackets).</p>
     ${wrong ? html`<p class="verdict-fail" id="time-check-warning">A kernel gave wrong answers on this GPU: its time measures nothing useful.</p>` : ""}
-    <div class="table-scroll" tabindex="0" role="region" aria-label="Times on your GPU"><table class="numbers"><caption>Times on your GPU</caption>
-      <thead><tr><th scope="col">Kernel</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">Bytes (counted)</th><th scope="col">GB/s</th><th scope="col">Speed-up over plain</th><th scope="col">Checked first (N = ${fmt(checkN)})</th><th scope="col">Samples × timer</th></tr></thead>
+    <div class="table-scroll" tabindex="0" role="region" aria-label="Times on your GPU"><table class="numbers stack" id="time-table"><caption>Times on your GPU</caption>
+      <thead><tr><th scope="col">Kernel</th><th scope="col">Bytes (counted)</th><th scope="col">ms</th><th scope="col">GB/s</th><th scope="col">GFLOP/s</th><th scope="col">FLOP per byte</th><th scope="col">Speed-up over plain</th><th scope="col">Checked first (N = ${fmt(checkN)})</th><th scope="col">Samples × timer</th></tr></thead>
       <tbody>${rows}</tbody></table></div>
-    ${speedup ? html`<p>Fused (the lesson's kernel) speed-up over plain: <strong id="time-speedup">${speedup.toFixed(2)}×</strong>.</p>` : ""}
-    ${fastNote}
+    <div id="time-chart"></div>
+    <ul class="legend-inline" aria-hidden="true"><li><span class="swatch sw-counted"></span>fewer bytes than plain (counted)</li><li><span class="swatch sw-measured"></span>as fast as plain (measured)</li></ul>
+    <div class="time-why" id="time-why">
+      <p>${lead}${verdict}</p>
+      <ul>
+        <li><strong>Memory against arithmetic.</strong> Every kernel does the same ${rate(plain ? plain.flop / 1e9 : 0)} GFLOP.
+          Plain does ${rate(p ? p.intensity : 0)} FLOP per byte it moves, fused ${rate(f ? f.intensity : 0)}. A GPU that can do more
+          arithmetic per byte than a kernel asks for waits on memory, and there fewer bytes win; where the arithmetic is
+          the slow part (a CPU adapter, a small N), fewer bytes buy little.</li>
+        <li><strong>Invocations per workgroup.</strong> The lesson's fused kernel gives each of its B_r = ${f ? f.traffic.block_rows : "–"} query rows
+          one invocation, which walks all d = ${d} numbers of every key alone. A GPU hides memory waits by keeping many
+          invocations busy; a workgroup this small, doing this much in sequence, leaves much of it idle.</li>
+        <li><strong>Untuned code.</strong> The lesson's kernels are written to be read. The tuned kernels keep the same idea (S and P never
+          leave the bench) with the arithmetic laid out for the hardware${best.length ? html`; the fastest here, ${best[0][0]}, ran ${times(best[0][1])} as fast as plain` : ""}.</li>
+      </ul>
+    </div>
+    ${tuned.length ? html`<p>Why the tuned kernels tile differently, each counted with its own tiles:</p><ul class="note" id="time-tuned">${tunedList}</ul>` : ""}
     ${leftOut.length ? html`<p id="time-left-out">Not timed here: ${leftOut.map((k) => `${k.name} needs ${fmt(k.need)} B of workgroup memory at d = ${d}`).join("; ")}, and this GPU offers ${fmt(wgLimit)} B.</p>` : ""}
     <p class="note">${result.flopConvention || ""} GB/s divides the emulator's byte count by the time;
       caches can make it exceed what memory alone delivers. ${result.note || ""}</p>`,
   );
+  if (ratios.length) {
+    $("time-chart").appendChild(
+      ratioChart(ratios, {
+        title:
+          "Against plain, for each kernel: " +
+          ratios
+            .map((r) => `${r.label} moves ${times(r.counted)} fewer bytes and ran ${times(r.measured)} as fast`)
+            .join("; "),
+      }),
+    );
+  }
   $("time-result").hidden = false;
-  const best = fastest.filter(([, x]) => x).sort((a, b) => b[1] - a[1])[0];
-  status.textContent = speedup
-    ? `Timed: the lesson's fused kernel is ${speedup.toFixed(2)} times as fast as plain` +
-      (best ? `, ${best[0]} ${best[1].toFixed(2)} times.` : ".")
-    : "Timed.";
+  status.textContent =
+    f && f.speedup
+      ? `Timed: the lesson's fused kernel moves ${times(f.fewer)} fewer bytes and ran ${times(f.speedup)} as fast as plain` +
+        (best.length ? `; ${best[0][0]} ${times(best[0][1])}.` : ".") +
+        (software ? ` ${software} runs on the CPU: these times say nothing about a GPU's memory.` : "")
+      : "Timed.";
 }

@@ -4,7 +4,7 @@
 inputs = {
     1: "",  # the rescale left out
     2: "",  # the max not subtracted
-    3: "",  # l rescaled by the wrong factor
+    3: "",  # the sum l rescaled by the wrong factor
     4: "",  # the last ragged tile skipped
     5: "",  # NaN from an all-masked tile
 }

@@ -44,7 +44,7 @@ def test_bug_2(mod):
 
 
 def test_bug_3(mod):
-    """an input that exposes bug 3, l rescaled by the wrong factor"""
+    """an input that exposes bug 3, the sum l rescaled by the wrong factor"""
     _judge(mod, 3)
 
 
@@ -65,7 +65,8 @@ def test_the_weak_suite_with_your_inputs_catches_every_bug(mod):
         texts = {bug: _text(mod, bug) for bug in range(1, 6)}
         r = breakit.extended_suite({k: v for k, v in texts.items() if isinstance(v, str) and v.strip()})
         if not r["ok"]:
-            missed = [f"bug {row['kernel']}" for row in r["kernels"] if row["kernel"] != "correct" and not row["caught"]]
+            missed = [f"bug {row['kernel']}" for row in r["kernels"]
+                      if row["kernel"] != "correct" and not row["caught"]]
             correct = next(row for row in r["kernels"] if row["kernel"] == "correct")
             what = (f"still passes {', '.join(missed)}" if missed else "") + (
                 f"{'; it ' if missed else ''}fails the correct kernel ({', '.join(correct['failed'])})"

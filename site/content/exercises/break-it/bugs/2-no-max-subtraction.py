@@ -46,7 +46,7 @@ def attention(Q, K, V, causal=False, key_mask=None):
         for t in range(n_tiles):
             cols = range(t * BLOCK_COLS, min((t + 1) * BLOCK_COLS, n_keys))
             for a, i in enumerate(rows):
-                s = [math.fsum(q * k for q, k in zip(Q[i], K[j])) * scale
+                s = [math.fsum(q * k for q, k in zip(Q[i], K[j], strict=False)) * scale
                      if visible(i, j) else -math.inf
                      for j in cols]
                 # The new running max, and the number every exponent is taken
@@ -58,7 +58,7 @@ def attention(Q, K, V, causal=False, key_mask=None):
                 alpha = math.exp(m_old - shift)  # what the old terms are worth now
                 p = [math.exp(x - shift) for x in s]
                 l[a] = l[a] * alpha + math.fsum(p)
-                acc[a] = [acc[a][c] * alpha + math.fsum(pj * V[j][c] for pj, j in zip(p, cols))
+                acc[a] = [acc[a][c] * alpha + math.fsum(pj * V[j][c] for pj, j in zip(p, cols, strict=False))
                           for c in range(width)]
                 m[a] = m_new
         for a in range(len(rows)):

@@ -5,7 +5,7 @@
 catches = {
     1: None,  # the rescale left out
     2: None,  # the max not subtracted
-    3: None,  # l rescaled by the wrong factor
+    3: None,  # the sum l rescaled by the wrong factor
     4: None,  # the last ragged tile skipped
     5: None,  # NaN from an all-masked tile
 }

@@ -45,7 +45,7 @@ def test_bug_2(mod):
 
 
 def test_bug_3(mod):
-    """bug 3, l rescaled by the wrong factor: which weak tests fail?"""
+    """bug 3, the sum l rescaled by the wrong factor: which weak tests fail?"""
     _judge(mod, 3)
 
 

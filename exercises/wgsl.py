@@ -1,0 +1,372 @@
+"""Exercise 4 (wgsl-kernel): static checks on a learner's WGSL shader, the step's
+cases, and the judgement of an O read back from a GPU.
+
+Standard library only (CPython 3.11 and Pyodide), like the rest of the package.
+The page runs the shader on the learner's GPU through WebGPU; the tests run it
+through wgpu-py (tests/test_exercise_wgsl.py). Both then call :func:`judge`.
+
+The static checks are deliberately simple and say what they cannot see:
+
+``no_infinity`` (WGSL spec §15.7: an implementation may assume no inf or NaN, so a
+kernel must not depend on one). After comments are removed it rejects:
+  * a float literal whose magnitude exceeds f32's largest finite value
+    3.40282347e38 (``-1e39``, ``1e309``: Tint also refuses these at compile time);
+  * the identifiers ``inf``, ``infinity``, ``INFINITY``, ``f32_inf`` and any name with
+    ``inf`` as a whole underscore-separated word (``NEG_INF``): the name is the intent;
+  * ``bitcast<f32>`` (or ``vec*<f32>``) of an integer literal whose exponent bits are all
+    ones (0x7f800000 and 0xff800000, and NaN patterns);
+  * a division by the literal zero (``1.0 / 0.0``).
+It cannot see an infinity made at run time: ``exp`` of a large argument, a division
+by a variable that is zero, ``-3e38 * 10.0`` folded from finite parts, a value read
+from a buffer.
+
+``uniform_barriers`` (WGSL spec §15.2, uniformity analysis): a ``workgroupBarrier()``
+or ``storageBarrier()`` must be reached by every invocation of the workgroup. A
+value is per-invocation ("varying") when it mentions a builtin that differs between
+invocations (local_invocation_index, local_invocation_id, global_invocation_id,
+subgroup_invocation_id) or a ``let``/``var`` assigned from one, followed through
+assignments to a fixed point. The check reports a barrier inside an ``if``,
+``else``, ``switch``, ``for`` or ``while`` whose condition is varying, and a
+``return``, ``break`` or ``continue`` under a varying condition in a function that
+has a barrier after it. It cannot see: a barrier in a helper function called from
+a varying branch, values made varying by reading workgroup or storage memory at a
+uniform index (Tint is stricter there), and loops whose trip count is uniform in
+fact though their bounds mention a varying name. Tint's own analysis in the
+browser is the final word; this check gives the same verdict on the shapes the
+exercise is about, with a line number, also where no GPU is present.
+"""
+from __future__ import annotations
+
+import re
+
+from emulator.check import check_arrays, check_output
+from emulator.inputs import random_qkv
+from emulator.tiling import lesson_blocks
+from emulator.traffic import count
+
+from . import content
+
+SLUG = "wgsl-kernel"
+F32_MAX = 3.4028234663852886e38
+VARYING_BUILTINS = ("local_invocation_index", "local_invocation_id", "global_invocation_id",
+                    "subgroup_invocation_id")
+BARRIERS = ("workgroupBarrier", "storageBarrier", "textureBarrier", "workgroupUniformLoad")
+BARRIER_CALL = re.compile(r"\b(" + "|".join(BARRIERS) + r")\s*\(")
+_HEADER_RE = re.compile(r"^[^\n]*var<storage, read_write> counters[^\n]*\n.*?^fn tally\(.*?^}\n", re.M | re.S)
+
+
+def header_block(source: str) -> str | None:
+    """The shared instrument header (counters binding to the end of ``fn tally``), or None.
+
+    Same rule as tests/test_wgsl_source.py: it must equal kernels_wgsl/fused.wgsl's
+    byte for byte, or the page's counters do not line up with the manifest's slots.
+    """
+    m = _HEADER_RE.search(source)
+    return m.group(0) if m else None
+
+
+def strip_comments(source: str) -> str:
+    """``source`` with // and /* */ comments blanked (newlines kept, so lines still count)."""
+    out = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), source, flags=re.S)
+    return re.sub(r"//[^\n]*", "", out)
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+_FLOAT = re.compile(r"(?<![\w.])((?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)[fh]?(?![\w.])")
+_INF_NAME = re.compile(r"\b(?:inf|infinity|f32_inf|\w*_inf|inf_\w*|\w*_inf_\w*)\b", re.I)
+_BITCAST = re.compile(r"bitcast\s*<\s*(?:f32|vec[234]\s*<\s*f32\s*>)\s*>\s*\(\s*(0[xX][0-9a-fA-F]+|\d+)[iu]?\s*\)")
+_DIV_ZERO = re.compile(r"/\s*(?:0+\.0*|\.0+)(?:[eE][+-]?\d+)?f?(?![\w.])")
+
+
+def check_no_infinity(source: str) -> list[str]:
+    """Problems (each "line L: ...") for infinities written into ``source``; [] if none."""
+    text = strip_comments(source)
+    problems = []
+    for m in _FLOAT.finditer(text):
+        lit = m.group(1)
+        if "." not in lit and "e" not in lit.lower():
+            continue  # an integer
+        try:
+            value = float(lit)
+        except ValueError:
+            continue
+        if value > F32_MAX:
+            problems.append(f"line {_line(text, m.start())}: {lit} is beyond f32's largest finite value "
+                            f"(about 3.4e38), so it stands for infinity; use a finite sentinel such as -3.0e38")
+    for m in _INF_NAME.finditer(text):
+        problems.append(f"line {_line(text, m.start())}: the name {m.group(0)} says infinity; WGSL may assume "
+                        f"there is none, so keep a finite sentinel and skip masked keys instead")
+    for m in _BITCAST.finditer(text):
+        bits = int(m.group(1), 0) & 0xFFFFFFFF
+        if (bits >> 23) & 0xFF == 0xFF:
+            problems.append(f"line {_line(text, m.start())}: bitcast of {m.group(1)} makes an infinity or NaN")
+    for m in _DIV_ZERO.finditer(text):
+        problems.append(f"line {_line(text, m.start())}: division by the literal zero makes an infinity")
+    return sorted(set(problems), key=lambda p: int(p.split(":")[0].split()[1]))
+
+
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|==|!=|<=|>=|&&|\|\||[{}()\[\];,=<>!+\-*/%&|^.:@]")
+
+
+def _functions(text: str):
+    """Yield (name, params text, body start, body end) of each ``fn`` in comment-free text."""
+    for m in re.finditer(r"\bfn\s+(\w+)\s*\(", text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        params = text[m.end():i - 1]
+        brace = text.index("{", i)
+        depth, j = 1, brace + 1
+        while depth and j < len(text):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        yield m.group(1), params, brace + 1, j - 1
+
+
+def _varying_names(params: str, body: str, seed=()) -> set[str]:
+    names = set(seed)
+    for m in re.finditer(r"@builtin\(\s*(\w+)\s*\)\s*(\w+)", params):
+        if m.group(1) in VARYING_BUILTINS:
+            names.add(m.group(2))
+    decl = re.compile(r"\b(?:let|var)\s+(\w+)\s*(?::[^=;]*)?=([^;]*);|\b(\w+)\s*(?:[-+*/|&^]?=)(?!=)([^;]*);")
+    changed = True
+    while changed:
+        changed = False
+        for m in decl.finditer(body):
+            name = m.group(1) or m.group(3)
+            expr = m.group(2) if m.group(1) else m.group(4)
+            if name and name not in names and any(re.search(rf"(?<![\w.]){re.escape(v)}\b", expr) for v in names):
+                names.add(name)
+                changed = True
+        for m in re.finditer(r"\bfor\s*\(\s*var\s+(\w+)\s*=\s*([^;]*);", body):
+            if m.group(1) not in names and any(re.search(rf"(?<![\w.]){re.escape(v)}\b", m.group(2)) for v in names):
+                names.add(m.group(1))
+                changed = True
+    return names
+
+
+def check_uniform_barriers(source: str) -> list[str]:
+    """Problems (each "line L: ...") for barriers a part of the workgroup may skip; [] if none."""
+    text = strip_comments(source)
+    problems = []
+    for _fname, params, lo, hi in _functions(text):
+        body = text[lo:hi]
+        barrier_at = [lo + m.start() for m in re.finditer(BARRIER_CALL, body)]
+        if not barrier_at:
+            continue
+        # A name assigned under a varying condition is varying too (control dependence):
+        # walk until no new name turns up.
+        varying = _varying_names(params, body)
+        while True:
+            found, assigned = _walk(text, lo, hi, varying, barrier_at)
+            if assigned <= varying:
+                problems.extend(found)
+                break
+            varying = _varying_names(params, body, varying | assigned)
+    return problems
+
+
+def _walk(text: str, lo: int, hi: int, varying: set, barrier_at: list) -> tuple[list, set]:
+    """One pass over a function body: (problems, names assigned under a varying condition)."""
+    problems, assigned = [], set()
+    # Walk the body's braces; each block remembers whether its header was varying.
+    stack = []  # (varying?, header text)
+    header_start = lo
+    i = lo
+    prev_varying_if = False
+    parens = 0  # `;` inside a for header's parentheses does not end a statement
+    while i < hi:
+        ch = text[i]
+        if ch in "()":
+            parens += 1 if ch == "(" else -1
+        elif ch == "{":
+            header = text[header_start:i]
+            kw = re.search(r"\b(if|else|switch|for|while|loop|continuing)\b(?!.*\b(?:if|else|switch|for|while|loop)\b)",
+                           header, re.S)
+            is_var = False
+            if kw:
+                cond = header[kw.end():]
+                if kw.group(1) == "else":
+                    is_var = prev_varying_if or any(re.search(rf"(?<![\w.]){re.escape(v)}\b", cond) for v in varying)
+                elif kw.group(1) != "loop":
+                    is_var = any(re.search(rf"(?<![\w.]){re.escape(v)}\b", cond) for v in varying)
+            stack.append((is_var, kw.group(1) if kw else ""))
+            header_start = i + 1
+        elif ch == "}":
+            if stack:
+                was_var, kind = stack.pop()
+                prev_varying_if = was_var and kind in ("if", "else")
+            header_start = i + 1
+        elif ch == ";" and parens == 0:
+            stmt = text[header_start:i]
+            under = [v for v, _ in stack if v]
+            barrier = re.search(BARRIER_CALL, stmt)
+            if under and barrier:
+                problems.append(f"line {_line(text, header_start + len(stmt) - len(stmt.lstrip()))}: "
+                                f"{barrier.group(1)}() is inside a branch or loop whose condition "
+                                f"differs between invocations; every invocation of the workgroup must "
+                                f"reach it")
+            a = re.match(r"\s*(\w+)\s*(?:\[[^;]*\])?\s*[-+*/|&^]?=(?!=)", stmt)
+            if a and under and a.group(1) not in ("let", "var"):
+                assigned.add(a.group(1))
+            m = re.match(r"\s*(return|break|continue)\b", stmt)
+            if m and under and any(b > i for b in barrier_at):
+                problems.append(f"line {_line(text, header_start + len(stmt) - len(stmt.lstrip()))}: "
+                                f"{m.group(1)} under a per-invocation condition, before a barrier: the "
+                                f"invocations that leave never reach it; keep every row in the loops and "
+                                f"skip only its store")
+            header_start = i + 1
+        i += 1
+    return problems, assigned
+
+
+STATIC_CHECKS = {"no_infinity": check_no_infinity, "uniform_barriers": check_uniform_barriers}
+
+
+def static_problems(source: str, names, reference: str | None = None) -> list[str]:
+    """Problems from the named static checks, plus a changed instrument header.
+
+    reference: fused.wgsl's text (the page passes the copy it fetched; by default the
+    file is read from kernels_wgsl/).
+    """
+    problems = []
+    fused_header = header_block(reference if reference is not None else _fused_source())
+    got = header_block(source)
+    if fused_header is not None and got != fused_header:
+        problems.append("the instrument header (counters binding to the end of fn tally) was changed or "
+                        "removed; restore it from the starter, or the byte counts cannot be read")
+    for name in names:
+        problems.extend(STATIC_CHECKS[name](source))
+    return problems
+
+
+def _fused_source() -> str:
+    import os
+
+    path = os.path.join(content.ROOT, "kernels_wgsl", "fused.wgsl")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def step_entry(step_id: str) -> dict:
+    """The step's entry in exercise.toml (cases, workgroup_bytes, static)."""
+    return content.step(SLUG, step_id)
+
+
+def tiling(d: int, workgroup_bytes: int) -> dict:
+    """The override constants the shader gets: {"D": d, "BR": B_r, "BC": B_c} (lesson preset).
+
+    Raises emulator.tiling.InputError when the tile does not fit.
+    """
+    br, bc = lesson_blocks(d, workgroup_bytes)
+    return {"D": d, "BR": br, "BC": bc}
+
+
+def judge(outputs: list, q: list, k: list, v: list, causal: bool, workgroup_bytes: int,
+          counted: dict | None) -> dict:
+    """Judge one run: O (N rows of d floats read back) against float64, and the counted
+    bytes ({tensor: {"read": B, "write": B}}, or None) against
+    emulator.traffic.count("fused", N, d, causal, M).
+
+    Returns {"passed", "message", "check": check_output's report, "expected_bytes",
+    "counted_bytes"}. The message names the first failing row and its query tile.
+    """
+    n, d = len(q), len(q[0])
+    report = check_output(outputs, q, k, v, causal, "fused", workgroup_bytes)
+    want = count("fused", n, d, causal, workgroup_bytes)
+    got_total = None
+    if counted is not None:
+        got_total = 0
+        for t in counted.values():
+            got_total += t["read"] + t["write"]
+    case = f"N = {n}, d = {d}, {'causal' if causal else 'full'}"
+    if not report["passed"]:
+        if report.get("nan_rows"):
+            row = report["nan_rows"][0]
+            msg = (f"{case}: row {row} (query tile {row // report['block_rows']}) holds NaN or inf")
+        else:
+            row = report["first_failing_row"]
+            msg = (f"{case}: row {row} (query tile {report['first_failing_tile']}) is off by "
+                   f"{report['first_failing_error']:.3g}, beyond the bound {report['first_failing_bound']:.3g}")
+        return {"passed": False, "message": msg, "check": report, "expected_bytes": want.total_bytes,
+                "counted_bytes": got_total}
+    if got_total is not None and got_total != want.total_bytes:
+        return {"passed": False, "check": report, "expected_bytes": want.total_bytes, "counted_bytes": got_total,
+                "message": f"{case}: O is right, but the counters saw {got_total:,} B where the fused walk "
+                           f"at B_r = {report['block_rows']}, B_c = {report['block_cols']} moves "
+                           f"{want.total_bytes:,} B"}
+    return {"passed": True, "check": report, "expected_bytes": want.total_bytes, "counted_bytes": got_total,
+            "message": f"{case}: every checked row within its bound"
+                       + (f"; {got_total:,} B, as the emulator counts" if got_total is not None else "")}
+
+
+def cases(step_id: str, workgroup_bytes: int | None = None) -> list[dict]:
+    """The step's runs: [{n, d, causal, workgroup_bytes, constants, q, k, v}] with Q, K, V
+    seeded (emulator.inputs.random_qkv, seed 0) as flat row-major lists of float32 values,
+    at the declared M (default: the step's). Raises emulator.tiling.InputError for an M
+    whose tiles do not fit."""
+    entry = step_entry(step_id)
+    m = workgroup_bytes or entry["workgroup_bytes"]
+    out = []
+    for n, d, causal in entry["cases"]:
+        q, k, v = random_qkv(n, d, 0)
+        out.append({"n": n, "d": d, "causal": causal, "workgroup_bytes": m, "constants": tiling(d, m),
+                    "q": [x for row in q for x in row], "k": [x for row in k for x in row],
+                    "v": [x for row in v for x in row]})
+    return out
+
+
+def mirror(step_id: str) -> list[dict]:
+    """Without WebGPU: the emulator's float32 fused mirror (emulator.attention.fused, the
+    same tile walk as the shader) on each of the step's cases, checked against float64
+    (emulator.check.check_arrays), beside the byte count of that walk.
+    Returns [{n, d, causal, passed, message, expected_bytes}]."""
+    entry = step_entry(step_id)
+    m = entry["workgroup_bytes"]
+    out = []
+    for n, d, causal in entry["cases"]:
+        q, k, v = random_qkv(n, d, 0)
+        report = check_arrays("fused", q, k, v, causal, m)
+        want = count("fused", n, d, causal, m).total_bytes
+        case = f"N = {n}, d = {d}, {'causal' if causal else 'full'}"
+        out.append({"n": n, "d": d, "causal": causal, "passed": report["passed"], "expected_bytes": want,
+                    "message": f"{case}: the mirror's largest error is {report['max_abs_error']:.3g} over "
+                               f"{report['rows_checked']:,} checked rows, B_r = {report['block_rows']}, "
+                               f"B_c = {report['block_cols']}; the walk moves {want:,} B"})
+    return out
+
+
+def _rows(flat: list, n: int, d: int) -> list:
+    return [list(flat[i * d:(i + 1) * d]) for i in range(n)]
+
+
+def handle(request: dict) -> dict:
+    """The page worker's ops for this exercise (exercises.runner.handle passes "wgsl-*"):
+    wgsl-static {step, source, reference} -> {problems};
+    wgsl-cases {step} -> {cases};
+    wgsl-judge {step, index, o (flat N*d), counts} -> judge's verdict;
+    wgsl-mirror {step} -> {results}."""
+    op = request.get("op")
+    if op == "wgsl-static":
+        names = step_entry(request["step"]).get("static", [])
+        return {"ok": True, "result": {"problems": static_problems(request["source"], names,
+                                                                    request.get("reference"))}}
+    if op == "wgsl-cases":
+        return {"ok": True, "result": {"cases": cases(request["step"], request.get("workgroup_bytes"))}}
+    if op == "wgsl-judge":
+        entry = step_entry(request["step"])
+        n, d, causal = entry["cases"][request["index"]]
+        q, k, v = random_qkv(n, d, 0)
+        m = request.get("workgroup_bytes") or entry["workgroup_bytes"]
+        verdict = judge(_rows(request["o"], n, d), q, k, v, causal, m, request.get("counts"))
+        verdict["check"] = {key: verdict["check"].get(key) for key in (
+            "passed", "max_abs_error", "rows_checked", "rows_description", "first_failing_row",
+            "first_failing_tile", "block_rows", "block_cols")}
+        return {"ok": True, "result": verdict}
+    if op == "wgsl-mirror":
+        return {"ok": True, "result": {"results": mirror(request["step"])}}
+    return {"ok": False, "message": f"unknown op {op!r}"}

@@ -1,0 +1,66 @@
+import math
+import struct
+
+
+def to_fp16(x):
+    """x rounded to the nearest IEEE half-precision number (binary16), as a float.
+
+    Values from 65,520 up round to inf (the largest half is 65,504). Uses the
+    standard library's struct format "e"; given, do not change.
+    """
+    try:
+        return struct.unpack("<e", struct.pack("<e", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+# The smallest score x for which to_fp16(exp(x)) is inf. Work it out, then
+# write it as a number or an expression.
+FP16_EXP_LIMIT = None
+
+
+def flash_forward(Q, K, V, block_rows, block_cols, causal=False, key_mask=None, fp16=False):
+    """Tiled exact attention with masks. Q: N rows of d floats; K, V: N_k rows.
+
+    key_mask: None, or N_k booleans (False = a padding key nobody may see).
+    fp16: round each P entry to half precision at THE FP16 POINT below.
+    Returns (O, L): O is N rows, L the logsumexp of each row (-inf if it saw no key).
+    """
+    n, n_keys = len(Q), len(K)
+    d = len(Q[0])
+    width = len(V[0]) if V else d
+    scale = 1.0 / math.sqrt(d)
+    O, L = [], []
+    for r0 in range(0, n, block_rows):
+        rows = range(r0, min(n, r0 + block_rows))
+        m = {i: -math.inf for i in rows}
+        l = {i: 0.0 for i in rows}
+        acc = {i: [0.0] * width for i in rows}
+        for c0 in range(0, n_keys - block_cols + 1, block_cols):
+            if causal and c0 > rows[-1]:
+                break
+            cols = range(c0, c0 + block_cols)
+            for i in rows:
+                s = [-math.inf if (causal and j > i) or (key_mask is not None and not key_mask[j])
+                     else math.fsum(a * b for a, b in zip(Q[i], K[j], strict=True)) * scale
+                     for j in cols]
+                m_new = max(m[i], max(s))
+                alpha = math.exp(m[i] - m_new)
+                p = [math.exp(x - m_new) for x in s]
+                if fp16:
+                    p = [to_fp16(x) for x in p]      # THE FP16 POINT: P held in half precision
+                l[i] = l[i] * alpha + math.fsum(p)
+                acc[i] = [a * alpha + math.fsum(pj * V[j][c] for pj, j in zip(p, cols, strict=True))
+                          for c, a in enumerate(acc[i])]
+                m[i] = m_new
+        for i in rows:
+            O.append([a / l[i] for a in acc[i]])
+            L.append(m[i] + math.log(l[i]))
+    return O, L
+
+
+# An empty row: key 0 is padding, and causal row 0 may see only key 0.
+Q = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+O, L = flash_forward(Q, Q, Q, 2, 2, causal=True, key_mask=[False, True, True])
+for i in range(len(Q)):
+    print(f"row {i}: O = {O[i]}, L = {L[i]}")

@@ -1,0 +1,135 @@
+"""Harden: flash_forward(Q, K, V, block_rows, block_cols, causal, key_mask, fp16) -> (O, L),
+and FP16_EXP_LIMIT.
+
+The oracle is the emulator's float64 forward (emulator.backward.forward64:
+softmax over each row's allowed keys, O = 0 and L = -inf for a row with none).
+In float64 every entry of O must be within TOL of it and L within
+TOL·max(1, |L|). With fp16=True each P entry is rounded to half precision,
+which moves O by up to about 2·2⁻¹¹ (V's entries are at most 1): FP16_TOL.
+Cases run smallest first.
+"""
+import math
+import struct
+
+from emulator.backward import forward64
+from emulator.inputs import random_qkv
+from exercises.testing import Failure, expect_close, expect_pair, fmt, given, need
+
+TOL = 1e-9
+FP16_TOL = 2e-3
+FP16_MAX = 65504.0            # the largest finite half
+LIMIT = 11.0901               # ln 65,520 to four decimals: exp(x) ≥ 65,520 rounds to inf
+
+
+def half(x):
+    """x rounded to binary16 (struct format "e"), inf from 65,520 up."""
+    try:
+        return struct.unpack("<e", struct.pack("<e", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def scores_up_to(Q, K, top):
+    """Q scaled so that the largest score q·k/√d is exactly ``top``."""
+    d = len(Q[0])
+    s_max = max(math.fsum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(d) for q in Q for k in K)
+    return [[x * top / s_max for x in q] for q in Q]
+
+
+def square_mask(key_mask, n):
+    return None if key_mask is None else [list(key_mask) for _ in range(n)]
+
+
+def run_case(mod, Q, K, V, br, bc, causal, key_mask, label, fp16=False):
+    fn = need(mod, "flash_forward")
+    parts = [label, f"block_rows {br}, block_cols {bc}", "causal" if causal else "full"]
+    if key_mask is not None:
+        parts.append("keys masked: " + (", ".join(str(j) for j, keep in enumerate(key_mask) if not keep) or "none"))
+    if fp16:
+        parts.append("fp16")
+    desc = ", ".join(parts)
+    tol = FP16_TOL if fp16 else TOL
+    with given(desc):
+        kwargs = {"causal": causal, "key_mask": key_mask}
+        if fp16:
+            kwargs["fp16"] = True
+        o, lse = expect_pair(fn(Q, K, V, br, bc, **kwargs), "(O, L)")
+        want_o, want_l = forward64(Q, K, V, causal, square_mask(key_mask, len(Q)))
+        if not isinstance(o, list) or len(o) != len(Q) or not isinstance(lse, (list, tuple)) or len(lse) != len(Q):
+            raise Failure(f"{desc}: expected O with {len(Q)} rows and L with {len(Q)} values",
+                          input=desc, expected=f"{len(Q)} rows", got=fmt(o))
+        for i in range(len(Q)):
+            row = o[i]
+            if not isinstance(row, (list, tuple)) or len(row) != len(want_o[i]):
+                raise Failure(f"{desc}: expected O[{i}] to have {len(want_o[i])} numbers, got {fmt(row)}",
+                              input=desc, expected=f"{len(want_o[i])} numbers", got=fmt(row))
+            for c in range(len(row)):
+                expect_close(f"O[{i}][{c}]", row[c], want_o[i][c], rel=0.0, abs_=tol)
+            if not fp16:
+                expect_close(f"L[{i}]", lse[i], want_l[i], rel=TOL, abs_=TOL)
+
+
+def test_random_ragged(mod):
+    """random inputs, full attention, ragged last tiles (N = 1, 5, 13, 30)"""
+    for n, d, br, bc, seed in ((1, 4, 2, 2, 1), (5, 3, 2, 2, 5), (13, 4, 4, 3, 13), (30, 8, 8, 7, 30)):
+        Q, K, V = random_qkv(n, d, seed)
+        run_case(mod, Q, K, V, br, bc, False, None, f"N = {n}, d = {d}, seed {seed}")
+
+
+def test_random_causal(mod):
+    """causal: row i sees keys 0..i only (N = 5, 13, 30)"""
+    for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (13, 4, 4, 3, 13), (30, 8, 8, 7, 30)):
+        Q, K, V = random_qkv(n, d, seed)
+        run_case(mod, Q, K, V, br, bc, True, None, f"N = {n}, d = {d}, seed {seed}")
+
+
+def test_padding_keys(mod):
+    """padding: the last keys masked, and a whole key tile masked in the middle"""
+    Q, K, V = random_qkv(10, 4, 10)
+    run_case(mod, Q, K, V, 4, 3, False, [True] * 7 + [False] * 3, "N = 10, d = 4, seed 10")
+    run_case(mod, Q, K, V, 4, 3, False, [True] * 3 + [False] * 3 + [True] * 4, "N = 10, d = 4, seed 10")
+
+
+def test_a_first_key_tile_all_masked(mod):
+    """every key of the first tile masked: the max is still -inf there, and nothing may turn into NaN"""
+    Q, K, V = random_qkv(9, 4, 9)
+    run_case(mod, Q, K, V, 4, 3, False, [False] * 3 + [True] * 6, "N = 9, d = 4, seed 9")
+    run_case(mod, Q, K, V, 4, 3, True, [False] * 3 + [True] * 6, "N = 9, d = 4, seed 9")
+
+
+def test_rows_with_no_keys(mod):
+    """rows that see no key at all: O = 0 and L = -inf, with no NaN and no ZeroDivisionError"""
+    Q, K, V = random_qkv(5, 4, 5)
+    run_case(mod, Q, K, V, 2, 2, True, [False, True, True, True, True], "N = 5, d = 4, seed 5 (row 0 is empty)")
+    run_case(mod, Q, K, V, 2, 2, False, [False] * 5, "N = 5, d = 4, seed 5 (every row is empty)")
+
+
+def test_the_fp16_limit(mod):
+    """FP16_EXP_LIMIT: exp(x) is inf in half precision exactly from x = ln 65,520 ≈ 11.0901 (not 11.09)"""
+    limit = need(mod, "FP16_EXP_LIMIT")
+    desc = "FP16_EXP_LIMIT"
+    with given(desc):
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)):
+            raise Failure(f"{desc}: expected a number, got {fmt(limit)}", input=desc,
+                          expected=f"FP16_EXP_LIMIT = {LIMIT}", got=fmt(limit))
+        below, above = half(math.exp(limit - 1e-6)), half(math.exp(limit + 1e-6))
+        if round(limit, 4) != LIMIT or below != FP16_MAX or above != math.inf:
+            raise Failure(f"{desc}: expected FP16_EXP_LIMIT = {LIMIT} (4 d.p.), got {limit!r}: "
+                          f"just below it exp rounds to {fmt(below)} in fp16, just above to {fmt(above)}",
+                          input=desc, expected=f"FP16_EXP_LIMIT = {LIMIT}", got=repr(limit))
+
+
+def test_fp16_scores_below_the_limit(mod):
+    """fp16, largest score 10.9: exp of every score fits in half precision, max subtracted or not"""
+    Q, K, V = random_qkv(12, 4, 12)
+    run_case(mod, scores_up_to(Q, K, 10.9), K, V, 4, 5, False, None, "N = 12, d = 4, largest score 10.9", fp16=True)
+
+
+def test_fp16_scores_past_the_limit(mod):
+    """fp16, largest scores 11.2 and 40: exp overflows half precision unless the running max is subtracted"""
+    Q, K, V = random_qkv(12, 4, 12)
+    for top in (11.2, 40.0):
+        run_case(mod, scores_up_to(Q, K, top), K, V, 4, 5, False, None, f"N = 12, d = 4, largest score {top}",
+                 fp16=True)
+    run_case(mod, scores_up_to(Q, K, 40.0), K, V, 4, 5, True, [True] * 10 + [False] * 2,
+             "N = 12, d = 4, largest score 40", fp16=True)

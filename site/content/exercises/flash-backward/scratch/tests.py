@@ -1,0 +1,107 @@
+"""Scratch: flash_backward(Q, K, V, O, dO, L, block_rows, block_cols, causal, key_mask) -> (dQ, dK, dV).
+
+The oracle is the emulator's exact float64 backward (emulator.backward.reference:
+P from the float64 forward, dS = P∘(dP − D)), with O and L from its float64
+forward (forward64). No P is ever passed: the kernel must recompute it from L.
+Every entry must be within TOL·max(1, |expected|). Cases run smallest first.
+"""
+import math
+
+from emulator.backward import forward64, random_do, reference
+from emulator.inputs import random_qkv
+from exercises.testing import Failure, expect_close, fmt, given, need
+
+TOL = 1e-9
+SHIFT = math.log(2.0)   # the L test adds ln 2 to odd rows' L: their P must halve
+
+
+def square_mask(key_mask, n):
+    return None if key_mask is None else [list(key_mask) for _ in range(n)]
+
+
+def describe(label, br, bc, causal, key_mask):
+    parts = [label, f"block_rows {br}, block_cols {bc}", "causal" if causal else "full"]
+    if key_mask is not None:
+        parts.append("keys masked: " + (", ".join(str(j) for j, keep in enumerate(key_mask) if not keep) or "none"))
+    return ", ".join(parts)
+
+
+def compare(desc, got, want):
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        raise Failure(f"{desc}: expected a triple (dQ, dK, dV), got {fmt(got)}", input=desc,
+                      expected="(dQ, dK, dV)", got=fmt(got))
+    for name, g, w in zip(("dQ", "dK", "dV"), got, want, strict=True):
+        if not isinstance(g, (list, tuple)) or len(g) != len(w):
+            raise Failure(f"{desc}: expected {name} with {len(w)} rows, got {fmt(g)}", input=desc,
+                          expected=f"{len(w)} rows", got=fmt(g))
+        for i, (grow, wrow) in enumerate(zip(g, w, strict=True)):
+            if not isinstance(grow, (list, tuple)) or len(grow) != len(wrow):
+                raise Failure(f"{desc}: expected {name}[{i}] to have {len(wrow)} numbers, got {fmt(grow)}",
+                              input=desc, expected=f"{len(wrow)} numbers", got=fmt(grow))
+            for c, (x, y) in enumerate(zip(grow, wrow, strict=True)):
+                expect_close(f"{name}[{i}][{c}]", x, y, rel=TOL, abs_=TOL)
+
+
+def run_case(mod, n, d, seed, br, bc, causal=False, key_mask=None, label=None):
+    fn = need(mod, "flash_backward")
+    Q, K, V = random_qkv(n, d, seed)
+    dO = random_do(n, d, seed)
+    mask = square_mask(key_mask, n)
+    desc = describe(label or f"N = {n}, d = {d}, seed {seed}", br, bc, causal, key_mask)
+    with given(desc):
+        O, L = forward64(Q, K, V, causal, mask)
+        ref = reference(Q, K, V, dO, causal, mask)
+        got = fn(Q, K, V, O, dO, L, br, bc, causal=causal, key_mask=key_mask)
+        compare(desc, got, (ref["dQ"], ref["dK"], ref["dV"]))
+
+
+def test_one_row(mod):
+    """N = 1: one query, one key"""
+    run_case(mod, 1, 4, 1, 1, 1)
+    run_case(mod, 1, 4, 1, 4, 4)
+
+
+def test_random_ragged(mod):
+    """random inputs, full attention, ragged last tiles (N = 5, 13, 30)"""
+    for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (13, 4, 4, 3, 13), (30, 8, 8, 7, 30)):
+        run_case(mod, n, d, seed, br, bc)
+
+
+def test_random_causal(mod):
+    """causal: row i sees keys 0..i only (N = 5, 13, 30)"""
+    for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (13, 4, 4, 3, 13), (30, 8, 8, 7, 30)):
+        run_case(mod, n, d, seed, br, bc, causal=True)
+
+
+def test_padding_keys_and_a_key_tile_all_masked(mod):
+    """padding: the last keys masked, a whole key tile masked, the first tile masked"""
+    run_case(mod, 10, 4, 10, 4, 3, key_mask=[True] * 7 + [False] * 3)
+    run_case(mod, 10, 4, 10, 4, 3, key_mask=[True] * 3 + [False] * 3 + [True] * 4)
+    run_case(mod, 9, 4, 9, 4, 3, causal=True, key_mask=[False] * 3 + [True] * 6,
+             label="N = 9, d = 4, seed 9 (rows 0 to 2 are empty)")
+
+
+def test_rows_with_no_keys(mod):
+    """rows that see no key (L = -inf): zero gradients, with no NaN"""
+    run_case(mod, 5, 4, 5, 2, 2, causal=True, key_mask=[False, True, True, True, True],
+             label="N = 5, d = 4, seed 5 (row 0 is empty)")
+    run_case(mod, 5, 4, 5, 2, 2, key_mask=[False] * 5, label="N = 5, d = 4, seed 5 (every row is empty)")
+
+
+def test_p_is_recomputed_from_the_given_L(mod):
+    """P comes from the L you are given, P = exp(S - L), not from a softmax recomputed from scratch"""
+    fn = need(mod, "flash_backward")
+    n, d, seed, br, bc = 7, 4, 7, 4, 3
+    Q, K, V = random_qkv(n, d, seed)
+    dO = random_do(n, d, seed)
+    desc = (f"N = {n}, d = {d}, seed {seed}, block_rows {br}, block_cols {bc}, full, "
+            f"L + ln 2 in rows 1, 3 and 5 (so their recomputed P is halved)")
+    with given(desc):
+        O, L = forward64(Q, K, V)
+        shifted = [x + SHIFT if i % 2 else x for i, x in enumerate(L)]
+        # Halving P in row i halves every gradient term of that row, as halving dO_i
+        # would (D_i = dO_i·O_i, with O the true output, scales with it too).
+        scaled = [[0.5 * x for x in row] if i % 2 else row for i, row in enumerate(dO)]
+        ref = reference(Q, K, V, scaled)
+        got = fn(Q, K, V, O, dO, shifted, br, bc, causal=False, key_mask=None)
+        compare(desc, got, (ref["dQ"], ref["dK"], ref["dV"]))

@@ -1,0 +1,141 @@
+"""Exercise 2 (the backward pass with recomputation) in Chromium, the same
+pattern as exercise 1: for each step a correct solution passes, a typical
+wrong one shows the failing test with its input, and a loop that never ends
+is stopped while the page recovers. Run shows the given forward's NaN; the
+module page ticks the backward objectives; axe finds nothing; no CSP
+violation and no other origin.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+from test_browser_a11y import AXE, TAGS
+from test_browser_exercise import LONG, LOOP, PASSED, check, open_page, type_code
+
+from exercises import content, runner
+
+pytestmark = pytest.mark.browser
+
+SLUG = "flash-backward"
+EXERCISE = f"module/{SLUG}/index.html"
+STEPS = ["harden", "scratch"]
+WRONG_FOR = {"harden": "no_max_subtraction.py", "scratch": "softmax_recomputed_without_L.py"}
+
+
+def _read(step, name):
+    return content.read(content.step(SLUG, step), name)
+
+
+def _wrong(step, name):
+    return content.wrong_answers(content.step(SLUG, step))[name]
+
+
+@pytest.fixture(scope="module")
+def exercise(browser, server_url):
+    ctx, page = open_page(browser, server_url + EXERCISE)
+    expect(page.locator("#step-harden .cm-editor")).to_be_visible()
+    yield page
+    ctx.close()
+
+
+def test_run_shows_the_given_forward_turning_an_empty_row_into_nan(exercise):
+    page = exercise
+    section = page.locator("#step-harden")
+    section.locator(".run-button").click()
+    expect(section.locator(".printed")).to_contain_text("nan", timeout=LONG)
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_typical_wrong_answer_shows_the_failing_test_with_its_input(exercise, step):
+    page = exercise
+    source = _wrong(step, WRONG_FOR[step])
+    type_code(page, step, source)
+    section = check(page, step)
+    report = runner.check(SLUG, step, source)
+    expect(section.locator(".step-status")).to_have_text(f"{report['passed']} of {report['total']} tests pass.")
+    first = next(r for r in report["results"] if not r["ok"])
+    failing = section.locator(".test-result.fail").first
+    expect(failing.locator(".result-message")).to_have_text(first["message"])
+    expect(failing.locator(".result-values")).to_contain_text(first["input"])
+    if step == "harden":  # no max subtraction: only the fp16 case past ln 65,520 fails
+        expect(failing).to_contain_text("largest score 11.2")
+        expect(section.locator(".test-result.pass", has_text="largest score 10.9")).to_have_count(1)
+    else:  # a softmax of its own: only the test that hands over a shifted L catches it
+        expect(failing).to_contain_text("P comes from the L you are given")
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_loop_that_never_ends_is_stopped_and_the_page_recovers(exercise, step):
+    page = exercise
+    name = content.step(SLUG, step)["names"][0]
+    type_code(page, step, LOOP.format(name=name))
+    section = check(page, step)
+    expect(section.locator(".step-status")).to_contain_text("Stopped after 10 s", timeout=LONG)
+    expect(section.locator(".cm-content")).to_contain_text("while True")
+    type_code(page, step, _read(step, "solution.py"))
+    check(page, step)
+    expect(section.locator(".step-status")).to_have_text(PASSED, timeout=LONG)
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_the_correct_solution_passes_and_the_step_is_marked(exercise, step):
+    page = exercise
+    section = page.locator(f"#step-{step}")
+    type_code(page, step, _read(step, "solution.py"))
+    check(page, step)
+    expect(section.locator(".step-status")).to_have_text(PASSED)
+    expect(section.locator(".step-state")).to_have_text("passed")
+    expect(section.locator(".solution")).to_be_visible()
+    expect(section.locator(".solution .after")).to_be_visible()
+    expect(page.locator(f'.ladder-state[data-step="{SLUG}/{step}"]')).to_have_text("(passed)")
+
+
+def test_the_module_page_ticks_the_backward_objectives(exercise, server_url):
+    page = exercise
+    page.goto(server_url + "module/index.html")
+    row = page.locator("#exercises-table tbody tr", has_text="backward pass by recomputation")
+    expect(row.locator(".ex-status")).to_have_text("Done")
+    for text in ("Differentiate by recomputation", "Masks hardened against padding"):
+        expect(page.locator(".objective", has_text=text).locator(".objective-state")).to_have_text("(Done)")
+    page.goto(server_url + EXERCISE)
+    expect(page.locator("#step-scratch .cm-editor")).to_be_visible()
+    assert page.evaluate("window.__csp") == [] and page.offsite == [] and page.console_errors == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_violations(scheme, browser, server_url, artifacts):
+    if not AXE.exists():
+        pytest.skip("node_modules/axe-core missing: run `npm ci`")
+    ctx, page = open_page(browser, server_url + EXERCISE, bypass_csp=True)
+    try:
+        page.emulate_media(color_scheme=scheme)
+        expect(page.locator("#step-scratch .cm-editor")).to_be_visible()
+        type_code(page, "scratch", _wrong("scratch", "d_left_out.py"))
+        check(page, "scratch")
+        expect(page.locator("#step-scratch .test-result.fail").first).to_be_visible(timeout=LONG)
+        page.locator("#step-harden .hint-button").click()
+        page.add_script_tag(path=str(AXE))
+        violations = page.evaluate("""async (tags) => {
+            const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+            return r.violations.map((v) => ({id: v.id,
+                nodes: v.nodes.slice(0, 4).map((n) => n.target.join(' ') + ' ' + n.failureSummary)}));
+        }""", TAGS)
+        page.screenshot(path=str(artifacts / f"axe-{SLUG}-{scheme}.png"), full_page=True)
+        assert violations == [], json.dumps(violations, indent=1)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_page_fits_the_screen_without_sideways_scrolling(width, browser, server_url, artifacts):
+    ctx, page = open_page(browser, server_url + EXERCISE, viewport=(width, 900))
+    try:
+        expect(page.locator("#step-harden .cm-editor")).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert re.search(r"Progress: 0 of \d+ steps", page.locator("#progress-line").inner_text())
+        page.screenshot(path=str(artifacts / f"module-{SLUG}-{width}.png"), full_page=True)
+    finally:
+        ctx.close()

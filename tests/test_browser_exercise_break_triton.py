@@ -1,0 +1,201 @@
+"""Exercises 5 (break it) and 3 (the Triton port) in Chromium, under the site's CSP.
+
+Break it: the Predict step shows each bug as a diff with a checkbox per weak
+test, runs the suite and shows the truth; the Break it step judges an input
+that exposes bug k and one that does not (from solution.toml, as a learner
+would type them), then the weak suite with the five inputs added catches all
+five bugs while the correct kernel still passes. The Triton page says it
+cannot run in a browser and offers its three files from the site's own origin.
+axe finds nothing on either page; no CSP violation, no other origin.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+from test_browser_a11y import AXE, TAGS
+from test_browser_exercise import LONG, open_page
+
+from exercises import breakit
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+BREAK = "module/break-it/index.html"
+TRITON = "module/triton-port/index.html"
+CASES = {c["bug"]: c for c in tomllib.loads(
+    (ROOT / "site/content/exercises/break-it/break/solution.toml").read_text(encoding="utf-8"))["inputs"]}
+
+
+@pytest.fixture(scope="module")
+def breakit_page(browser, server_url):
+    ctx, page = open_page(browser, server_url + BREAK)
+    expect(page.locator("#step-predict fieldset.bug")).to_have_count(5)
+    yield page
+    ctx.close()
+
+
+def test_predict_shows_each_bug_as_its_diff_with_a_checkbox_per_weak_test(breakit_page):
+    page = breakit_page
+    names = [t["name"] for t in breakit.test_names()]
+    for k in range(1, 6):
+        fs = page.locator(f'#step-predict fieldset.bug[data-bug="{k}"]')
+        expect(fs.locator("legend")).to_contain_text(f"Bug {k}: {breakit.bug_info(k)['title']}")
+        changed = breakit.changed_lines(k)[0]
+        expect(fs.locator(".diff-del")).to_have_text("-" + changed[0])
+        expect(fs.locator(".diff-add")).to_have_text("+" + changed[1])
+        expect(fs.locator("input[type=checkbox]")).to_have_count(len(names))
+
+
+def test_a_wrong_prediction_is_shown_the_truth_and_a_right_one_passes(breakit_page):
+    page = breakit_page
+    section = page.locator("#step-predict")
+    truth = breakit.truth()
+    assert all(v == [] for v in truth.values())  # the weak suite misses all five
+    page.check("#predict-2-test_random_small_scores")  # a typical wrong guess: small scores catch overflow
+    section.locator(".check-button").click()
+    expect(section.locator(".step-status")).to_have_text("4 of 5 tests pass.", timeout=LONG)
+    bug2 = section.locator('fieldset.bug[data-bug="2"] .truth')
+    expect(bug2).to_have_class(re.compile(r"\bwrong\b"))
+    expect(bug2).to_contain_text("Not quite. Weak tests that fail on this bug: none.")
+    expect(bug2.locator(".truth-detail")).to_have_text("test_random_small_scores passes on this bug")
+    expect(section.locator('fieldset.bug[data-bug="1"] .truth')).to_contain_text("Right.")
+    page.uncheck("#predict-2-test_random_small_scores")
+    section.locator(".check-button").click()
+    expect(section.locator(".step-status")).to_have_text("All 5 tests pass. Step passed.", timeout=LONG)
+    expect(section.locator(".truth.right")).to_have_count(5)
+    expect(section.locator(".step-state")).to_have_text("passed")
+    expect(section.locator(".solution .after")).to_be_visible()
+
+
+@pytest.mark.parametrize("bug", [1, 2, 3, 4, 5])
+def test_an_input_that_exposes_bug_k_and_one_that_does_not_are_each_judged_right(breakit_page, bug):
+    page = breakit_page
+    fs = page.locator(f'#step-break fieldset.bug[data-bug="{bug}"]')
+    fs.locator("textarea").fill(CASES[bug]["misses"])
+    fs.locator(".try-button").click()
+    expect(fs.locator(".verdict")).to_have_attribute("data-state", "survived", timeout=LONG)
+    want = breakit.judge_input(bug, CASES[bug]["misses"])
+    assert not want["ok"]
+    expect(fs.locator(".verdict")).to_have_text("Not exposed. " + want["message"])
+    fs.locator("textarea").fill(CASES[bug]["exposes"])
+    fs.locator(".try-button").click()
+    expect(fs.locator(".verdict")).to_have_attribute("data-state", "exposed", timeout=LONG)
+    want = breakit.judge_input(bug, CASES[bug]["exposes"])
+    assert want["ok"]
+    expect(fs.locator(".verdict")).to_have_text("Exposed. " + want["message"])
+
+
+def test_a_malformed_input_gets_a_clear_message_and_runs_nothing(breakit_page):
+    page = breakit_page
+    fs = page.locator('#step-break fieldset.bug[data-bug="1"]')
+    fs.locator("textarea").fill("__import__('os').system('true')")
+    fs.locator(".try-button").click()
+    expect(fs.locator(".verdict")).to_have_attribute("data-state", "survived", timeout=LONG)
+    expect(fs.locator(".verdict")).to_contain_text("The only call allowed is random_qkv")
+
+
+def test_the_five_inputs_added_to_the_weak_suite_catch_every_bug_and_pass_the_correct_kernel(breakit_page):
+    page = breakit_page
+    section = page.locator("#step-break")
+    for bug in range(1, 6):
+        section.locator(f'fieldset.bug[data-bug="{bug}"] textarea').fill(CASES[bug]["exposes"])
+    section.locator(".check-button").click()
+    expect(section.locator(".step-status")).to_have_text("All 6 tests pass. Step passed.", timeout=LONG)
+    rows = section.locator(".suite-table tbody tr")
+    expect(rows).to_have_count(6)
+    expect(rows.nth(0)).to_contain_text("passes, as it should")
+    expect(section.locator('fieldset.bug[data-bug="2"] .verdict')).to_have_text(
+        "Exposed. Bug 2 leaves the bound on your input while the correct kernel stays within it. "
+        "Try it for the numbers.")
+    for k in range(1, 6):
+        expect(rows.nth(k)).to_contain_text(f"your_input_{k}")
+        expect(rows.nth(k).locator(".suite-verdict")).to_have_text("caught")
+    assert page.evaluate("window.__csp") == [] and page.offsite == [] and page.console_errors == []
+
+
+def test_break_it_answers_survive_a_reload_and_the_module_table_counts_them(breakit_page, server_url):
+    page = breakit_page
+    page.reload()
+    expect(page.locator('#step-break fieldset.bug[data-bug="4"] textarea')).to_have_value(CASES[4]["exposes"])
+    expect(page.locator("#step-break .step-state")).to_have_text("passed")
+    expect(page.locator('#step-predict fieldset.bug[data-bug="2"] input[type=checkbox]:checked')).to_have_count(0)
+    page.goto(server_url + "module/index.html")
+    row = page.locator("#exercises-table tbody tr", has_text="Break it")
+    expect(row.locator(".ex-status")).to_have_text("Done")
+    expect(page.locator(".objective", has_text="one input per planted bug").locator(".objective-state")
+           ).to_have_text("(Done)")
+
+
+def test_the_triton_page_says_it_cannot_run_here_and_offers_its_files_from_this_origin(browser, server_url, tmp_path):
+    ctx, page = open_page(browser, server_url + TRITON)
+    try:
+        expect(page.locator("#cannot-run")).to_contain_text("This exercise cannot run in a browser.")
+        links = page.locator(".downloads a")
+        expect(links).to_have_count(3)
+        folder = ROOT / "site/content/exercises/triton-port"
+        for i, name in enumerate(["starter.py", "test_flash_triton.py", "bench_flash_triton.py"]):
+            link = links.nth(i)
+            expect(link).to_have_text(name)
+            href = page.evaluate("(a) => a.href", link.element_handle())
+            assert href.startswith(server_url + "module/triton-port/files/")
+            with page.expect_download() as info:
+                link.click()
+            path = tmp_path / name
+            info.value.save_as(path)
+            assert path.read_bytes() == (folder / name).read_bytes()
+        expect(page.locator(".prompt")).to_contain_text('python3 -m pytest test_flash_triton.py -q -k "not causal"')
+        page.check("#self-port")
+        expect(page.locator("#progress-line")).to_contain_text("Progress: 1 of")
+        page.goto(server_url + "module/index.html")
+        row = page.locator("#exercises-table tbody tr", has_text="Triton")
+        expect(row.locator(".ex-status")).to_have_text("1 / 2 steps passed")
+        assert page.evaluate("window.__csp") == [] and page.offsite == [] and page.console_errors == []
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("path", [BREAK, TRITON])
+def test_axe_finds_no_violations(path, scheme, browser, server_url, artifacts):
+    if not AXE.exists():
+        pytest.skip("node_modules/axe-core missing: run `npm ci`")
+    ctx, page = open_page(browser, server_url + path, bypass_csp=True)
+    try:
+        page.emulate_media(color_scheme=scheme)
+        if path == BREAK:
+            section = page.locator("#step-predict")
+            section.locator(".check-button").click()
+            expect(section.locator(".truth").first).to_be_visible(timeout=LONG)
+            fs = page.locator('#step-break fieldset.bug[data-bug="4"]')
+            fs.locator("textarea").fill(CASES[4]["exposes"])
+            fs.locator(".try-button").click()
+            expect(fs.locator(".verdict")).to_have_attribute("data-state", "exposed", timeout=LONG)
+            page.locator("#step-break .bug-diff summary").first.click()
+        else:
+            page.locator("#on-your-gpu .hint-button").click()
+        page.add_script_tag(path=str(AXE))
+        violations = page.evaluate("""async (tags) => {
+            const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+            return r.violations.map((v) => ({id: v.id,
+                nodes: v.nodes.slice(0, 4).map((n) => n.target.join(' ') + ' ' + n.failureSummary)}));
+        }""", TAGS)
+        page.screenshot(path=str(artifacts / f"axe-{path.replace('/', '_')}-{scheme}.png"), full_page=True)
+        assert violations == [], json.dumps(violations, indent=1)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("path", [BREAK, TRITON])
+def test_the_page_fits_the_screen_without_sideways_scrolling(path, width, browser, server_url, artifacts):
+    ctx, page = open_page(browser, server_url + path, viewport=(width, 900))
+    try:
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.screenshot(path=str(artifacts / f"module-{path.replace('/', '_')}-{width}.png"), full_page=True)
+    finally:
+        ctx.close()

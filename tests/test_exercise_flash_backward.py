@@ -1,0 +1,90 @@
+"""Exercise 2, FlashAttention backward with recomputation: what each typical
+wrong answer trips over, with real values. (The generic checks, solution
+passes, starter and every wrong/*.py fail, the offline CLI agrees, are in
+tests/test_exercises.py for every step.)"""
+from __future__ import annotations
+
+import math
+import struct
+
+from exercises import content, runner
+
+SLUG = "flash-backward"
+
+
+def _failed(step, wrong):
+    source = content.wrong_answers(content.step(SLUG, step))[wrong]
+    report = runner.check(SLUG, step, source)
+    assert report["error"] is None
+    return {r["name"] for r in report["results"] if not r["ok"]}, report
+
+
+def _half(x):
+    try:
+        return struct.unpack("<e", struct.pack("<e", x))[0]
+    except OverflowError:
+        return math.inf
+
+
+def test_the_fp16_limit_is_ln_65520_to_four_decimals_not_11_09():
+    assert round(math.log(65520), 4) == 11.0901
+    assert _half(math.exp(11.09)) == 65504.0          # 65,513 rounds down: 11.09 is not the limit
+    assert _half(math.exp(11.0901)) == 65504.0        # 65,519.3: still below 65,520
+    assert _half(math.exp(11.0902)) == math.inf       # 65,525.9: infinity
+    assert _half(65519.99) == 65504.0 and _half(65520.0) == math.inf
+    namespace = {}
+    tests = content.read(content.step(SLUG, "harden"), "tests.py")
+    exec(compile(tests, "tests.py", "exec"), namespace)
+    assert namespace["LIMIT"] == 11.0901
+    for wrong in ("limit_rounded_to_11_09.py", "limit_at_the_largest_half.py"):
+        failed, _ = _failed("harden", wrong)
+        assert failed == {"test_the_fp16_limit"}, wrong
+
+
+def test_without_the_max_subtraction_only_the_fp16_case_past_the_limit_fails():
+    failed, report = _failed("harden", "no_max_subtraction.py")
+    assert failed == {"test_fp16_scores_past_the_limit"}   # float64 and the 10.9 case still pass
+    bad = next(r for r in report["results"] if not r["ok"])
+    assert "largest score 11.2" in bad["input"] and bad["got"] == "nan"
+
+
+def test_the_given_forward_turns_an_empty_row_into_nan():
+    source = content.read(content.step(SLUG, "harden"), "starter.py")
+    out = runner.run(source)
+    assert out["error"] is None and "nan" in out["output"]
+    failed, report = _failed("harden", "nan_on_empty_row.py")
+    assert failed == {"test_a_first_key_tile_all_masked", "test_rows_with_no_keys"}
+
+
+def test_only_the_L_test_catches_a_softmax_recomputed_without_L():
+    failed, report = _failed("scratch", "softmax_recomputed_without_L.py")
+    assert failed == {"test_p_is_recomputed_from_the_given_L"}
+    bad = next(r for r in report["results"] if not r["ok"])
+    assert "L + ln 2" in bad["input"]
+    # its rows with L shifted get twice the expected gradient: P not halved
+    assert bad["expected"] == "dQ[1][0] = 0.0129" and bad["got"] == "0.0258"
+
+
+def test_leaving_D_out_keeps_dV_right_and_breaks_dQ_even_with_one_key():
+    failed, report = _failed("scratch", "d_left_out.py")
+    first = report["results"][0]
+    assert first["message"] == ("N = 1, d = 4, seed 1, block_rows 1, block_cols 1, full: "
+                                "expected dQ[0][0] = 0.0, got -0.0024")
+
+
+def test_empty_rows_and_ragged_tiles_are_caught_in_the_backward():
+    failed, _ = _failed("scratch", "nan_on_empty_row.py")
+    assert failed == {"test_padding_keys_and_a_key_tile_all_masked", "test_rows_with_no_keys"}
+    failed, _ = _failed("scratch", "off_by_one_last_tile.py")
+    assert "test_random_ragged" in failed and "test_one_row" in failed
+
+
+def test_the_module_ticks_the_backward_objectives_from_this_exercises_steps():
+    import tomllib
+    from pathlib import Path
+    module = tomllib.loads((Path(content.ROOT) / "site/content/module.toml").read_text(encoding="utf-8"))
+    steps = [st for g in module["objective_groups"] for o in g["items"] for st in o.get("steps", [])]
+    assert "flash-backward/scratch" in steps and "flash-backward/harden" in steps
+    ids = {f"{s}/{st['id']}" for s in content.slugs() for st in content.load(s)["steps"]}
+    ids |= {f"{s}/{r.lower()}" for s in content.slugs() for r in content.load(s).get("ladder", [])}
+    assert set(steps) <= ids  # every objective names steps that exist

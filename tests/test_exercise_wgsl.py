@@ -1,0 +1,249 @@
+"""Exercise 4 (wgsl-kernel): the skeletons, the reference solution, the typical wrong
+shaders and the static checks of exercises/wgsl.py; then the reference solution and
+the wrong shaders run natively through wgpu-py (lavapipe here), judged by the
+emulator's float64 checker, with instrumented byte counts equal to
+emulator.traffic.count("fused", ...).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from emulator.inputs import random_qkv
+from emulator.shaders import instrument
+from emulator.tiling import MANIFEST
+from exercises import content, wgsl
+
+ROOT = Path(__file__).resolve().parent.parent
+EX = ROOT / "site" / "content" / "exercises" / "wgsl-kernel"
+FUSED = (ROOT / "kernels_wgsl" / "fused.wgsl").read_text()
+
+
+def _src(rel: str) -> str:
+    return (EX / rel).read_text()
+
+
+# ---- files and static checks -----------------------------------------------------
+
+@pytest.mark.parametrize("rel", ["scratch/starter.wgsl", "scratch/solution.wgsl", "harden/starter.wgsl",
+                                 "harden/solution.wgsl"])
+def test_every_skeleton_and_solution_has_fused_wgsls_header_byte_for_byte(rel):
+    block = wgsl.header_block(_src(rel))
+    assert block is not None and block == wgsl.header_block(FUSED)
+    assert "atomicAdd(&counters[slot], elems);" in block
+
+
+def test_the_exercise_declares_both_steps_with_cases_that_cover_the_harden_list():
+    ex = content.load("wgsl-kernel")
+    assert [s["id"] for s in ex["steps"]] == ["scratch", "harden"]
+    harden = wgsl.step_entry("harden")
+    ds = {d for _, d, _ in harden["cases"]}
+    assert ds == {16, 32, 64}
+    assert any(c for _, _, c in harden["cases"])  # causal
+    for n, d, _ in harden["cases"]:
+        br = wgsl.tiling(d, harden["workgroup_bytes"])["BR"]
+        if n % br:
+            break
+    else:
+        pytest.fail("no ragged N among Harden's cases")
+
+
+@pytest.mark.parametrize("step", ["scratch", "harden"])
+def test_the_solution_passes_every_static_check(step):
+    assert wgsl.static_problems(_src(f"{step}/solution.wgsl"), ["no_infinity", "uniform_barriers"]) == []
+
+
+def test_the_project_fused_kernel_passes_the_static_checks_too():
+    assert wgsl.check_no_infinity(FUSED) == []
+    assert wgsl.check_uniform_barriers(FUSED) == []
+
+
+@pytest.mark.parametrize("name,check,says", [
+    ("barrier_in_branch.wgsl", "uniform_barriers", "workgroupBarrier() is inside a branch"),
+    ("early_return.wgsl", "uniform_barriers", "return under a per-invocation condition"),
+    ("infinity_bitcast.wgsl", "no_infinity", "bitcast of 0xff800000"),
+])
+def test_each_wrong_harden_shader_fails_its_intended_static_check(name, check, says):
+    problems = wgsl.STATIC_CHECKS[check](_src(f"harden/wrong/{name}"))
+    assert any(says in p for p in problems), problems
+
+
+def test_the_harden_starter_fails_both_static_checks_at_the_right_lines():
+    src = _src("harden/starter.wgsl")
+    lines = src.splitlines()
+    inf = wgsl.check_no_infinity(src)
+    bar = wgsl.check_uniform_barriers(src)
+    inf_line = int(inf[0].split(":")[0].split()[1])
+    bar_line = int(bar[0].split(":")[0].split()[1])
+    assert "0xff800000u" in lines[inf_line - 1]
+    assert "return" in lines[bar_line - 1]
+
+
+@pytest.mark.parametrize("snippet,says", [
+    ("let m = -1e39;", "beyond f32's largest"),
+    ("let m = -3.5e38;", "beyond f32's largest"),
+    ("let m = -1.0 / 0.0;", "division by the literal zero"),
+    ("let m = bitcast<f32>(0x7f800000u);", "bitcast"),
+    ("let m = -infinity;", "says infinity"),
+])
+def test_no_infinity_catches_each_way_of_writing_one(snippet, says):
+    problems = wgsl.check_no_infinity(f"fn f() {{\n  {snippet}\n}}\n")
+    assert any(says in p and p.startswith("line 2:") for p in problems), problems
+
+
+@pytest.mark.parametrize("snippet", ["let m = -3.0e38;", "let x = 1.0e-38;", "let x = 10.0 / 3.0;",
+                                     "let x = bitcast<f32>(0x3f800000u);  // 1.0", "// -inf in a comment"])
+def test_no_infinity_lets_finite_values_and_comments_through(snippet):
+    assert wgsl.check_no_infinity(f"fn f() {{\n  {snippet}\n}}\n") == []
+
+
+_BARRIER_SHAPES = """
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  let row = wg.x * 64u + li;
+  let tile = wg.x;
+  BODY
+}
+"""
+
+
+@pytest.mark.parametrize("body,ok", [
+    ("if (tile > 2u) { workgroupBarrier(); }", True),                       # uniform: workgroup id
+    ("if (row < params.n) { workgroupBarrier(); }", False),                 # varying through row
+    ("var t = 0u; if (li == 0u) { t = 1u; } if (t > 0u) { workgroupBarrier(); }", False),  # via assignment
+    ("for (var j = li; j < 64u; j += 64u) { storageBarrier(); }", False),   # varying loop start
+    ("for (var j = 0u; j < 4u; j++) { workgroupBarrier(); }", True),
+    ("if (li > 3u) { let x = 1u; } else { workgroupBarrier(); }", False),   # else of a varying if
+    ("if (li > 3u) { return; }\n  workgroupBarrier();", False),           # early return
+    ("workgroupBarrier();\n  if (li > 3u) { return; }", True),             # return after the last barrier
+])
+def test_uniform_barriers_on_small_shapes(body, ok):
+    problems = wgsl.check_uniform_barriers(_BARRIER_SHAPES.replace("BODY", body))
+    assert (problems == []) == ok, problems
+
+
+# ---- native runs through wgpu-py -------------------------------------------------
+
+@pytest.fixture(scope="module")
+def device():
+    """A wgpu-py device at WebGPU's default limits, or a skip saying why not."""
+    try:
+        from cannery_host.wgsl import KernelError, Runner
+    except ImportError as e:
+        pytest.skip(f"wgpu-py is not importable: {e}")
+    try:
+        return Runner(limits="default")
+    except (KernelError, RuntimeError) as e:
+        pytest.skip(f"no WebGPU adapter for wgpu-py: {e}")
+
+
+def run_source(runner, source: str, n: int, d: int, causal: bool, workgroup_bytes: int, seed: int = 0):
+    """Compile ``source`` (instrumented) with D, BR, BC from the declared M, run it on
+    seeded inputs, return (q, k, v, O rows, counted {tensor: {read, write}} bytes)."""
+    import numpy as np
+
+    q, k, v = random_qkv(n, d, seed)
+    consts = wgsl.tiling(d, workgroup_bytes)
+    dev, gpu = runner.device, runner.wgpu
+    module = dev.create_shader_module(code=instrument(source))
+    errors = [m for m in module.get_compilation_info_sync() if m.type == "error"]
+    if errors:
+        raise RuntimeError(f"compile: {errors}")
+    pipe = dev.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main",
+                                                               "constants": consts})
+    bufs = {name: runner._storage(0, np.array(x, np.float32)) for name, x in (("Q", q), ("K", k), ("V", v))}
+    bufs["O"] = runner._storage(n * d * 4)
+    slots = MANIFEST["instrument"]["slots"]
+    bufs["counters"] = runner._storage(len(slots) * 4)
+    params = dev.create_buffer_with_data(data=np.array([n, int(causal), 0, 0], np.uint32),
+                                         usage=gpu.BufferUsage.UNIFORM)
+    binding = {"params": 0, "Q": 1, "K": 2, "V": 3, "O": 4, "counters": MANIFEST["instrument"]["binding"]}
+    entries = [{"binding": binding[name], "resource": {"buffer": buf, "offset": 0, "size": buf.size}}
+               for name, buf in dict(bufs, params=params).items()]
+    group = dev.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=entries)
+    enc = dev.create_command_encoder()
+    enc.clear_buffer(bufs["O"])
+    enc.clear_buffer(bufs["counters"])
+    cpass = enc.begin_compute_pass()
+    cpass.set_pipeline(pipe)
+    cpass.set_bind_group(0, group)
+    cpass.dispatch_workgroups((n + consts["BR"] - 1) // consts["BR"], 1, 1)
+    cpass.end()
+    dev.queue.submit([enc.finish()])
+    out = np.frombuffer(dev.queue.read_buffer(bufs["O"]), np.float32).reshape(n, d)
+    raw = np.frombuffer(dev.queue.read_buffer(bufs["counters"]), np.uint32)
+    counted = {}
+    for i, slot in enumerate(slots):
+        tensor, kind = slot.split(".")
+        counted.setdefault(tensor, {"read": 0, "write": 0})[kind] = int(raw[i]) * MANIFEST["bytes_per_element"]
+    return q, k, v, out.astype(float).tolist(), counted
+
+
+def _cases(step):
+    entry = wgsl.step_entry(step)
+    return [pytest.param(step, n, d, c, entry["workgroup_bytes"], id=f"{step}-{n=}-{d=}-causal={c}")
+            for n, d, c in entry["cases"]]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("step,n,d,causal,m", _cases("scratch") + _cases("harden"))
+def test_the_reference_solution_passes_every_case_with_the_emulators_byte_count(device, step, n, d, causal, m):
+    q, k, v, out, counted = run_source(device, _src(f"{step}/solution.wgsl"), n, d, causal, m)
+    verdict = wgsl.judge(out, q, k, v, causal, m, counted)
+    assert verdict["passed"], verdict["message"]
+    assert verdict["counted_bytes"] == verdict["expected_bytes"] > 0
+    assert verdict["check"]["rows_checked"] > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rel,says", [
+    ("scratch/wrong/wrong_rescale.wgsl", "beyond the bound"),
+    ("scratch/wrong/no_rescale.wgsl", "beyond the bound"),
+    ("scratch/wrong/l_not_rescaled.wgsl", "beyond the bound"),
+    ("harden/wrong/causal_ignored.wgsl", "beyond the bound"),
+    ("harden/wrong/unguarded_loads.wgsl", "the counters saw"),
+])
+def test_each_wrong_shader_fails_some_case_with_a_message_naming_a_row_or_the_bytes(device, rel, says):
+    step = rel.split("/")[0]
+    entry = wgsl.step_entry(step)
+    verdicts = []
+    for n, d, causal in entry["cases"]:
+        q, k, v, out, counted = run_source(device, _src(rel), n, d, causal, entry["workgroup_bytes"])
+        verdicts.append(wgsl.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted))
+    failed = [x for x in verdicts if not x["passed"]]
+    assert failed, f"{rel} passed every case"
+    assert says in failed[0]["message"], failed[0]["message"]
+    if says == "beyond the bound":
+        report = failed[0]["check"]
+        assert f"row {report['first_failing_row']} (query tile {report['first_failing_tile']})" in failed[0]["message"]
+
+
+@pytest.mark.gpu
+def test_the_scratch_skeleton_compiles_and_fails_with_o_all_zero(device):
+    entry = wgsl.step_entry("scratch")
+    n, d, causal = entry["cases"][0]
+    q, k, v, out, counted = run_source(device, _src("scratch/starter.wgsl"), n, d, causal, entry["workgroup_bytes"])
+    assert all(x == 0.0 for row in out for x in row)
+    verdict = wgsl.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted)
+    assert not verdict["passed"] and "row 0 (query tile 0)" in verdict["message"]
+    # The loads and the store are in place already: the bytes are right from the start.
+    assert verdict["counted_bytes"] == verdict["expected_bytes"]
+
+
+@pytest.mark.gpu
+def test_the_harden_starter_with_only_its_static_faults_fixed_still_fails_ragged_or_causal(device):
+    src = _src("harden/starter.wgsl")
+    assert "const NEG_INF: f32 = bitcast<f32>(0xff800000u);" in src and "if (row >= n) { return; }" in src
+    src = src.replace("bitcast<f32>(0xff800000u)", "-3.0e38").replace("  if (row >= n) { return; }\n", "")
+    src = src.replace("NEG_INF", "NEG_BIG_TOO")
+    assert wgsl.static_problems(src, ["no_infinity", "uniform_barriers"]) == []
+    entry = wgsl.step_entry("harden")
+    messages = []
+    for n, d, causal in entry["cases"]:
+        q, k, v, out, counted = run_source(device, src, n, d, causal, entry["workgroup_bytes"])
+        verdict = wgsl.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted)
+        if not verdict["passed"]:
+            messages.append(verdict["message"])
+    assert any("causal" in m for m in messages), messages
+    assert len(messages) >= 3, messages
