@@ -590,10 +590,11 @@ def test_a_workgroup_past_the_adapters_invocation_limit_is_refused_naming_m_and_
         ctx.close()
 
 
-def test_a_workgroup_past_the_default_invocations_asks_the_adapter_for_them(browser, server_url):
-    """d = 16, M = 49,152: B_r = 384 invocations, past WebGPU's default 256, on an adapter
-    that reports 1,024 (and 64 KB of workgroup memory). The page asks for 384 of both
-    invocation limits; the SwiftShader device underneath then refuses, and says so."""
+def test_a_tile_of_384_rows_runs_within_the_default_invocations_and_asks_only_for_memory(browser, server_url):
+    """d = 16, M = 49,152: B_r = 384 rows, past WebGPU's default 256 invocations. The lesson
+    kernels spread a tile's rows over at most 256 invocations (kernels_wgsl/README.md), so on
+    an adapter that reports 1,024 invocations and 64 KB the page asks for the 49,152 B of
+    workgroup memory and no invocation limit above the default, as the emulator's plan says."""
     init = _FAKE_LIMITS % json.dumps({"maxComputeInvocationsPerWorkgroup": 1024, "maxComputeWorkgroupSizeX": 1024,
                                       "maxComputeWorkgroupStorageSize": 65536})
     ctx, page = open_page(browser, server_url, init=init)
@@ -601,8 +602,15 @@ def test_a_workgroup_past_the_default_invocations_asks_the_adapter_for_them(brow
         press(page, "#time-button", n=64, d=16, workgroup_bytes=49152)
         asked = page.evaluate("window.__asked")
         assert asked, page.inner_text("#lab-alert")
-        assert asked[-1]["maxComputeInvocationsPerWorkgroup"] == 384
-        assert asked[-1]["maxComputeWorkgroupSizeX"] == 384
         assert asked[-1]["maxComputeWorkgroupStorageSize"] == 49152
+        assert asked[-1].get("maxComputeInvocationsPerWorkgroup", 256) <= 256
+        assert asked[-1].get("maxComputeWorkgroupSizeX", 256) <= 256
+        limits = {"maxComputeInvocationsPerWorkgroup": 1024, "maxComputeWorkgroupSizeX": 1024,
+                  "maxComputeWorkgroupStorageSize": 65536}
+        plan = api.handle({"op": "gpu_plan", "params": params(n="64", workgroup_bytes="49152"), "limits": limits})
+        assert plan["ok"], plan
+        required = plan["result"]["required_limits"]
+        assert required["maxComputeWorkgroupStorageSize"] == 49152
+        assert "maxComputeInvocationsPerWorkgroup" not in required
     finally:
         ctx.close()
