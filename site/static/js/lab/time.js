@@ -294,9 +294,10 @@ function renderTime(result, counts, opts) {
           Plain does ${rate(p ? p.intensity : 0)} FLOP per byte it moves, fused ${rate(f ? f.intensity : 0)}. A GPU that can do more
           arithmetic per byte than a kernel asks for waits on memory, and there fewer bytes win; where the arithmetic is
           the slow part (a CPU adapter, a small N), fewer bytes buy little.</li>
-        <li><strong>Invocations per workgroup.</strong> The lesson's fused kernel gives each of its B_r = ${f ? f.traffic.block_rows : "–"} query rows
-          one invocation, which walks all d = ${d} numbers of every key alone. A GPU hides memory waits by keeping many
-          invocations busy; a workgroup this small, doing this much in sequence, leaves much of it idle.</li>
+        <li><strong>Invocations per workgroup.</strong> The lesson's fused kernel runs one workgroup per query tile of
+          B_r = ${f ? f.traffic.block_rows : "–"} rows, so at N = ${fmt(f ? f.traffic.n : 0)} it has
+          ${fmt(f ? f.traffic.query_tiles : 0)} workgroups in all, each of at most 256 invocations. A GPU hides memory waits
+          by keeping many invocations busy; with few workgroups (a small N) much of it sits idle, whatever the bytes.</li>
         <li><strong>Untuned code.</strong> The lesson's kernels are written to be read. The tuned kernels keep the same idea (S and P never
           leave the bench) with the arithmetic laid out for the hardware${best.length ? html`; the fastest here, ${best[0][0]}, ran ${times(best[0][1])} as fast as plain` : ""}.</li>
       </ul>
