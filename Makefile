@@ -63,9 +63,11 @@ lint-js: node_modules/.installed
 lint-py: $(VENV)/.installed
 	$(PY) -m ruff check .
 
+# --dist loadfile: a test file runs on one worker, in order, so the browser tests that
+# share one page per module (module-scoped fixtures) see the page as the file left it.
 test: setup facts-model lint-py lint-js
 	$(PY) -m facts --check
-	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 bench: setup
 	$(PY) -m bench.bench_lab

@@ -95,6 +95,16 @@ def test_the_correct_solution_passes_and_the_step_is_marked(exercise, step):
 
 def test_the_module_page_ticks_the_backward_objectives(exercise, server_url):
     page = exercise
+    # Self-contained (xdist may run this apart from the tests that pass the steps):
+    # both steps passed, as progress.js stores them.
+    page.evaluate("""() => {
+        const key = "cannery.progress.v1";
+        const state = JSON.parse(localStorage.getItem(key) || '{"version": 1, "steps": {}}');
+        for (const step of ["flash-backward/harden", "flash-backward/scratch"]) {
+            state.steps[step] = { ...(state.steps[step] || {}), passed: true };
+        }
+        localStorage.setItem(key, JSON.stringify(state));
+    }""")
     page.goto(server_url + "module/index.html")
     row = page.locator("#exercises-table tbody tr", has_text="backward pass by recomputation")
     expect(row.locator(".ex-status")).to_have_text("Done")
@@ -135,7 +145,7 @@ def test_the_page_fits_the_screen_without_sideways_scrolling(width, browser, ser
     try:
         expect(page.locator("#step-harden .cm-editor")).to_be_visible()
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        assert re.search(r"Progress: 0 of \d+ steps", page.locator("#progress-line").inner_text())
+        assert re.search(r"Module progress: 0 of \d+ steps", page.locator("#progress-line").inner_text())
         page.screenshot(path=str(artifacts / f"module-{SLUG}-{width}.png"), full_page=True)
     finally:
         ctx.close()
