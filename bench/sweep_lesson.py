@@ -1,8 +1,8 @@
 """Time the lesson's fused kernel (fused.wgsl / fused_lanes.wgsl) at its own tiles with
 other rows per invocation (R) and key streams (TX) than the shaders' defaults.
 
-    python bench/sweep_lesson.py --d 16 64 128 --n 4096 --heads 32 [--subgroups 1 0]
-    python bench/sweep_lesson.py --plain --d 16 64 128   # plain's scores and P V passes
+    python -m bench.sweep_lesson --d 16 64 128 --n 4096 --heads 32 [--subgroups 1 0]
+    python -m bench.sweep_lesson --plain --d 16 64 128   # plain's scores and P V passes
 
 The tiles stay the lesson's (B_r = (M/2) / (4 d), B_c = B_r / 2, M = 16,384), so every
 configuration moves the same bytes; only the work inside a workgroup changes. Each
@@ -12,16 +12,12 @@ against float64 at N = 300, causal, then timed with cannery_host.wgsl.Runner.tim
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.bench_wgsl import reference  # noqa: E402
-from cannery_host import wgsl as host  # noqa: E402
-from emulator.tiling import MANIFEST, lesson_blocks  # noqa: E402
+from bench.bench_wgsl import reference
+from cannery_host import wgsl as host
+from emulator.tiling import MANIFEST, lesson_blocks
 
 
 def valid(d: int, br: int, bc: int, r: int, tx: int) -> bool:
