@@ -287,7 +287,7 @@ def test_progress_from_an_older_unversioned_key_is_migrated(browser, server_url)
             JSON.stringify({passed: ['online-softmax/predict', 'online-softmax/scratch'],
                             code: {'online-softmax/compose': '# old'}})); }""")
         page.reload()
-        expect(page.locator("#progress-line")).to_have_text(f"Module progress: 2 of {TOTAL} steps")
+        expect(page.locator("#progress-line")).to_have_text(f"Progress: 2 of {TOTAL} steps")
         stored = json.loads(page.evaluate("localStorage.getItem('cannery.progress.v1')"))
         assert stored["version"] == 1 and stored["steps"]["online-softmax/compose"]["code"] == "# old"
         assert page.evaluate("localStorage.getItem('cannery.progress')") is None
