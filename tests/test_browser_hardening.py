@@ -292,10 +292,17 @@ def test_a_long_check_can_be_cancelled_and_a_fresh_worker_answers_next(browser, 
         page.focus("#cancel-button")
         page.keyboard.press("Enter")
         wait_idle(page, timeout=5_000)
-        assert page.inner_text("#lab-status") == "Check cancelled. Earlier results are kept."
+        status = page.inner_text("#lab-status")
+        if status.startswith("Check cancelled after "):
+            # Check works in chunks of rows: when some finished before Cancel (a busy
+            # machine), those rows are shown, said to be only a part of the check.
+            assert status.endswith("the result shown covers only those rows.")
+            assert page.is_visible("#check-result")
+        else:
+            assert status == "Check cancelled. Earlier results are kept."
+            assert page.is_hidden("#check-result")
         assert page.is_hidden("#cancel-button")
         assert page.evaluate("document.activeElement.id") == "check-button"
-        assert page.is_hidden("#check-result")
         assert page.inner_text("#count-total") == before
         page.screenshot(path=str(artifacts / "hardening-cancelled.png"))
         press(page, "#count-button", n=65, d=16)
