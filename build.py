@@ -47,6 +47,7 @@ PAGES = SITE / "content" / "pages"
 EDITOR_ENTRY = SITE / "editor" / "codemirror-entry.js"
 EDITOR_OUT = Path("vendor") / "codemirror" / "codemirror.js"
 
+import i18n  # noqa: E402
 from emulator import traffic  # noqa: E402
 from emulator.backward import CHECK_MAX_N as BACKWARD_CHECK_MAX_N  # noqa: E402
 from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, LESSON_KERNELS, M_MAX, M_MIN, MANIFEST  # noqa: E402
@@ -136,9 +137,25 @@ def python_bundle(out: Path) -> None:
     files["kernels_wgsl/manifest.json"] = (ROOT / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8")
     for path in sorted((ROOT / "kernels_wgsl").glob("*.wgsl")):  # gpu_plan reads each pass's limits
         files[f"kernels_wgsl/{path.name}"] = path.read_text(encoding="utf-8")
+    # each language's messages for the Python in the page (emulator/i18n.py reads them)
+    catalogs = {lang.code: {"locale": lang.locale, "numbers": i18n.numbers(lang.code).symbols(),
+                            "mo": base64.b64encode(i18n.mo_bytes(lang, "python")).decode()}
+                for lang in i18n.languages() if not lang.default}
     target = out / "py" / "bundle.json"
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps({"files": files}, sort_keys=True), encoding="utf-8")
+    target.write_text(json.dumps({"files": files, "catalogs": catalogs}, sort_keys=True), encoding="utf-8")
+
+
+def page_catalogs(out: Path) -> None:
+    """Write locale/<code>/page.json for each translated language: the page's
+    JavaScript messages (gettext domain "page"), read by site/static/js/i18n.js."""
+    for lang in i18n.languages():
+        if lang.default:
+            continue
+        target = out / "locale" / lang.code / "page.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(i18n.js_messages(lang, "page"), ensure_ascii=False, sort_keys=True),
+                          encoding="utf-8")
 
 
 def exercises_bundle(out: Path) -> None:
@@ -209,17 +226,25 @@ def markdown(text: str) -> str:
     return _markdown().render(text)
 
 
-def make_env() -> jinja2.Environment:
-    """Jinja2 with StrictUndefined and autoescape; filters for numbers and Markdown."""
+def make_env(code: str | None = None) -> jinja2.Environment:
+    """Jinja2 with StrictUndefined and autoescape, in the language ``code``
+    (default: the source language): gettext through jinja2.ext.i18n with that
+    language's catalog (domain "site"), number filters by its Babel rules,
+    and a Markdown filter."""
+    lang = i18n.language(code) if code else i18n.default()
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(SITE / "templates")),
         undefined=jinja2.StrictUndefined,
         autoescape=jinja2.select_autoescape(["html", "j2", "xml"], default=True),
         keep_trailing_newline=True,
+        extensions=["jinja2.ext.i18n"],
     )
-    env.filters["thousands"] = lambda x: f"{int(x):,}"
-    env.filters["mib"] = lambda x, digits=1: f"{x / 2**20:,.{digits}f}"
-    env.filters["fixed"] = lambda x, digits=1: f"{x:,.{digits}f}"
+    env.install_gettext_translations(i18n.translations(lang.code, "site"), newstyle=True)
+    nums = i18n.numbers(lang.code)
+    env.filters["thousands"] = nums.group
+    env.filters["mib"] = lambda x, digits=1: nums.fixed(x / 2**20, digits)
+    env.filters["fixed"] = lambda x, digits=1: nums.fixed(x, digits)
+    env.filters["num"] = nums.short
     env.filters["tojson_sorted"] = lambda x: json.dumps(x, sort_keys=True)
 
     @jinja2.pass_context
@@ -233,11 +258,11 @@ def make_env() -> jinja2.Environment:
     return env
 
 
-def load_pages() -> list[dict]:
-    """Every page file in site/content/pages/, sorted by name."""
+def load_pages(code: str) -> list[dict]:
+    """Every page file in site/content/pages/, sorted by name, in language ``code``."""
     pages = []
     for path in sorted(PAGES.glob("*.toml")):
-        page = load_toml(path)
+        page = i18n.load_content(path.relative_to(SITE / "content"), code)
         page["name"] = path.stem
         pages.append(page)
     return pages
@@ -249,15 +274,27 @@ def root_of(output: str) -> str:
 
 
 def render_pages(env: jinja2.Environment, context: dict, out: Path) -> list[str]:
-    """Render every page (one per exercise for ``for_each = "exercises"``); returns outputs."""
+    """Render every page of one language (one per exercise for ``for_each =
+    "exercises"``) under that language's prefix; returns the outputs.
+
+    Each page gets ``root`` (back to the site root, for shared files such as
+    static/), ``home`` (back to its language's root, for links between pages)
+    and ``alternates`` (the same page in every language, for hreflang links
+    and the language switch)."""
     written = []
-    for page in load_pages():
+    lang = context["lang"]
+    for page in load_pages(lang.code):
         items = [None]
         if page.get("for_each") == "exercises":
             items = context["exercises"]
         for item in items:
-            output = page["output"].format(slug=item["slug"]) if item else page["output"]
-            local = dict(context, page=page, root=root_of(output), exercise=item)
+            path = page["output"].format(slug=item["slug"]) if item else page["output"]
+            output = lang.prefix + path
+            root = root_of(output)
+            alternates = [{"code": other.code, "name": other.name, "href": root + other.prefix + path,
+                           "current": other.code == lang.code} for other in i18n.languages()]
+            local = dict(context, page=page, root=root, home=root + lang.prefix, exercise=item,
+                         alternates=alternates, page_path=path)
             html = env.get_template(page["template"]).render(**local)
             target = out / output
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -289,29 +326,31 @@ def build(out: Path = DEFAULT_OUT) -> Path:
 
     facts = load_facts()
     counts = lesson_counts()
-    lab = load_toml(SITE / "content" / "lab.toml")
-    context = {
-        "facts": facts,
-        "counts": counts,
-        "manifest": MANIFEST,
-        "lesson_kernels": list(LESSON_KERNELS),
-        "lab": lab,
-        "limits": {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
-                   "backward_check_max_n": BACKWARD_CHECK_MAX_N,
-                   "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},
-        "csp": CSP,
-    }
-    import film  # the film script → captions, chapters, transcript, sources
-    context["film"] = film.build(context)
-    film.write_assets(context["film"], out)
-
+    page_catalogs(out)
     import course  # the module page and exercise pages: data from site/content
-    context.update(course.build(context))
-    course.write_downloads(context["exercises"], out)
+    import film  # the film script → captions, chapters, transcript, sources
 
-    env = make_env()
-    env.globals["sri"] = lambda rel: sri(out / rel)
-    render_pages(env, context, out)
+    for lang in i18n.languages():
+        context = {
+            "lang": lang,
+            "languages": i18n.languages(),
+            "facts": facts,
+            "counts": counts,
+            "manifest": MANIFEST,
+            "lesson_kernels": list(LESSON_KERNELS),
+            "lab": i18n.load_content("lab.toml", lang.code),
+            "limits": {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
+                       "backward_check_max_n": BACKWARD_CHECK_MAX_N,
+                       "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},
+            "csp": CSP,
+        }
+        context["film"] = film.build(context, lang=lang.code)
+        film.write_assets(context["film"], out, lang=lang.code)
+        context.update(course.build(context, lang=lang.code))
+        course.write_downloads(context["exercises"], out / lang.prefix)
+        env = make_env(lang.code)
+        env.globals["sri"] = lambda rel: sri(out / rel)
+        render_pages(env, context, out)
     return out
 
 

@@ -13,6 +13,7 @@ import math
 import tomllib
 from pathlib import Path
 
+import i18n
 from emulator import traffic
 from exercises import content
 
@@ -34,7 +35,7 @@ def predict_figures(step: dict) -> dict:
             "block_rows": fused.tiling.block_rows, "query_tiles": fused.tiling.query_tiles}
 
 
-def load_exercise(slug: str) -> dict:
+def load_exercise(slug: str, lang: str | None = None) -> dict:
     """One exercise with every step's prompt, starter, solution, hints and after-text.
 
     An exercise that runs outside the page (``in_browser = false``, ``steps = []``)
@@ -46,8 +47,17 @@ def load_exercise(slug: str) -> dict:
     (for break-it: each bug with its diff from breakit.diff, the weak tests),
     plus the sources its steps show (``judge_files``).
     """
-    ex = content.load(slug)
+    code = lang or i18n.default().code
     folder = Path(content.EXERCISES_DIR) / slug
+    ex = content.load(slug)
+    over = i18n.overlay_path(i18n.language(code), Path("exercises") / slug / "exercise.toml")
+    if not i18n.language(code).default and over.exists():
+        with open(over, "rb") as f:
+            ex = i18n.merge(ex, tomllib.load(f), f"{code}/exercises/{slug}/exercise.toml")
+
+    def text(path: Path) -> str:
+        return i18n.read_text(path, code)
+
     ex["ladder"] = [s["title"] for s in ex["steps"]] if ex["steps"] else list(ex.get("ladder", []))
     ex["self_steps"] = []
     ex["downloads"] = []
@@ -56,8 +66,8 @@ def load_exercise(slug: str) -> dict:
                             for rung in ex["ladder"]]
         ex["downloads"] = [{"name": name, "href": f"files/{name}", "bytes": (folder / name).stat().st_size}
                            for name in ex.get("files", [])]
-        ex["prompt_md"] = (folder / "prompt.md").read_text(encoding="utf-8")
-        ex["hints"] = _hints((folder / "hints.md").read_text(encoding="utf-8"))
+        ex["prompt_md"] = text(folder / "prompt.md")
+        ex["hints"] = _hints(text(folder / "hints.md"))
     ex["judge_data"] = {}
     ex["judge_files"] = {}
     if ex.get("judge"):
@@ -69,6 +79,8 @@ def load_exercise(slug: str) -> dict:
         step["key"] = f"{slug}/{step['id']}"
         for name in (*content.STEP_FILES, "starter.wgsl", "solution.wgsl"):  # .wgsl: exercise 4
             step[name.replace(".", "_")] = content.read(step, name)
+            if name.endswith(".md") and step[name.replace(".", "_")]:  # words: in the page's language
+                step[name.replace(".", "_")] = text(Path(step["dir"]) / name)
         step["hints"] = _hints(step["hints_md"])
         step["fig"] = predict_figures(step) if step.get("kind") == "predict" else {}
         del step["dir"]  # an absolute path: keep it out of the built pages
@@ -112,11 +124,12 @@ def io_chart(n: int = 4096, d: int = 32, width: int = 560, height: int = 340) ->
     }
 
 
-def build(context: dict) -> dict:
-    """Template data for the module and exercise pages (see the module docstring)."""
-    with open(MODULE_TOML, "rb") as f:
-        module = tomllib.load(f)
-    built = {slug: load_exercise(slug) for slug in content.slugs()}
+def build(context: dict, lang: str | None = None) -> dict:
+    """Template data for the module and exercise pages (see the module docstring),
+    in language ``lang`` (BCP 47; default: the source language)."""
+    code = lang or i18n.default().code
+    module = i18n.load_content(MODULE_TOML.relative_to(i18n.CONTENT), code)
+    built = {slug: load_exercise(slug, code) for slug in content.slugs()}
     rows = []
     for entry in module["exercises"]:
         if entry["slug"] in built:

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import i18n
+
 from . import numbers, script, vtt
 from .numbers import FilmError
 
@@ -49,7 +51,26 @@ def load_sources(path: Path, values: Mapping[str, Any]) -> list[dict]:
     return out
 
 
-def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_toml: Path | None = None) -> dict:
+def _translated(raw: dict, path: Path, code: str) -> dict:
+    """The script ``raw`` (read from ``path``) with language ``code``'s words laid
+    on it (site/content/<code>/film.toml: captions keyed by cue id); timings,
+    ids and sources stay the English file's. Raises FilmError on a bad overlay."""
+    lang = i18n.language(code)
+    try:
+        rel = Path(path).resolve().relative_to(i18n.CONTENT)
+    except ValueError:
+        return raw  # a script outside site/content (tests) has no translations
+    over = i18n.overlay_path(lang, rel)
+    if lang.default or not over.exists():
+        return raw
+    try:
+        return i18n.merge(raw, script.load(over), f"{code}/{rel.as_posix()}")
+    except i18n.I18nError as exc:
+        raise FilmError(str(exc)) from exc
+
+
+def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_toml: Path | None = None,
+          lang: str | None = None) -> dict:
     """Render the film for the page.
 
     context: build.py's template context; uses ``facts`` (facts.json, dict) and
@@ -62,7 +83,9 @@ def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_tom
     """
     film_toml = Path(film_toml or FILM_TOML)
     sources_toml = Path(sources_toml or SOURCES_TOML)
+    code = lang or i18n.default().code
     raw = script.load(film_toml)
+    raw = _translated(raw, film_toml, code)
     values = numbers.figures(context.get("counts"), context.get("facts"), raw.get("example", {}))
     film = script.render_script(raw, values)
     sources = load_sources(sources_toml, values)
@@ -86,6 +109,7 @@ def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_tom
     film["chapters_vtt"] = vtt.chapters(film["chapters"])
     vtt.check_roundtrip(film["captions_vtt"], film["cues"])
     film["sources"] = sources
+    film["media"] = media_names(code)
     film["source_labels"] = {s["id"]: s["label"] for s in sources}
     film["cue_clock"] = {c["id"]: c["clock"] for c in film["cues"]}
     return film
@@ -104,12 +128,22 @@ def player_data(film: Mapping[str, Any]) -> dict:
     }
 
 
-def write_assets(film: Mapping[str, Any], out_dir: Path) -> list[Path]:
-    """Write media/captions.vtt, media/chapters.vtt and media/film.json under
-    out_dir (UTF-8). ``film`` is build()'s result. Returns the paths."""
+def media_names(lang: str | None = None) -> dict:
+    """File names of the film's media in language ``lang`` (BCP 47): the source
+    language's are captions.vtt, chapters.vtt and film.json, another's carry
+    its tag (captions.pt-BR.vtt)."""
+    code = lang or i18n.default().code
+    tag = "" if i18n.language(code).default else f".{code}"
+    return {"captions": f"captions{tag}.vtt", "chapters": f"chapters{tag}.vtt", "film": f"film{tag}.json"}
+
+
+def write_assets(film: Mapping[str, Any], out_dir: Path, lang: str | None = None) -> list[Path]:
+    """Write the captions, chapters and player data (media_names(lang)) under
+    out_dir/media (UTF-8). ``film`` is build()'s result. Returns the paths."""
     media = Path(out_dir) / "media"
     media.mkdir(parents=True, exist_ok=True)
-    paths = [media / "captions.vtt", media / "chapters.vtt", media / "film.json"]
+    names = media_names(lang)
+    paths = [media / names["captions"], media / names["chapters"], media / names["film"]]
     paths[0].write_text(film["captions_vtt"], encoding="utf-8")
     paths[1].write_text(film["chapters_vtt"], encoding="utf-8")
     paths[2].write_text(json.dumps(player_data(film), ensure_ascii=False, separators=(",", ":")), encoding="utf-8")

@@ -190,12 +190,15 @@ def test_every_css_and_script_the_page_loads_carries_a_matching_integrity_hash(p
         assert integrity.group(1) == build.sri((path.parent / src).resolve()), src
 
 
-def test_every_page_file_in_site_content_pages_is_built(built_site):
-    """One loop renders every page: the lesson, the module, and one page per exercise."""
+def test_every_page_file_in_site_content_pages_is_built_in_every_language(built_site):
+    """One loop renders every page: the lesson, the module, and one page per
+    exercise, once per language of site/content/languages.toml, under its prefix."""
+    import i18n
     from exercises import content
     outputs = {str(p.relative_to(built_site)) for p in built_site.rglob("*.html")}
-    expected = {"index.html", "module/index.html"} | {f"module/{slug}/index.html" for slug in content.slugs()}
-    assert outputs == expected
+    pages = {"index.html", "module/index.html"} | {f"module/{slug}/index.html" for slug in content.slugs()}
+    assert {lang.prefix for lang in i18n.languages()} == {"", "pt-BR/"}
+    assert outputs == {lang.prefix + page for lang in i18n.languages() for page in pages}
 
 
 def test_formulas_are_mathml_rendered_at_build_time(built_site):

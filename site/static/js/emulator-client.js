@@ -1,6 +1,8 @@
 // A small promise wrapper around the emulator's worker. Cancel terminates the
 // worker (the only way to stop Python mid-loop) and the next request starts a
 // fresh one.
+import { workerUrl } from "./py-locale.js";
+
 export class EmulatorClient {
   constructor({ onProgress } = {}) {
     this.onProgress = onProgress || (() => {});
@@ -12,7 +14,7 @@ export class EmulatorClient {
 
   start() {
     if (this.worker) return;
-    this.worker = new Worker(new URL("./emulator-worker.js", import.meta.url), { type: "module" });
+    this.worker = new Worker(workerUrl(new URL("./emulator-worker.js", import.meta.url)), { type: "module" });
     this.worker.onmessage = (event) => {
       const data = event.data;
       if (data.type === "csp-violation") {

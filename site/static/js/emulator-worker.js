@@ -5,6 +5,7 @@
 // Messages out: {type: "progress", stage, percent} while booting,
 //               {id, reply: {ok, op, result | errors}} for each request.
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
+import { usePageLanguage } from "./py-locale.js";
 
 const base = new URL("../../", import.meta.url);
 let handleJson = null;
@@ -81,7 +82,9 @@ async function boot() {
   const bundle = await response.json();
   py.FS.mkdirTree("/cannery");
   for (const [path, text] of Object.entries(bundle.files)) writeFile(py, path, text);
-  py.runPython("import sys\nsys.path.insert(0, '/cannery')\nfrom emulator import api");
+  py.runPython("import sys\nsys.path.insert(0, '/cannery')");
+  usePageLanguage(py, bundle);
+  py.runPython("from emulator import api");
   handleJson = py.globals.get("api").handle_json;
   progress("Python is ready.", 100);
   return py;

@@ -3,6 +3,8 @@
 // Stopping Python mid-loop is only possible by terminating its worker, so a
 // timeout or a cancel terminates it and starts a fresh one at once; the page
 // stays usable and the learner's code stays in the editor.
+import { workerUrl } from "../py-locale.js";
+
 export class ExerciseRunner {
   constructor({ seconds = 10, onBoot = () => {} } = {}) {
     this.seconds = seconds;
@@ -16,7 +18,7 @@ export class ExerciseRunner {
   start() {
     if (this.worker) return;
     this.ready = false;
-    this.worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+    this.worker = new Worker(workerUrl(new URL("./worker.js", import.meta.url)), { type: "module" });
     this.worker.onmessage = (event) => this.receive(event.data);
     this.worker.onerror = (event) => {
       event.preventDefault();

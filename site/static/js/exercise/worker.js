@@ -8,6 +8,7 @@
 //      request begins (the page starts its time limit then);
 //      {id, reply: {ok, result | message}} when it ends.
 import { loadPyodide } from "../../../vendor/pyodide/pyodide.mjs";
+import { usePageLanguage } from "../py-locale.js";
 
 const base = new URL("../../../", import.meta.url);
 let handle = null;
@@ -38,7 +39,7 @@ function writeFile(py, path, text) {
 async function fetchBundle(rel) {
   const response = await fetch(new URL(rel, base));
   if (!response.ok) throw new Error(`could not load ${rel} (${response.status})`);
-  return (await response.json()).files;
+  return await response.json();
 }
 
 async function boot() {
@@ -46,11 +47,12 @@ async function boot() {
   const py = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
   const [emulator, exercises] = await Promise.all([fetchBundle("py/bundle.json"), fetchBundle("py/exercises.json")]);
   py.FS.mkdirTree("/cannery");
-  for (const [path, text] of Object.entries({ ...emulator, ...exercises })) writeFile(py, path, text);
+  for (const [path, text] of Object.entries({ ...emulator.files, ...exercises.files })) writeFile(py, path, text);
+  py.runPython("import sys\nsys.path.insert(0, '/cannery')");
+  usePageLanguage(py, emulator);
   py.runPython(
     [
-      "import sys, json",
-      "sys.path.insert(0, '/cannery')",
+      "import json",
       "from exercises import runner",
       "def _handle(text):",
       "    return json.dumps(runner.handle(json.loads(text)))",
