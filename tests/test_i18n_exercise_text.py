@@ -213,3 +213,18 @@ def test_hints_kept_in_order_pass():
 ])
 def test_changed_hints_fail(broken, why):
     assert hint_differences(HINTS, broken, "pt-BR") != [], why
+
+
+@pytest.mark.parametrize(("tex", "number"), [
+    ("\\ell \\approx 1{,}5530", "1,5530"),          # pt-BR decimal comma
+    ("x = \\ln 65{,}520 \\approx 11.0901", "65,520"),  # English grouping
+    ("4\\,(2Nd + 2dNT_r) = 4.456.448", "4.456.448"),  # pt-BR grouping, from {{ x | thousands }}
+    ("e^{11{,}09} \\approx 65.513", "11,09"),
+])
+def test_a_number_with_separators_is_one_mathml_number(tex, number):
+    """latex2mathml alone splits "1{,}5530" into 1, a comma and 5530 (read "1, 5530")."""
+    assert f"<mn>{number}</mn>" in build._math(tex, {})
+
+
+def test_lists_in_formulas_keep_their_commas():
+    assert "<mn>16</mn><mo>&#x0002C;</mo><mn>32</mn>" in build._math("\\{16, 32\\}", {})
