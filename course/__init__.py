@@ -3,7 +3,7 @@
 :func:`build` returns what the templates need: ``module`` (module.toml with
 each exercise resolved: built ones from their exercise.toml, the rest marked
 coming), ``exercises`` (every built exercise with its steps' text read from
-disk), ``step_ids`` (all "SLUG/STEP" ids, the denominator of the progress
+disk, and ``figures``: the numbers its texts quote, from course/figures.py), ``step_ids`` (all "SLUG/STEP" ids, the denominator of the progress
 line), and ``io_chart`` (the Probe step's log-log chart, from the emulator).
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 import i18n
+from course.figures import figures
 from emulator import traffic
 from exercises import content
 
@@ -42,7 +43,9 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     keeps its own ``ladder``; each rung becomes a self-marked step
     (``self_steps``, key "SLUG/rung") and its ``files`` become downloads
     (``downloads``: name, href relative to its page, bytes), with the exercise
-    folder's prompt.md and hints.md. An exercise with a ``judge`` module gets
+    folder's prompt.md and hints.md. ``figures`` holds the numbers the texts
+    quote (course/figures.py; the Markdown names them as ``exercise.figures``).
+    An exercise with a ``judge`` module gets
     ``judge_data``: what that judge's ``handle({"op": "bugs"})`` gives the page
     (for break-it: each bug with its diff from breakit.diff, the weak tests),
     plus the sources its steps show (``judge_files``).
@@ -58,6 +61,7 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     def text(path: Path) -> str:
         return i18n.read_text(path, code)
 
+    ex["figures"] = figures()
     ex["ladder"] = [s["title"] for s in ex["steps"]] if ex["steps"] else list(ex.get("ladder", []))
     ex["self_steps"] = []
     ex["downloads"] = []

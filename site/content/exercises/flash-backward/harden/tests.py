@@ -13,12 +13,16 @@ import struct
 
 from emulator.backward import forward64
 from emulator.inputs import random_qkv
+from exercises import content
 from exercises.testing import Failure, expect_close, expect_pair, fmt, given, need
 
 TOL = 1e-9
 FP16_TOL = 2e-3
 FP16_MAX = 65504.0            # the largest finite half
 LIMIT = 11.0901               # ln 65,520 to four decimals: exp(x) ≥ 65,520 rounds to inf
+STEP = content.step("flash-backward", "harden")
+FITS = STEP["fp16_fits"]                  # exercise.toml: the fp16 cases' largest scores,
+OVERFLOWS = tuple(STEP["fp16_overflows"])  # below and above LIMIT (the prompt quotes them)
 
 
 def half(x):
@@ -122,14 +126,16 @@ def test_the_fp16_limit(mod):
 def test_fp16_scores_below_the_limit(mod):
     """fp16, largest score 10.9: exp of every score fits in half precision, max subtracted or not"""
     Q, K, V = random_qkv(12, 4, 12)
-    run_case(mod, scores_up_to(Q, K, 10.9), K, V, 4, 5, False, None, "N = 12, d = 4, largest score 10.9", fp16=True)
+    run_case(mod, scores_up_to(Q, K, FITS), K, V, 4, 5, False, None, f"N = 12, d = 4, largest score {FITS:g}",
+             fp16=True)
 
 
 def test_fp16_scores_past_the_limit(mod):
     """fp16, largest scores 11.2 and 40: exp overflows half precision unless the running max is subtracted"""
     Q, K, V = random_qkv(12, 4, 12)
-    for top in (11.2, 40.0):
-        run_case(mod, scores_up_to(Q, K, top), K, V, 4, 5, False, None, f"N = 12, d = 4, largest score {top}",
+    for top in OVERFLOWS:
+        run_case(mod, scores_up_to(Q, K, top), K, V, 4, 5, False, None, f"N = 12, d = 4, largest score {top:g}",
                  fp16=True)
-    run_case(mod, scores_up_to(Q, K, 40.0), K, V, 4, 5, True, [True] * 10 + [False] * 2,
-             "N = 12, d = 4, largest score 40", fp16=True)
+    top = OVERFLOWS[-1]
+    run_case(mod, scores_up_to(Q, K, top), K, V, 4, 5, True, [True] * 10 + [False] * 2,
+             f"N = 12, d = 4, largest score {top:g}", fp16=True)
