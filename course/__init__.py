@@ -3,8 +3,9 @@
 :func:`build` returns what the templates need: ``module`` (module.toml with
 each exercise resolved: built ones from their exercise.toml, the rest marked
 coming), ``exercises`` (every built exercise with its steps' text read from
-disk, and ``figures``: the numbers its texts quote, from course/figures.py), ``step_ids`` (all "SLUG/STEP" ids, the denominator of the progress
-line), and ``io_chart`` (the Probe step's log-log chart, from the emulator).
+disk, and ``figures``: the numbers its texts quote, from course/figures.py),
+``step_ids`` (all "SLUG/STEP" ids, the denominator of the progress line), and
+``io_chart`` (the Probe step's log-log chart, from the emulator).
 """
 from __future__ import annotations
 

@@ -1,20 +1,18 @@
 """Each exercise's translated Markdown keeps what is not words: the same Jinja
 placeholders, code and formulas as its English file, and the same hints in the
-same order.
+same order; and neither file types a figure.
 
 build.py renders an exercise's prompt.md, hints.md and after.md first as a
-Jinja2 template (its figures come from data through ``{{ ... }}``), then as
-Markdown with ``$...$`` formulas as MathML. A translation may change the words
-around them, never them, with two allowances for the way Portuguese writes
-numbers (i18n/checks.py, ``typed_numbers``):
-
-- a number inside a formula is written by the language's rules: English
-  ``$e^{11.09} \\approx 65{,}513$`` is ``$e^{11{,}09} \\approx 65.513$`` in pt-BR.
-  Formulas are compared with each number replaced by its value;
-- a number the English file types in its prose (65,504; 709.78) cannot stay
-  typed in the translation, so the translation may hold it in a formula or a
-  code span of its own (``$65.504$``). Such an extra formula or code span
-  carries only numbers the English prose has.
+Jinja2 template (its figures come from data through ``{{ ... }}``: course/figures.py
+as ``exercise.figures``, the step's exercise.toml settings as ``step``, the
+emulator's ``counts``), then as Markdown with ``$...$`` formulas as MathML. So a
+figure inside a formula is a placeholder too (``$\\ln {{ exercise.figures.fp16.edge
+| thousands }}$``) and each language writes it by its own rules. A translation may
+change the words around placeholders, code and formulas, never them: formulas are
+compared as written (spacing aside). No text, English or translated, types a
+number with decimals or of 1000 or more, in prose or in a formula
+(i18n/checks.py, ``typed_numbers``): only small whole numbers, exponents, years
+and code keep their digits.
 
 The Markdown is parsed by the site's own parser (``build._markdown``:
 markdown-it-py with the dollarmath plugin) and the placeholders by Jinja2's
@@ -33,35 +31,13 @@ import pytest
 import build
 import i18n
 from course import _hints
+from i18n.checks import typed_numbers
 
 EXERCISES = i18n.CONTENT / "exercises"
 ENGLISH = sorted(EXERCISES.rglob("*.md"))
 TRANSLATED = [lang for lang in i18n.languages() if not lang.default]
 
-#: A number as each language writes it in a formula: English groups with "," or
-#: "{,}" and marks decimals with "."; Brazilian Portuguese groups with "." and
-#: marks decimals with "{,}" (or ",").
-_FORMULA_NUMBER = {
-    "en": re.compile(r"\d+(?:(?:\{,\}|,)\d{3}(?!\d))*(?:\.\d+)?"),
-    "pt": re.compile(r"\d+(?:\.\d{3}(?!\d))*(?:(?:\{,\}|,)\d+)?"),
-}
-#: A number typed in English prose: 65,504, 709.78, 1,000.
-_PROSE_NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3}(?!\d))*(?:\.\d+)?(?![\w])")
 _JINJA = jinja2.Environment()
-
-
-def _value(token: str, lang: str) -> str:
-    """A written number as one canonical string: digits, then "." and the decimals as written."""
-    token = token.replace("{,}", ",")
-    if lang == "pt":
-        token = token.replace(".", "").replace(",", ".")
-    else:
-        token = token.replace(",", "")
-    return token
-
-
-def _family(code: str) -> str:
-    return "en" if code == "en" else code.split("-")[0]
 
 
 @dataclass
@@ -70,8 +46,7 @@ class Parts:
 
     placeholders: set
     code: set       # code spans and code blocks, as the page shows them
-    formulas: set   # each with its numbers replaced by their values
-    prose_numbers: set  # numbers typed in the prose (text outside code and formulas)
+    formulas: set   # as written, spacing collapsed
 
 
 def _placeholders(text: str) -> set:
@@ -95,31 +70,27 @@ def _tokens(tokens) -> Iterable:
             yield from _tokens(tok.children)
 
 
-def _formula(tex: str, fam: str) -> str:
-    """A formula with spacing collapsed, placeholders blanked and each number
-    written as <value>: the same for "65{,}520" (en) and "65.520" (pt)."""
-    tex = re.sub(r"\{\{.*?\}\}", "{{}}", tex)
-    tex = _FORMULA_NUMBER[fam].sub(lambda m: f"<{_value(m.group(0), fam)}>", tex)
+def _formula(tex: str) -> str:
+    """A formula with spacing collapsed (placeholders included: "{{ x|fixed(4) }}" = "{{x | fixed(4)}}")."""
+    tex = re.sub(r"\{\{(.*?)\}\}", lambda m: "{{" + re.sub(r"\s+", "", m.group(1)) + "}}", tex)
     return re.sub(r"\s+", " ", tex).strip()
 
 
-def parts(text: str, lang: str) -> Parts:
-    """The placeholders, code, formulas and typed numbers of one Markdown text in language ``lang``."""
-    fam = _family(lang)
-    found = Parts(_placeholders(text), set(), set(), set())
+def parts(text: str) -> Parts:
+    """The placeholders, code and formulas of one Markdown text."""
+    found = Parts(_placeholders(text), set(), set())
     for tok in _tokens(build._markdown().parse(text)):
         if tok.type in ("code_inline", "fence", "code_block"):
             found.code.add(tok.content.strip())
         elif tok.type.startswith("math"):
-            found.formulas.add(_formula(tok.content, fam))
-        elif tok.type == "text":
-            found.prose_numbers |= {_value(n, "en") for n in _PROSE_NUMBER.findall(tok.content)}
+            found.formulas.add(_formula(tok.content))
     return found
 
 
 def differences(english: str, translated: str, lang: str) -> list[str]:
-    """What ``translated`` (in ``lang``) changes of ``english`` besides words; empty when nothing."""
-    en, tr = parts(english, "en"), parts(translated, lang)
+    """What ``translated`` (in ``lang``) changes of ``english`` besides words, or a
+    figure either of them types; empty when nothing."""
+    en, tr = parts(english), parts(translated)
     out = []
     if en.placeholders != tr.placeholders:
         out.append(f"placeholders: missing {sorted(en.placeholders - tr.placeholders)}, "
@@ -128,10 +99,12 @@ def differences(english: str, translated: str, lang: str) -> list[str]:
         have, want = getattr(tr, what), getattr(en, what)
         if want - have:
             out.append(f"{what} missing: {sorted(want - have)}")
-        for extra in sorted(have - want):
-            numbers = set(re.findall(r"\d+(?:\.\d+)?", extra))  # formulas hold values already
-            if not numbers or not numbers <= en.prose_numbers:
-                out.append(f"{what} added: {extra!r} (an added one may only hold a number the English prose types)")
+        if have - want:
+            out.append(f"{what} added: {sorted(have - want)}")
+    for name, text in (("English", english), (lang, translated)):
+        typed = typed_numbers(text, english, formulas=True)
+        if typed:
+            out.append(f"{name} text types {typed}: write each as a placeholder ({{{{ ... | thousands }}}})")
     return out
 
 
@@ -176,10 +149,10 @@ def test_translated_text_renders_with_the_pages_data():
 
 
 # The comparison itself must catch real mistakes.
-ENGLISH_SAMPLE = ("Scores $m = 3$, $\\ell \\approx 1.5530$ from `online_softmax(scores, block)`; "
-                  "$N = {{ step.n }}$ rows, and 65,504 is the largest fp16 number.")
-GOOD = ("Os scores dão $m = 3$ e $\\ell \\approx 1{,}5530$ em `online_softmax(scores, block)`; "
-        "$N = {{ step.n }}$ linhas, e $65.504$ é o maior número em fp16.")
+ENGLISH_SAMPLE = ("Scores $m = 3$, $\\ell \\approx {{ ex.l | fixed(4) }}$ from `online_softmax(scores, block)`; "
+                  "$N = {{ step.n }}$ rows, and {{ fp16.max | thousands }} is the largest fp16 number.")
+GOOD = ("Os scores dão $m = 3$ e $\\ell \\approx {{ ex.l|fixed(4) }}$ em `online_softmax(scores, block)`; "
+        "$N = {{ step.n }}$ linhas, e {{ fp16.max | thousands }} é o maior número em fp16.")
 
 
 def test_a_faithful_translation_passes():
@@ -190,13 +163,56 @@ def test_a_faithful_translation_passes():
     (GOOD.replace("`online_softmax(scores, block)`", "`online_softmax(pontos, bloco)`"), "code renamed"),
     (GOOD.replace("{{ step.n }}", "{{ step.d }}"), "another placeholder"),
     (GOOD.replace("$N = {{ step.n }}$", "N = {{ step.n }}"), "formula dropped"),
-    (GOOD.replace("1{,}5530", "1.5530"), "English decimal point in a pt-BR formula"),
-    (GOOD.replace("1{,}5530", "1{,}553"), "a formula's value changed"),
-    (GOOD.replace("$65.504$", "$65.536$"), "an added formula with a number the English lacks"),
+    (GOOD.replace("{{ ex.l|fixed(4) }}", "1{,}5530"), "a figure typed in a formula, pt-BR style"),
+    (GOOD.replace("{{ ex.l|fixed(4) }}", "{{ ex.l | fixed(3) }}"), "a formula's placeholder changed"),
+    (GOOD.replace("{{ fp16.max | thousands }}", "$65.504$"), "a figure typed in an added formula"),
     (GOOD + " Veja `math.log`.", "an added code span"),
+    (GOOD + " O limite é $\\ln 65.520$.", "an added formula"),
 ])
 def test_a_changed_translation_fails(broken, why):
     assert differences(ENGLISH_SAMPLE, broken, "pt-BR") != [], why
+
+
+@pytest.mark.parametrize(("english", "why"), [
+    (ENGLISH_SAMPLE.replace("{{ ex.l | fixed(4) }}", "1.5530"), "a decimal typed in a formula"),
+    (ENGLISH_SAMPLE.replace("{{ fp16.max | thousands }}", "65,504"), "a figure typed in prose"),
+    (ENGLISH_SAMPLE.replace("{{ fp16.max | thousands }}", "$65{,}504$"), "a figure typed in a formula"),
+])
+def test_a_figure_typed_in_the_english_text_fails(english, why):
+    """The translation cannot be faithful to a typed figure: the English must name it from data too."""
+    assert differences(english, english, "pt-BR") != [], why
+
+
+@pytest.mark.parametrize(("tex", "kept"), [
+    ("$10^{-9}$ and $2 \\cdot 10^{-3}$", "exponents and small whole numbers"),
+    ("$2^{1024}$", "a whole exponent of any size"),
+    ("$d \\in \\{16, 32, 64, 128\\}$", "a list of small numbers"),
+    ("`math.log(65520)` and `scale=0.01`", "code"),
+    ("$\\ln {{ exercise.figures.fp16.edge | thousands }}$", "a placeholder"),
+])
+def test_what_a_formula_may_keep(tex, kept):
+    assert typed_numbers(tex, tex, formulas=True) == [], kept
+
+
+@pytest.mark.parametrize(("lang", "expected"), [
+    ("en", ["65,504", "32,768", "65,536", "11.0901 and not 11.09", "\u2248 11.0901", "ln 65,520"]),
+    ("pt-BR", ["65.504", "32.768", "65.536", "11,0901, e não 11,09", "\u2248 11,0901", "ln 65.520"]),
+])
+def test_the_fp16_figures_render_by_each_languages_rules(lang, expected):
+    """Harden's after-text, as its page renders it: the fp16 figures from course/figures.py
+    (65,504 / 65.504; 11.0901 / 11,0901), each formula number one MathML <mn>."""
+    from course import load_exercise
+    ex = load_exercise("flash-backward", lang)
+    step = next(s for s in ex["steps"] if s["id"] == "harden")
+    html = build.make_env(lang).from_string("{{ text | md(step=step, fig=fig) }}").render(
+        text=step["after_md"], step=step, fig=step["fig"], exercise=ex)
+    text = re.sub(r"<[^>]+>", " ", html)
+    text = re.sub(r"\s+", " ", text.replace("&#x02248;", "\u2248"))
+    for figure in expected:
+        assert figure in text, (figure, text[:600])
+    edge = i18n.numbers(lang).group(ex["figures"]["fp16"]["edge"])
+    assert f"<mi>ln</mi><mn>{edge}</mn>" in html
+    assert "{{" not in html and "$" not in html
 
 
 HINTS = "First hint, with `a`.\n\nSecond hint, with `b`.\n"
