@@ -62,7 +62,7 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     def text(path: Path) -> str:
         return i18n.read_text(path, code)
 
-    ex["figures"] = figures()
+    ex["figures"] = figures()  # the texts' `exercise.figures.…`: see course/figures.py
     ex["ladder"] = [s["title"] for s in ex["steps"]] if ex["steps"] else list(ex.get("ladder", []))
     ex["self_steps"] = []
     ex["downloads"] = []
