@@ -72,6 +72,14 @@ class Writer:
         self.lang = lang or i18n.default().code
         self.nf = i18n.numbers(self.lang)
         self.words = list(words) if words else list(_WORDS)
+        # Python's own rounding (of the binary value, as f"{x:.3f}" does), then
+        # the locale's symbols from Babel (CLDR): every language shows the same
+        # digits, and English stays exactly as the helpers above write it.
+        # (Babel rounds str(x) half-even, which can differ on a printed tie.)
+        self._marks = str.maketrans({",": self.nf.group_symbol, ".": self.nf.decimal_symbol})
+
+    def _local(self, text: str) -> str:
+        return text.translate(self._marks)
 
     def group(self, n: int) -> str:
         """4096 -> '4,096' / '4.096'."""
@@ -83,7 +91,7 @@ class Writer:
 
     def fixed(self, x: float, places: int) -> str:
         """(1.5529, 3) -> '1.553' / '1,553' (no thousands separator, like ``f"{x:.3f}"``)."""
-        return self.nf.fixed(x, places, grouping=False)
+        return self._local(fixed(x, places))
 
     def short(self, x: float) -> str:
         """``:g`` with the language's decimal mark: 16.5 -> '16.5' / '16,5'."""
@@ -91,8 +99,7 @@ class Writer:
 
     def mib(self, nbytes: int) -> str:
         """Bytes as MiB, one decimal unless whole: 285736960 -> '272.5' / '272,5'."""
-        value = nbytes / MIB
-        return self.group(round(value)) if abs(value - round(value)) < 0.05 else self.nf.fixed(value, 1)
+        return self._local(mib(nbytes))
 
     def shares(self, row: list[float], places: int = 2) -> list[str]:
         """:func:`shares` written in this language: ['0.09', ...] / ['0,09', ...]."""
