@@ -187,7 +187,8 @@ function setup(root) {
             return r.json();
           }),
           import("./scenes.js"),
-          loadScript(new URL("vendor/gsap/gsap.min.js", base).href),
+          // GSAP sits at the site's root, whichever language's folder the page is in
+          loadScript(new URL("../../../vendor/gsap/gsap.min.js", import.meta.url).href),
         ]);
         st.film = film;
         // the film plays at once; the tracks (for the browser's own caption
