@@ -2,10 +2,16 @@
 track, the transcript and the chapter list, and site/content/sources.toml
 into the sources ledger.
 
-build.py calls :func:`build` with its template context and puts the result
-under ``film`` and ``sources``; then :func:`write_assets` writes
-``media/captions.vtt``, ``media/chapters.vtt`` and ``media/film.json``.
-Any malformed cue, typed number, missing figure or unknown source id raises
+build.py calls :func:`build` once per language (site/content/languages.toml)
+with its template context and puts the result under ``film``; then
+:func:`write_assets` writes ``media/captions.vtt``, ``media/chapters.vtt`` and
+``media/film.json`` (another language's carry its tag: captions.pt-BR.vtt).
+Timings, cue ids and sources live once, in film.toml; each language's words
+in site/content/<code>/film.toml and sources.toml, keyed by id; its figures
+are written by its own rules (film/numbers.py Writer) and its captions are
+held to its own reading speed (``read_max_wpm``).
+Any malformed cue, typed number, missing figure, unknown source id, missing
+or extra translation, or caption that reads too fast raises
 :class:`FilmError`, which stops the build with a message naming the cue.
 """
 from __future__ import annotations
