@@ -149,6 +149,14 @@ def test_the_runtime_in_words_is_in_the_pages_language(en, pt):
     assert pt["runtime_words"] == f"{minutes} minutos e {seconds} segundos"
 
 
+def test_the_runtime_in_words_has_singulars_too():
+    one = {"runtime": {"minutes": 1, "seconds": 1}}
+    en_words = script.load(film.FILM_TOML)["runtime_words"]
+    pt_words = script.load(OVERLAY_FILM)["runtime_words"]
+    assert script.render_text(en_words, one, "en") == "1 minute 1 second"
+    assert script.render_text(pt_words, one, "pt") == "1 minuto e 1 segundo"
+
+
 @given(st.floats(min_value=0, max_value=1e9, allow_nan=False), st.integers(min_value=0, max_value=4))
 def test_a_writer_shows_the_same_digits_in_every_language(x, places):
     en_text = numbers.Writer("en").fixed(x, places)
