@@ -177,6 +177,7 @@ def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_tom
     vtt.check_roundtrip(film["captions_vtt"], film["cues"])
     film["sources"] = sources
     film["media"] = media_names(code)
+    film["speeds"] = list(raw.get("speeds", [1]))
     film["lang"] = code
     film["tracks"] = tracks(code)
     film["source_labels"] = {s["id"]: s["label"] for s in sources}
