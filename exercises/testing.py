@@ -161,7 +161,7 @@ def fmt(x) -> str:
     if isinstance(x, int):
         return group(x)
     if isinstance(x, float):
-        return _python(x).replace(".", _decimal_mark())
+        return marked(_python(x))
     if isinstance(x, (list, tuple)):
         return _python(x)
     return repr(x)
@@ -170,6 +170,12 @@ def fmt(x) -> str:
 def _decimal_mark() -> str:
     """The active language's decimal mark ("." or ",")."""
     return short(0.5)[1]
+
+
+def marked(text: str) -> str:
+    """A number Python wrote (``f"{x:.2e}"``, ``f"{x:.6g}"``) with the active
+    language's decimal mark, for prose: '1.5e-07' -> '1,5e-07' in pt-BR."""
+    return text.replace(".", _decimal_mark())
 
 
 def close(got, expected: float, rel: float = 1e-12, abs_: float = 0.0) -> bool:

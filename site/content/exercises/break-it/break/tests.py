@@ -5,9 +5,9 @@ the five inputs added to the weak suite (exercises.breakit.extended_suite).
 The learner's `inputs` holds texts; the judge parses each with
 ast.literal_eval (plus the one whitelisted call random_qkv) and never
 evaluates it."""
-from emulator.i18n import _, ngettext, short
+from emulator.i18n import _, ngettext
 from exercises import breakit
-from exercises.testing import N_, Failure, fmt, given, need, titled
+from exercises.testing import N_, Failure, fmt, given, marked, need, titled
 
 
 def _text(mod, bug):
@@ -31,7 +31,7 @@ def _judge(mod, bug):
                 got = _("could not run it")
             elif r["buggy"]["ok"]:
                 got = _("largest error of the buggy kernel {error}").format(
-                    error=f"{r['buggy']['max_error']:.2e}".replace(".", short(0.5)[1]))
+                    error=marked(f"{r['buggy']['max_error']:.2e}"))
             else:
                 got = _("the correct kernel left the bound too")
             raise Failure(_("{input}: {message}").format(input=desc, message=r["message"]), input=desc,
