@@ -44,7 +44,7 @@ def test_a_missing_rescale_is_reported_in_portuguese_with_a_decimal_comma(portug
 
 def test_a_learner_exception_and_the_traceback_header_are_in_portuguese(portuguese):
     bad = [r for r in check_wrong("no_max_subtraction.py")["results"] if not r["ok"]]
-    assert bad[0]["message"] == "pontuações [1000, 999], blocos de 1: seu código levantou OverflowError"
+    assert bad[0]["message"] == "pontuações [1000, 999], blocos de 1: seu código lançou OverflowError"
     assert bad[0]["traceback"].startswith("Traceback (só o seu código, a chamada mais recente por último):")
 
 
