@@ -258,6 +258,7 @@ def make_env(code: str | None = None) -> jinja2.Environment:
         extensions=["jinja2.ext.i18n"],
     )
     env.install_gettext_translations(i18n.translations(lang.code, "site"), newstyle=True)
+    env.policies["ext.i18n.trimmed"] = True  # as locale/site.cfg extracts them
     nums = i18n.numbers(lang.code)
     env.filters["thousands"] = nums.group
     env.filters["mib"] = lambda x, digits=1: nums.fixed(x / 2**20, digits)

@@ -54,6 +54,7 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     code = lang or i18n.default().code
     folder = Path(content.EXERCISES_DIR) / slug
     ex = content.load(slug)
+    rungs = list(ex.get("ladder", []))  # English rungs: the self-marked steps' ids, in every language
     over = i18n.overlay_path(i18n.language(code), Path("exercises") / slug / "exercise.toml")
     if not i18n.language(code).default and over.exists():
         with open(over, "rb") as f:
@@ -67,8 +68,8 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     ex["self_steps"] = []
     ex["downloads"] = []
     if not ex.get("in_browser", True):
-        ex["self_steps"] = [{"id": rung.lower(), "title": rung, "key": f"{slug}/{rung.lower()}"}
-                            for rung in ex["ladder"]]
+        ex["self_steps"] = [{"id": rung.lower(), "title": title, "key": f"{slug}/{rung.lower()}"}
+                            for rung, title in zip(rungs, ex["ladder"], strict=True)]
         ex["downloads"] = [{"name": name, "href": f"files/{name}", "bytes": (folder / name).stat().st_size}
                            for name in ex.get("files", [])]
         ex["prompt_md"] = text(folder / "prompt.md")
