@@ -79,6 +79,10 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     if ex.get("judge"):
         judge = importlib.import_module(ex["judge"])
         ex["judge_data"] = judge.handle({"op": "bugs"})["result"]
+        for test in ex["judge_data"].get("tests", []):  # the weak tests' titles, in the page's words
+            if test["name"] in ex.get("weak_titles", {}):
+                test["title"] = ex["weak_titles"][test["name"]].format(
+                    scale=i18n.numbers(code).short(ex["figures"]["weak_scale"]))
         ex["judge_files"] = {name: (folder / name).read_text(encoding="utf-8")
                              for name in ("kernel.py", "weak_tests.py") if (folder / name).is_file()}
     for step in ex["steps"]:
