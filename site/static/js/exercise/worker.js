@@ -8,8 +8,11 @@
 //      request begins (the page starts its time limit then);
 //      {id, reply: {ok, result | message}} when it ends.
 import { loadPyodide } from "../../../vendor/pyodide/pyodide.mjs";
-import { usePageLanguage } from "../py-locale.js";
-import { _ } from "../i18n.js";
+
+// i18n.js waits for the page's catalog (a top-level await). Imported statically it
+// would hold back this module's evaluation, and so `self.onmessage` below, and
+// a request the page sent meanwhile would be dropped: import it inside boot().
+let _ = (message) => message;
 
 const base = new URL("../../../", import.meta.url);
 let handle = null;
@@ -45,6 +48,8 @@ async function fetchBundle(rel) {
 }
 
 async function boot() {
+  const [i18n, { usePageLanguage }] = await Promise.all([import("../i18n.js"), import("../py-locale.js")]);
+  _ = i18n._;
   postMessage({ type: "progress", stage: "python" });
   const py = await loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href });
   const [emulator, exercises] = await Promise.all([fetchBundle("py/bundle.json"), fetchBundle("py/exercises.json")]);
