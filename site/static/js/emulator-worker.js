@@ -5,6 +5,7 @@
 // Messages out: {type: "progress", stage, percent} while booting,
 //               {id, reply: {ok, op, result | errors}} for each request.
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
+import { _ } from "./i18n.js";
 import { usePageLanguage } from "./py-locale.js";
 
 const base = new URL("../../", import.meta.url);
@@ -68,7 +69,7 @@ function wasmFailureWatch() {
 }
 
 async function boot() {
-  progress("Starting Python (Pyodide) in this page…", 10);
+  progress(_("Starting Python (Pyodide) in this page…"), 10);
   const watch = wasmFailureWatch();
   let py;
   try {
@@ -76,7 +77,7 @@ async function boot() {
   } finally {
     watch.stop();
   }
-  progress("Loading the emulator…", 80);
+  progress(_("Loading the emulator…"), 80);
   const response = await fetch(new URL("py/bundle.json", base));
   if (!response.ok) throw new Error(`could not load the emulator (${response.status})`);
   const bundle = await response.json();
@@ -86,7 +87,7 @@ async function boot() {
   usePageLanguage(py, bundle);
   py.runPython("from emulator import api");
   handleJson = py.globals.get("api").handle_json;
-  progress("Python is ready.", 100);
+  progress(_("Python is ready."), 100);
   return py;
 }
 
@@ -122,7 +123,12 @@ self.onmessage = async (event) => {
           errors: [
             {
               field: "op",
-              message: `Python could not start in this page: ${message}. Check the connection, then press the button again.`,
+              message: _(
+                "Python could not start in this page: {error}. Check the connection, then press the button again.",
+                {
+                  error: message,
+                },
+              ),
             },
           ],
         },
@@ -143,7 +149,7 @@ self.onmessage = async (event) => {
       reply: {
         ok: false,
         op: request && request.op,
-        errors: [{ field: "op", message: `The emulator stopped: ${message}` }],
+        errors: [{ field: "op", message: _("The emulator stopped: {error}", { error: message }) }],
       },
     });
   }
