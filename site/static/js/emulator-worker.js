@@ -4,9 +4,20 @@
 // build.py in py/bundle.json. Messages in:  {id, request: {op, params, ...}}
 // Messages out: {type: "progress", stage, percent} while booting,
 //               {id, reply: {ok, op, result | errors}} for each request.
+//
+// The page's language (i18n.js, py-locale.js) is imported inside boot(), not
+// at the top: i18n.js fetches its catalog with a top-level await, and a module
+// worker whose imports are still awaiting gets its first messages before
+// self.onmessage exists, and Chrome drops them (the first Count would wait for ever).
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
-import { _ } from "./i18n.js";
-import { usePageLanguage } from "./py-locale.js";
+
+let i18n = null; // the page's i18n.js, once boot() has imported it
+
+/** _() of i18n.js once loaded; before that, the English message with its {placeholders} filled. */
+function _(msgid, params = {}) {
+  if (i18n) return i18n._(msgid, params);
+  return msgid.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+}
 
 const base = new URL("../../", import.meta.url);
 let handleJson = null;
@@ -69,6 +80,8 @@ function wasmFailureWatch() {
 }
 
 async function boot() {
+  i18n = await import("./i18n.js");
+  const { usePageLanguage } = await import("./py-locale.js");
   progress(_("Starting Python (Pyodide) in this page…"), 10);
   const watch = wasmFailureWatch();
   let py;
