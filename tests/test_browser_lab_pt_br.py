@@ -153,6 +153,8 @@ def test_screenshots_of_the_portuguese_lab(browser, server_url, artifacts, width
     expect(page.locator("#check-verdict")).to_have_text("Passou", timeout=PYTHON)
     idle(page)
     page.locator("#lab").screenshot(path=str(artifacts / f"lab-pt-br-{width}.png"))
+    for card in ("count", "check"):
+        page.locator(f"#{card}-result").screenshot(path=str(artifacts / f"lab-pt-br-{card}-{width}.png"))
     overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0
     ctx.close()
