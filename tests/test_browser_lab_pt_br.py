@@ -65,7 +65,7 @@ def test_count_writes_the_reference_figures_the_brazilian_way(lab, artifacts):
     texts = chart.locator(":scope > text").all_text_contents()
     assert [t for t in texts if t in ("Simples", "Fundido")] == ["Simples", "Fundido"]
     assert [t for t in texts if t.endswith("MiB")] == ["272,5 MiB", "16,5 MiB"]
-    expect(lab.locator("#lab-status")).to_have_text("Contado: " + lab.locator("#kernel option:checked")
+    expect(lab.locator("#lab-status")).to_have_text("Contagem pronta: " + lab.locator("#kernel option:checked")
                                                     .inner_text().strip() + ", 17.301.504 bytes.")
     english = [w for w in ("moves", "tiles of", "query rows", "to and from", "Read (bytes)") if w in body.inner_text()]
     assert not english
@@ -158,3 +158,52 @@ def test_screenshots_of_the_portuguese_lab(browser, server_url, artifacts, width
     overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0
     ctx.close()
+
+
+@pytest.mark.gpu
+def test_time_on_the_gpu_speaks_portuguese_with_decimal_commas(lab, artifacts):
+    """Time on SwiftShader (a CPU adapter): the card, the table and the notes in
+    Portuguese, times and rates with a decimal comma, the counted bytes grouped."""
+    from emulator.traffic import count
+    lab.locator("#input-random").check()
+    fill(lab, n=256, d=16, kernel="fused")
+    lab.locator("#time-button").click()
+    expect(lab.locator("#time-result")).to_be_visible(timeout=240_000)
+    idle(lab)
+    fused = count("fused", 256, 16, False, 16384)
+    body = lab.locator("#time-body")
+    expect(body).to_contain_text("N = 256, d = 16, uma cabeça, float32, mediana das amostras.")
+    expect(body.locator("caption")).to_have_text("Tempos na sua GPU")
+    expect(body.locator("thead")).to_contain_text("Aceleração sobre o simples")
+    expect(body.locator("thead")).to_contain_text("Conferido antes (N = 256)")
+    expect(lab.locator("#time-fused-check")).to_contain_text(re.compile(r"^passou \(\d,\d\de-\d+\)"))
+    expect(lab.locator("#time-fused-ms")).to_have_text(re.compile(r"^\d+,\d+"))
+    expect(lab.locator("#time-table tbody tr").nth(1)).to_contain_text(f"{fused.total_bytes:,}".replace(",", "."))
+    expect(lab.locator("#time-software")).to_contain_text("SwiftShader roda o WebGPU na CPU deste computador")
+    why = lab.locator("#time-why")
+    for words in ("Memória contra aritmética.", "Invocações por workgroup.", "Código sem ajuste fino."):
+        expect(why).to_contain_text(words)
+    expect(lab.locator("#time-fewer")).to_have_text(re.compile(r"^\d+,\d+×$"))
+    expect(lab.locator("#gpu-card h4")).to_have_text("Sua GPU")
+    labels = lab.locator("#time-chart svg > text").all_text_contents()
+    assert "1× = simples" in labels
+    expect(lab.locator("#lab-status")).to_contain_text("Cronometragem pronta: o kernel fundido da lição move ")
+    lab.locator("#time-result").screenshot(path=str(artifacts / "lab-pt-br-time.png"))
+
+
+def test_backward_count_and_a_too_large_backward_check_in_portuguese(lab):
+    lab.locator("#dir-backward").check()
+    fill(lab, n=1024, d=64)
+    lab.locator("#count-button").click()
+    expect(lab.locator("#count-body")).to_contain_text("lidos e escritos na memória global pelo backward",
+                                                       timeout=PYTHON)
+    idle(lab)
+    expect(lab.locator("#count-body")).to_contain_text("Tráfego do backward ÷ tráfego do forward: ")
+    expect(lab.locator("#count-bwd-ratio")).to_have_text(re.compile(r"^\d+,\d\d$"))
+    fill(lab, n=4096)
+    lab.locator("#check-button").click()
+    from emulator.backward import CHECK_MAX_N
+    expect(lab.locator("#n-error")).to_have_text(
+        f"A conferência do backward monta tabelas N×N em Python, por isso vai só até N = {CHECK_MAX_N}; "
+        "N = 4.096 demoraria demais. Contar funciona com qualquer N.")
+    lab.locator("#dir-forward").check()
