@@ -26,6 +26,7 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -209,9 +210,26 @@ def copy_vendor(out: Path) -> None:
         shutil.copyfile(NODE / "gsap" / "dist" / name, dst)
 
 
+#: A number with separators as its language writes it ("65{,}520", "4.456.448", "1{,}5530").
+#: latex2mathml reads only digits[.digits] as one number and splits the rest into
+#: numbers and punctuation (shown "65, 520"), so _math gives each such number one <mn>.
+_GROUPED_NUMBER = re.compile(r"\d+(?:(?:\{[.,]\}|[.,])\d+)+")
+
+
 def _math(tex: str, options: dict) -> str:
-    """One $...$ formula as MathML (dollarmath passes {"display_mode": bool})."""
-    return latex2mathml.converter.convert(tex, display="block" if options.get("display_mode") else "inline")
+    """One $...$ formula as MathML (dollarmath passes {"display_mode": bool});
+    a number with separators stays one number (``_GROUPED_NUMBER``)."""
+    numbers: list[str] = []
+
+    def hold(m: re.Match) -> str:
+        numbers.append(m.group(0).replace("{", "").replace("}", ""))
+        return rf"\text{{cannery-number-{len(numbers) - 1}}}"
+
+    mathml = latex2mathml.converter.convert(_GROUPED_NUMBER.sub(hold, tex),
+                                            display="block" if options.get("display_mode") else "inline")
+    for i, number in enumerate(numbers):
+        mathml = mathml.replace(f"<mtext>cannery-number-{i}</mtext>", f"<mn>{number}</mn>")
+    return mathml
 
 
 @functools.cache
@@ -240,6 +258,7 @@ def make_env(code: str | None = None) -> jinja2.Environment:
         extensions=["jinja2.ext.i18n"],
     )
     env.install_gettext_translations(i18n.translations(lang.code, "site"), newstyle=True)
+    env.policies["ext.i18n.trimmed"] = True  # as locale/site.cfg extracts them
     nums = i18n.numbers(lang.code)
     env.filters["thousands"] = nums.group
     env.filters["mib"] = lambda x, digits=1: nums.fixed(x / 2**20, digits)

@@ -3,8 +3,9 @@
 :func:`build` returns what the templates need: ``module`` (module.toml with
 each exercise resolved: built ones from their exercise.toml, the rest marked
 coming), ``exercises`` (every built exercise with its steps' text read from
-disk), ``step_ids`` (all "SLUG/STEP" ids, the denominator of the progress
-line), and ``io_chart`` (the Probe step's log-log chart, from the emulator).
+disk, and ``figures``: the numbers its texts quote, from course/figures.py),
+``step_ids`` (all "SLUG/STEP" ids, the denominator of the progress line), and
+``io_chart`` (the Probe step's log-log chart, from the emulator).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import tomllib
 from pathlib import Path
 
 import i18n
+from course.figures import figures
 from emulator import traffic
 from exercises import content
 
@@ -42,7 +44,9 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     keeps its own ``ladder``; each rung becomes a self-marked step
     (``self_steps``, key "SLUG/rung") and its ``files`` become downloads
     (``downloads``: name, href relative to its page, bytes), with the exercise
-    folder's prompt.md and hints.md. An exercise with a ``judge`` module gets
+    folder's prompt.md and hints.md. ``figures`` holds the numbers the texts
+    quote (course/figures.py; the Markdown names them as ``exercise.figures``).
+    An exercise with a ``judge`` module gets
     ``judge_data``: what that judge's ``handle({"op": "bugs"})`` gives the page
     (for break-it: each bug with its diff from breakit.diff, the weak tests),
     plus the sources its steps show (``judge_files``).
@@ -50,6 +54,7 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     code = lang or i18n.default().code
     folder = Path(content.EXERCISES_DIR) / slug
     ex = content.load(slug)
+    rungs = list(ex.get("ladder", []))  # English rungs: the self-marked steps' ids, in every language
     over = i18n.overlay_path(i18n.language(code), Path("exercises") / slug / "exercise.toml")
     if not i18n.language(code).default and over.exists():
         with open(over, "rb") as f:
@@ -58,12 +63,13 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     def text(path: Path) -> str:
         return i18n.read_text(path, code)
 
+    ex["figures"] = figures()  # the texts' `exercise.figures.…`: see course/figures.py
     ex["ladder"] = [s["title"] for s in ex["steps"]] if ex["steps"] else list(ex.get("ladder", []))
     ex["self_steps"] = []
     ex["downloads"] = []
     if not ex.get("in_browser", True):
-        ex["self_steps"] = [{"id": rung.lower(), "title": rung, "key": f"{slug}/{rung.lower()}"}
-                            for rung in ex["ladder"]]
+        ex["self_steps"] = [{"id": rung.lower(), "title": title, "key": f"{slug}/{rung.lower()}"}
+                            for rung, title in zip(rungs, ex["ladder"], strict=True)]
         ex["downloads"] = [{"name": name, "href": f"files/{name}", "bytes": (folder / name).stat().st_size}
                            for name in ex.get("files", [])]
         ex["prompt_md"] = text(folder / "prompt.md")
@@ -73,6 +79,10 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     if ex.get("judge"):
         judge = importlib.import_module(ex["judge"])
         ex["judge_data"] = judge.handle({"op": "bugs"})["result"]
+        for test in ex["judge_data"].get("tests", []):  # the weak tests' titles, in the page's words
+            if test["name"] in ex.get("weak_titles", {}):
+                test["title"] = ex["weak_titles"][test["name"]].format(
+                    scale=i18n.numbers(code).short(ex["figures"]["weak_scale"]))
         ex["judge_files"] = {name: (folder / name).read_text(encoding="utf-8")
                              for name in ("kernel.py", "weak_tests.py") if (folder / name).is_file()}
     for step in ex["steps"]:

@@ -37,7 +37,10 @@ import os
 import tomllib
 
 from emulator.attention import reference
+from emulator.i18n import _, group, ngettext, short
 from emulator.inputs import random_qkv as _emulator_qkv
+
+from .testing import marked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLDER = os.path.join(ROOT, "site", "content", "exercises", "break-it")
@@ -81,7 +84,7 @@ def bug_info(bug_id: int, folder: str = FOLDER) -> dict:
     for b in bugs(folder):
         if b["id"] == bug_id:
             return b
-    raise InputError(f"there is no bug {bug_id!r}; the bugs are numbered 1 to 5")
+    raise InputError(_("there is no bug {bug}; the bugs are numbered 1 to 5").format(bug=repr(bug_id)))
 
 
 def kernel_source(which, folder: str = FOLDER) -> str:
@@ -165,11 +168,12 @@ def compare(O, want, limit: float):
     """None when every entry of O is a finite number within ``limit`` of
     ``want``; else the first bad entry: {"row", "col", "expected", "got", "error"}."""
     if not isinstance(O, list) or len(O) != len(want):
-        return {"row": None, "col": None, "expected": f"{len(want)} rows",
-                "got": f"{len(O) if isinstance(O, list) else type(O).__name__} rows", "error": math.inf}
+        return {"row": None, "col": None, "expected": _("{n} rows").format(n=len(want)),
+                "got": _("{n} rows").format(n=len(O) if isinstance(O, list) else type(O).__name__),
+                "error": math.inf}
     for i, (row, ref_row) in enumerate(zip(O, want, strict=True)):
         if not isinstance(row, list) or len(row) != len(ref_row):
-            return {"row": i, "col": None, "expected": f"{len(ref_row)} numbers",
+            return {"row": i, "col": None, "expected": _("{count} numbers").format(count=len(ref_row)),
                     "got": repr(row)[:60], "error": math.inf}
         for c, (x, y) in enumerate(zip(row, ref_row, strict=True)):
             err = abs(x - y) if isinstance(x, float | int) else math.nan
@@ -214,19 +218,20 @@ def parse_input(text: str) -> dict:
     evaluated. Raises InputError with a message for the learner.
     """
     if not isinstance(text, str) or not text.strip():
-        raise InputError(f"Write an input first, for example {EXAMPLE}")
+        raise InputError(_("Write an input first, for example {example}").format(example=EXAMPLE))
     if len(text) > MAX_TEXT:
-        raise InputError(f"That input is {len(text):,} characters long; keep it under {MAX_TEXT:,} "
-                         f"(at most {MAX_ROWS} rows, {MAX_KEYS} keys and d = {MAX_D}).")
+        raise InputError(_("That input is {length} characters long; keep it under {limit} "
+                           "(at most {rows} rows, {keys} keys and d = {d}).").format(
+                             length=group(len(text)), limit=group(MAX_TEXT), rows=MAX_ROWS, keys=MAX_KEYS, d=MAX_D))
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise InputError(f"Python cannot read that input (line {exc.lineno}: {exc.msg}). "
-                         f"Write it as {EXAMPLE}") from None
+        raise InputError(_("Python cannot read that input (line {line}: {error}). Write it as {example}").format(
+            line=exc.lineno, error=exc.msg, example=EXAMPLE)) from None
     except (RecursionError, MemoryError):
-        raise InputError("That input is nested too deeply to read.") from None
+        raise InputError(_("That input is nested too deeply to read.")) from None
     except ValueError as exc:  # e.g. an integer literal past Python's 4,300 digits
-        raise InputError(f"Python cannot read that input ({exc}).") from None
+        raise InputError(_("Python cannot read that input ({error}).").format(error=exc)) from None
     try:
         if isinstance(tree, ast.Call):
             return _from_call(tree)
@@ -236,46 +241,52 @@ def parse_input(text: str) -> dict:
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError) as exc:
         if isinstance(exc, InputError):
             raise
-        raise InputError("Only numbers, True/False/None, lists and a dict of them are allowed "
-                         "(no names, arithmetic or other calls); or one call of random_qkv(...).") from None
-    raise InputError(f"An input is a dict of Q, K and V, or a call of random_qkv(...): {EXAMPLE}")
+        raise InputError(_("Only numbers, True/False/None, lists and a dict of them are allowed "
+                           "(no names, arithmetic or other calls); or one call of random_qkv(...).")) from None
+    raise InputError(_("An input is a dict of Q, K and V, or a call of random_qkv(...): {example}")
+                     .format(example=EXAMPLE))
 
 
 def _from_call(node: ast.Call) -> dict:
     if not isinstance(node.func, ast.Name) or node.func.id != "random_qkv":
-        raise InputError("The only call allowed is random_qkv(n, d, seed, scale=..., n_keys=..., "
-                         "causal=..., key_mask=... or masked_keys=...).")
+        raise InputError(_("The only call allowed is random_qkv(n, d, seed, scale=..., n_keys=..., "
+                           "causal=..., key_mask=... or masked_keys=...)."))
     if len(node.args) > 3:
-        raise InputError("random_qkv takes at most three arguments by position (n, d, seed); "
-                         "name the others, e.g. scale=100.0.")
+        raise InputError(_("random_qkv takes at most three arguments by position (n, d, seed); "
+                           "name the others, e.g. {example}.").format(example="scale=100.0"))
     kw = {}
     for name, arg in zip(("n", "d", "seed"), node.args, strict=False):
         kw[name] = ast.literal_eval(arg)
     for k in node.keywords:
         if k.arg is None:
-            raise InputError("write random_qkv's arguments out as name=value, without **.")
+            raise InputError(_("write random_qkv's arguments out as name=value, without **."))
         if k.arg not in _GEN_ARGS:
-            raise InputError(f"random_qkv has no argument {k.arg!r}; it takes {', '.join(_GEN_ARGS)}.")
+            raise InputError(_("random_qkv has no argument {name}; it takes {names}.").format(
+                name=repr(k.arg), names=", ".join(_GEN_ARGS)))
         if k.arg in kw:
-            raise InputError(f"random_qkv got {k.arg} twice.")
+            raise InputError(_("random_qkv got {name} twice.").format(name=k.arg))
         kw[k.arg] = ast.literal_eval(k.value)
     for name in ("n", "d", "seed"):
         if name not in kw:
-            raise InputError(f"random_qkv needs {name}: random_qkv(n, d, seed, scale=1.0).")
+            raise InputError(_("random_qkv needs {name}: {call}.").format(
+                name=name, call="random_qkv(n, d, seed, scale=1.0)"))
     n, d, seed = kw["n"], kw["d"], kw["seed"]
     n_keys = kw.get("n_keys")
     for name, value in (("n", n), ("d", d), ("seed", seed)) + ((("n_keys", n_keys),) if n_keys is not None else ()):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(f"random_qkv's {name} must be a whole number, got {value!r}.")
+            raise InputError(_("random_qkv's {name} must be a whole number, got {value}.").format(
+                name=name, value=repr(value)))
     _check_sizes(n, n_keys if n_keys is not None else n, d)
     if not 0 <= seed < 2 ** 32:
-        raise InputError(f"seed must be between 0 and {2 ** 32 - 1:,}, got {seed:,}.")
+        raise InputError(_("seed must be between 0 and {top}, got {seed}.").format(
+            top=group(2 ** 32 - 1), seed=group(seed)))
     scale = kw.get("scale", 1.0)
     if isinstance(scale, bool) or not isinstance(scale, int | float) or not math.isfinite(scale):
-        raise InputError(f"scale must be a finite number, got {scale!r}.")
+        raise InputError(_("scale must be a finite number, got {value}.").format(value=repr(scale)))
     if abs(scale) * math.sqrt(3.0) > MAX_ABS:
-        raise InputError(f"scale must be at most {MAX_ABS / math.sqrt(3.0):,.0f} in size "
-                         f"(entries of Q at most {MAX_ABS:,.0f}), got {scale:g}.")
+        raise InputError(_("scale must be at most {top} in size (entries of Q at most {entries}), got {scale}.")
+                         .format(top=group(round(MAX_ABS / math.sqrt(3.0))), entries=group(round(MAX_ABS)),
+                                 scale=short(scale)))
     Q, K, V = random_qkv(n, d, seed, float(scale), n_keys)
     case = {"Q": Q, "K": K, "V": V}
     for name in ("causal", "key_mask", "masked_keys"):
@@ -286,87 +297,96 @@ def _from_call(node: ast.Call) -> dict:
 
 def _check_sizes(n: int, n_keys: int, d: int) -> None:
     if not 1 <= n <= MAX_ROWS:
-        raise InputError(f"N (query rows) must be between 1 and {MAX_ROWS}, got {n:,}.")
+        raise InputError(_("N (query rows) must be between 1 and {top}, got {n}.").format(top=MAX_ROWS, n=group(n)))
     if not 1 <= n_keys <= MAX_KEYS:
-        raise InputError(f"N_k (key rows) must be between 1 and {MAX_KEYS}, got {n_keys:,}.")
+        raise InputError(_("N_k (key rows) must be between 1 and {top}, got {n}.").format(
+            top=MAX_KEYS, n=group(n_keys)))
     if not 1 <= d <= MAX_D:
-        raise InputError(f"d must be between 1 and {MAX_D}, got {d:,}.")
+        raise InputError(_("d must be between 1 and {top}, got {d}.").format(top=MAX_D, d=group(d)))
 
 
 def _matrix(name: str, value, width: int | None = None) -> list:
     if not isinstance(value, list | tuple) or not value:
-        raise InputError(f"{name} must be a non-empty list of rows, each a list of numbers.")
+        raise InputError(_("{name} must be a non-empty list of rows, each a list of numbers.").format(name=name))
     rows = []
     for i, row in enumerate(value):
         if not isinstance(row, list | tuple) or not row:
-            raise InputError(f"{name}[{i}] must be a list of numbers (a row), got {row!r:.40}.")
+            raise InputError(_("{name}[{i}] must be a list of numbers (a row), got {value}.").format(
+                name=name, i=i, value=f"{row!r:.40}"))
         for c, x in enumerate(row):
             if isinstance(x, bool) or not isinstance(x, int | float):
-                raise InputError(f"{name}[{i}][{c}] must be a number, got {x!r:.40}.")
+                raise InputError(_("{name}[{i}][{c}] must be a number, got {value}.").format(
+                    name=name, i=i, c=c, value=f"{x!r:.40}"))
             if not abs(x) <= MAX_ABS:  # NaN and ±inf fail too; a huge int is compared exactly
-                shown = repr(x) if not isinstance(x, int) or abs(x) < 10 ** 20 else "a very large whole number"
-                raise InputError(f"{name}[{i}][{c}] = {shown} is out of range: entries must be finite and at "
-                                 f"most {MAX_ABS:,.0f} in size (mask keys with key_mask, not with inf).")
+                shown = repr(x) if not isinstance(x, int) or abs(x) < 10 ** 20 else _("a very large whole number")
+                raise InputError(_("{name}[{i}][{c}] = {value} is out of range: entries must be finite and at "
+                                   "most {top} in size (mask keys with key_mask, not with inf).").format(
+                                     name=name, i=i, c=c, value=shown, top=group(round(MAX_ABS))))
         rows.append([float(x) for x in row])
     widths = {len(r) for r in rows}
     if len(widths) != 1:
-        raise InputError(f"the rows of {name} have different lengths ({', '.join(map(str, sorted(widths)))}).")
+        raise InputError(_("the rows of {name} have different lengths ({lengths}).").format(
+            name=name, lengths=", ".join(map(str, sorted(widths)))))
     if width is not None and widths != {width}:
-        raise InputError(f"{name} has rows of {widths.pop()} numbers, but Q's rows have {width}: "
-                         f"queries and keys must have the same d.")
+        raise InputError(_("{name} has rows of {count} numbers, but Q's rows have {width}: "
+                           "queries and keys must have the same d.").format(name=name, count=widths.pop(), width=width))
     return rows
 
 
 def _case(value) -> dict:
     if not isinstance(value, dict):
-        raise InputError(f"An input is a dict of Q, K and V, or a call of random_qkv(...): {EXAMPLE}")
+        raise InputError(_("An input is a dict of Q, K and V, or a call of random_qkv(...): {example}")
+                         .format(example=EXAMPLE))
     unknown = [k for k in value if k not in _CASE_KEYS]
     if unknown:
-        raise InputError(f"unknown key {unknown[0]!r}; an input may have {', '.join(_CASE_KEYS)}.")
+        raise InputError(_("unknown key {key}; an input may have {keys}.").format(
+            key=repr(unknown[0]), keys=", ".join(_CASE_KEYS)))
     for k in ("Q", "K", "V"):
         if k not in value:
-            raise InputError(f"the input has no {k}; it needs Q, K and V.")
+            raise InputError(_("the input has no {name}; it needs Q, K and V.").format(name=k))
     Q = _matrix("Q", value["Q"])
     K = _matrix("K", value["K"], width=len(Q[0]))
     V = _matrix("V", value["V"])
     if len(V) != len(K):
-        raise InputError(f"K has {len(K)} rows but V has {len(V)}: each key needs its value row.")
+        raise InputError(_("K has {k} rows but V has {v}: each key needs its value row.").format(k=len(K), v=len(V)))
     _check_sizes(len(Q), len(K), len(Q[0]))
     if len(V[0]) > MAX_D:
-        raise InputError(f"V's rows must have at most {MAX_D} numbers, got {len(V[0])}.")
+        raise InputError(_("V's rows must have at most {top} numbers, got {count}.").format(top=MAX_D, count=len(V[0])))
     causal = value.get("causal", False)
     if not isinstance(causal, bool):
-        raise InputError(f"causal must be True or False, got {causal!r:.40}.")
+        raise InputError(_("causal must be True or False, got {value}.").format(value=f"{causal!r:.40}"))
     mask = value.get("key_mask")
     masked = value.get("masked_keys")
     if mask is not None and masked is not None:
-        raise InputError("give key_mask or masked_keys, not both.")
+        raise InputError(_("give key_mask or masked_keys, not both."))
     if mask is not None:
         if not isinstance(mask, list | tuple) or len(mask) != len(K):
-            raise InputError(f"key_mask must be a list of {len(K)} values (one per key), True to keep a key "
-                             f"and False to mask it.")
+            raise InputError(_("key_mask must be a list of {count} values (one per key), True to keep a key "
+                               "and False to mask it.").format(count=len(K)))
         if any(not isinstance(x, bool) and x not in (0, 1) for x in mask):
-            raise InputError("key_mask's values must be True/False (or 1/0).")
+            raise InputError(_("key_mask's values must be True/False (or 1/0)."))
         mask = [bool(x) for x in mask]
     elif masked is not None:
         if not isinstance(masked, list | tuple) or any(isinstance(j, bool) or not isinstance(j, int)
                                                         for j in masked):
-            raise InputError("masked_keys must be a list of key indices, e.g. [0, 1, 2, 3].")
+            raise InputError(_("masked_keys must be a list of key indices, e.g. [0, 1, 2, 3]."))
         bad = [j for j in masked if not 0 <= j < len(K)]
         if bad:
-            raise InputError(f"masked_keys has {bad[0]}, but the keys are numbered 0 to {len(K) - 1}.")
+            raise InputError(_("masked_keys has {index}, but the keys are numbered 0 to {last}.").format(
+                index=bad[0], last=len(K) - 1))
         mask = [j not in set(masked) for j in range(len(K))]
     return {"Q": Q, "K": K, "V": V, "causal": causal, "key_mask": mask}
 
 
 def describe(case: dict) -> str:
     """A one-line summary of a case, e.g. "N = 10, N_k = 10, d = 4, causal, 2 keys masked"."""
-    parts = [f"N = {len(case['Q'])}", f"N_k = {len(case['K'])}", f"d = {len(case['Q'][0])}"]
+    text = f"N = {len(case['Q'])}, N_k = {len(case['K'])}, d = {len(case['Q'][0])}"
     if case["causal"]:
-        parts.append("causal")
+        text = _("{case}, causal").format(case=text)
     if case["key_mask"] is not None:
-        parts.append(f"{case['key_mask'].count(False)} of {len(case['K'])} keys masked")
-    return ", ".join(parts)
+        text = _("{case}, {masked} of {keys} keys masked").format(
+            case=text, masked=case["key_mask"].count(False), keys=len(case["K"]))
+    return text
 
 
 # ------------------------------------------------------------ running
@@ -401,17 +421,19 @@ def run_case(kernel, case: dict, want: list | None = None) -> dict:
 def _say(result: dict) -> str:
     if result["raised"]:
         if result["raised"].startswith("OverflowError"):
-            return (f"raised {result['raised']} (Python's exp raises where a GPU's returns inf, "
-                    f"and then acc / l = inf / inf = NaN)")
-        return f"raised {result['raised']}"
+            return _("raised {error} (Python's exp raises where a GPU's returns inf, "
+                     "and then acc / l = inf / inf = NaN)").format(error=result["raised"])
+        return _("raised {error}").format(error=result["raised"])
     bad = result["first_bad"]
     if bad is None:
-        return f"stays within the bound (largest error {result['max_error']:.2e})"
+        return _("stays within the bound (largest error {error})").format(error=marked(f"{result['max_error']:.2e}"))
     if bad["col"] is None:
-        return f"returned the wrong shape: expected {bad['expected']}, got {bad['got']}"
+        return _("returned the wrong shape: expected {expected}, got {got}").format(
+            expected=bad["expected"], got=bad["got"])
     got = bad["got"]
-    got_s = "NaN" if isinstance(got, float) and math.isnan(got) else f"{got:.6g}"
-    return f"O[{bad['row']}][{bad['col']}] = {got_s}, the reference says {bad['expected']:.6g}"
+    got_s = "NaN" if isinstance(got, float) and math.isnan(got) else marked(f"{got:.6g}")
+    return _("O[{row}][{col}] = {got}, the reference says {expected}").format(
+        row=bad["row"], col=bad["col"], got=got_s, expected=marked(f"{bad['expected']:.6g}"))
 
 
 def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
@@ -435,16 +457,20 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
     buggy = run_case(load_kernel(bug_id, folder), case, want)
     limit = correct["bound"]
     if not correct["ok"]:
-        msg = (f"{summary}: the correct kernel also leaves the bound ({_say(correct)}), so this input "
-               f"tests something else; keep the numbers smaller.")
+        msg = _("{input}: the correct kernel also leaves the bound ({how}), so this input "
+                "tests something else; keep the numbers smaller.").format(input=summary, how=_say(correct))
         ok = False
     elif buggy["ok"]:
-        msg = (f"{summary}: bug {bug_id} ({b['title']}) survives this input. Its largest error is "
-               f"{buggy['max_error']:.2e}, within the bound {limit:.2e}.")
+        msg = _("{input}: bug {bug} ({title}) survives this input. Its largest error is "
+                "{error}, within the bound {bound}.").format(
+                    input=summary, bug=bug_id, title=b["title"], error=marked(f"{buggy['max_error']:.2e}"),
+                    bound=marked(f"{limit:.2e}"))
         ok = False
     else:
-        msg = (f"{summary}: exposes bug {bug_id} ({b['title']}). The buggy kernel {_say(buggy)}; "
-               f"the correct kernel {_say(correct)}. Bound: {limit:.2e}.")
+        msg = _("{input}: exposes bug {bug} ({title}). The buggy kernel {buggy}; "
+                "the correct kernel {correct}. Bound: {bound}.").format(
+                    input=summary, bug=bug_id, title=b["title"], buggy=_say(buggy), correct=_say(correct),
+                    bound=marked(f"{limit:.2e}"))
         ok = True
     return {"ok": ok, "message": msg, "input": summary, "bound": limit, "buggy": buggy, "correct": correct}
 
@@ -506,28 +532,33 @@ def predict(predictions: dict, folder: str = FOLDER) -> dict:
         try:
             bug_id = int(key)
         except (TypeError, ValueError):
-            raise InputError(f"there is no bug {key!r}; the bugs are numbered 1 to 5") from None
+            raise InputError(_("there is no bug {bug}; the bugs are numbered 1 to 5").format(bug=repr(key))) from None
         bug_info(bug_id, folder)
         unknown = sorted(set(chosen) - names)
         if unknown:
-            raise InputError(f"there is no weak test named {unknown[0]!r}")
+            raise InputError(_("there is no weak test named {name}").format(name=repr(unknown[0])))
         got[bug_id] = sorted(set(chosen))
     real = truth(folder)
     results = []
     for b in bugs(folder):
         predicted, actual = got.get(b["id"], []), real[b["id"]]
         ok = predicted == actual
-        if ok:
-            message = "right: " + (f"{len(actual)} of the weak tests catch it" if actual
-                                   else "no weak test catches it")
+        if ok and actual:
+            detail = ngettext("{count} of the weak tests catch it", "{count} of the weak tests catch it",
+                              len(actual)).format(count=len(actual))
+        elif ok:
+            detail = _("no weak test catches it")
         else:
             missed = sorted(set(predicted) - set(actual))
             caught = sorted(set(actual) - set(predicted))
-            message = "not quite: " + (f"{', '.join(missed)} {'passes' if len(missed) == 1 else 'pass'} "
-                                       "on this bug" if missed
-                                       else f"{', '.join(caught)} {'catches' if len(caught) == 1 else 'catch'} it")
+            if missed:
+                detail = ngettext("{tests} passes on this bug", "{tests} pass on this bug",
+                                  len(missed)).format(tests=", ".join(missed))
+            else:
+                detail = ngettext("{tests} catches it", "{tests} catch it", len(caught)).format(tests=", ".join(caught))
+        message = (_("right: {detail}") if ok else _("not quite: {detail}")).format(detail=detail)
         results.append({"bug": b["id"], "title": b["title"], "predicted": predicted,
-                        "actual": actual, "ok": ok, "message": message})
+                        "actual": actual, "ok": ok, "message": message, "detail": detail})
     right = [r["ok"] for r in results].count(True)
     return {"ok": right == len(results), "right": right, "total": len(results), "results": results}
 
@@ -582,6 +613,6 @@ def handle(request: dict) -> dict:
             return {"ok": True, "result": judge_input(int(request["bug"]), request.get("text", ""))}
         if op == "suite":
             return {"ok": True, "result": extended_suite(request.get("texts", {}))}
-        return {"ok": False, "message": f"unknown op {op!r}"}
+        return {"ok": False, "message": _("unknown op {op}").format(op=repr(op))}
     except InputError as exc:
         return {"ok": False, "message": exc.message}

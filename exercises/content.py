@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import tomllib
 
+from emulator.i18n import _
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXERCISES_DIR = os.path.join(ROOT, "site", "content", "exercises")
 
@@ -38,7 +40,8 @@ def load(slug: str, base: str = EXERCISES_DIR) -> dict:
     """
     path = os.path.join(base, slug, "exercise.toml")
     if not os.path.isfile(path):
-        raise ContentError(f"no exercise {slug!r}; known: {', '.join(_names(base))}")
+        raise ContentError(_("no exercise {slug}; known: {known}").format(
+            slug=repr(slug), known=", ".join(_names(base))))
     with open(path, "rb") as f:
         data = tomllib.load(f)
     data["slug"] = slug
@@ -57,8 +60,8 @@ def step(slug: str, step_id: str, base: str = EXERCISES_DIR) -> dict:
     for s in ex["steps"]:
         if s["id"] == step_id:
             return s
-    raise ContentError(f"exercise {slug!r} has no step {step_id!r}; steps: "
-                       f"{', '.join(s['id'] for s in ex['steps'])}")
+    raise ContentError(_("exercise {slug} has no step {step}; steps: {steps}").format(
+        slug=repr(slug), step=repr(step_id), steps=", ".join(s["id"] for s in ex["steps"])))
 
 
 def read(step_entry: dict, name: str) -> str:

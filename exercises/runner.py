@@ -25,8 +25,10 @@ import traceback
 import types
 from contextlib import contextmanager, redirect_stdout
 
+from emulator.i18n import _, short
+
 from . import content
-from .testing import Failure, LearnerError, TimeLimit
+from .testing import Failure, LearnerError, TimeLimit, title_of
 
 LEARNER_FILE = "your_code.py"
 OUTPUT_LIMIT = 20_000  # characters of printed output kept
@@ -37,7 +39,7 @@ def trimmed_traceback(exc: BaseException, filename: str) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
     lines = []
     if frames:
-        lines.append("Traceback (your code only, most recent call last):\n")
+        lines.append(_("Traceback (your code only, most recent call last):") + "\n")
         lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines).rstrip("\n")
@@ -57,7 +59,8 @@ def time_limit(seconds: float | None):
     if usable:
         try:
             def _alarm(signum, frame):
-                raise TimeLimit(f"stopped after {seconds:g} s: is there a loop that never ends?")
+                raise TimeLimit(_("stopped after {seconds} s: is there a loop that never ends?")
+                                .format(seconds=short(seconds)))
             old = signal.signal(signal.SIGALRM, _alarm)
         except ValueError:  # not the main thread
             usable = False
@@ -96,16 +99,11 @@ def load_tests(step_entry: dict) -> list:
     return [v for k, v in ns.items() if k.startswith("test_") and callable(v)]
 
 
-def _title(fn) -> str:
-    doc = (fn.__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else fn.__name__[5:].replace("_", " ")
-
-
 def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE) -> list:
     """Run each test on ``mod``; one result dict per test."""
     results = []
     for fn in tests:
-        r = {"name": fn.__name__, "title": _title(fn), "ok": False, "message": "",
+        r = {"name": fn.__name__, "title": title_of(fn), "ok": False, "message": "",
              "input": "", "expected": "", "got": "", "traceback": ""}
         try:
             fn(mod)
@@ -115,12 +113,12 @@ def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE) 
         except LearnerError as e:
             if isinstance(e.error, TimeLimit):
                 raise e.error from None
-            r.update(message=f"{e.input}: your code raised {type(e.error).__name__}",
+            r.update(message=_("{input}: your code raised {error}").format(input=e.input, error=type(e.error).__name__),
                      input=e.input, traceback=trimmed_traceback(e.error, filename))
         except TimeLimit:
             raise
         except Exception as exc:  # raised outside given(): still show it
-            r.update(message=f"your code raised {type(exc).__name__}",
+            r.update(message=_("your code raised {error}").format(error=type(exc).__name__),
                      traceback=trimmed_traceback(exc, filename))
         results.append(r)
     return results
@@ -210,6 +208,6 @@ def handle(request: dict) -> dict:
             return wgsl.handle(request)
         if request.get("op") == "check":
             return {"ok": True, "result": check(request["slug"], request["step"], request["source"], seconds=None)}
-        return {"ok": False, "message": f"unknown op {request.get('op')!r}"}
+        return {"ok": False, "message": _("unknown op {op}").format(op=repr(request.get("op")))}
     except content.ContentError as exc:
         return {"ok": False, "message": str(exc)}

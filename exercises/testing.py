@@ -1,16 +1,71 @@
 """What a step's tests.py uses to say what went wrong, in a learner's terms.
 
-A test is a function ``test_*(mod)`` taking the learner's module. It tries
-inputs smallest first inside ``with given("scores [1, 2, 3, 0], block 2"):``
-and raises :class:`Failure` for the first one that is wrong, so the report
-shows the smallest failing input, the expected value and the value got. An
-exception raised by the learner's code inside ``given`` is reported with the
-same input and a traceback trimmed to the learner's own lines.
+A test is a function ``test_*(mod)`` taking the learner's module, titled with
+``@titled(N_("..."))``. It tries inputs smallest first inside
+``with given(_("scores {scores}, block {block}").format(...)):`` and raises
+:class:`Failure` for the first one that is wrong, so the report shows the
+smallest failing input, the expected value and the value got. An exception
+raised by the learner's code inside ``given`` is reported with the same input
+and a traceback trimmed to the learner's own lines.
+
+Languages: every message is written in the page's language at run time
+(``emulator.i18n``: ``_()`` around an English msgid with ``{name}``
+placeholders, filled with ``.format``). Numbers follow one rule, so that a
+learner can paste what they read back into Python:
+
+- a number on its own in a sentence is written the language's way
+  (:func:`fmt`: ``1.5530`` in English, ``1,5530`` in pt-BR);
+- a Python value, such as a list or tuple (``[1, 2, 3, 0]``, ``(3, 1.553)``)
+  in an input's description or a value got, is written as Python writes it,
+  with a decimal point in every language.
+
+Titles are marked with ``N_`` (Babel extracts them) and translated by the
+runner when it reports. The offline CLI (``python -m exercises``) runs in
+English, as ``emulator.i18n`` does unless the page switches it.
 """
 from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+
+from emulator.i18n import _, group, short
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for extraction without translating it now (gettext's
+    convention): the runner translates a test's title when it reports."""
+    return message
+
+
+def titled(title: str, **values):
+    """Decorator: the title a test's result shows, an English msgid marked with
+    N_, with ``{name}`` placeholders filled from ``values`` when it is shown
+    (integers with the language's separators, floats as ``:g`` writes them
+    with its decimal mark, strings as they are)."""
+    def mark(fn):
+        fn.title = title
+        fn.title_values = values
+        return fn
+    return mark
+
+
+def _title_value(v) -> str:
+    if isinstance(v, bool) or isinstance(v, str):
+        return str(v)
+    if isinstance(v, int):
+        return group(v)
+    return short(v)
+
+
+def title_of(fn) -> str:
+    """``fn``'s title in the active language: its ``@titled`` message, else its
+    docstring's first line, else its name."""
+    title = getattr(fn, "title", "")
+    if title:
+        values = getattr(fn, "title_values", {})
+        return _(title).format(**{k: _title_value(v) for k, v in values.items()})
+    doc = (fn.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else fn.__name__[5:].replace("_", " ")
 
 
 class Failure(AssertionError):
@@ -63,18 +118,17 @@ def current() -> str:
 def need(mod, name: str):
     """The learner's ``name`` (a function or value), or a Failure saying it is missing."""
     if not hasattr(mod, name):
-        raise Failure(f"Your code does not define `{name}`. Keep the name and signature from the prompt.")
+        raise Failure(_("Your code does not define `{name}`. Keep the name and signature from the prompt.")
+                      .format(name=name))
     return getattr(mod, name)
 
 
-def fmt(x) -> str:
-    """A value as a learner reads it: floats to 4 decimals (or 4 s.f. in
-    scientific notation when very large or small), ints with separators,
-    lists and tuples element by element (long lists cut after 8)."""
+def _python(x) -> str:
+    """A value inside a Python literal: as Python reads it back (decimal point)."""
     if isinstance(x, bool) or x is None:
         return repr(x)
     if isinstance(x, int):
-        return f"{x:,}"
+        return repr(x)
     if isinstance(x, float):
         if math.isnan(x):
             return "nan"
@@ -86,12 +140,42 @@ def fmt(x) -> str:
             return f"{x:.4f}"
         return f"{x:.4e}"
     if isinstance(x, (list, tuple)):
-        items = [fmt(v) for v in x[:8]]
+        items = [_python(v) for v in x[:8]]
         if len(x) > 8:
-            items.append(f"… ({len(x)} in all)")
+            items.append(_("… ({count} in all)").format(count=len(x)))
         body = ", ".join(items)
         return f"({body})" if isinstance(x, tuple) else f"[{body}]"
     return repr(x)
+
+
+def fmt(x) -> str:
+    """A value as a learner reads it: floats to 4 decimals (or 4 s.f. in
+    scientific notation when very large or small), ints with separators,
+    lists and tuples element by element (long lists cut after 8).
+
+    A number on its own takes the active language's marks (1.5530 / 1,5530;
+    4,096 / 4.096); the numbers inside a list or tuple are written as Python
+    writes them (see the module's docstring)."""
+    if isinstance(x, bool) or x is None:
+        return repr(x)
+    if isinstance(x, int):
+        return group(x)
+    if isinstance(x, float):
+        return marked(_python(x))
+    if isinstance(x, (list, tuple)):
+        return _python(x)
+    return repr(x)
+
+
+def _decimal_mark() -> str:
+    """The active language's decimal mark ("." or ",")."""
+    return short(0.5)[1]
+
+
+def marked(text: str) -> str:
+    """A number Python wrote (``f"{x:.2e}"``, ``f"{x:.6g}"``) with the active
+    language's decimal mark, for prose: '1.5e-07' -> '1,5e-07' in pt-BR."""
+    return text.replace(".", _decimal_mark())
 
 
 def close(got, expected: float, rel: float = 1e-12, abs_: float = 0.0) -> bool:
@@ -110,13 +194,15 @@ def close(got, expected: float, rel: float = 1e-12, abs_: float = 0.0) -> bool:
 def expect_close(name: str, got, expected: float, *, rel: float = 1e-12, abs_: float = 0.0) -> None:
     """Raise Failure "expected NAME = X, got Y" unless close()."""
     if not close(got, expected, rel, abs_):
-        raise Failure(f"{current()}: expected {name} = {fmt(expected)}, got {fmt(got)}",
+        raise Failure(_("{input}: expected {name} = {expected}, got {got}").format(
+                          input=current(), name=name, expected=fmt(expected), got=fmt(got)),
                       input=current(), expected=f"{name} = {fmt(expected)}", got=fmt(got))
 
 
 def expect_pair(got, what: str = "(m, l)") -> tuple:
     """``got`` as a 2-tuple, or a Failure saying what shape was expected."""
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise Failure(f"{current()}: expected a pair {what}, got {fmt(got)}",
-                      input=current(), expected=f"a pair {what}", got=fmt(got))
+        raise Failure(_("{input}: expected a pair {what}, got {got}").format(
+                          input=current(), what=what, got=fmt(got)),
+                      input=current(), expected=_("a pair {what}").format(what=what), got=fmt(got))
     return tuple(got)

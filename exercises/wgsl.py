@@ -40,11 +40,13 @@ from __future__ import annotations
 import re
 
 from emulator.check import check_arrays, check_output
+from emulator.i18n import _, group
 from emulator.inputs import random_qkv
 from emulator.tiling import lesson_blocks
 from emulator.traffic import count
 
 from . import content
+from .testing import marked
 
 SLUG = "wgsl-kernel"
 F32_MAX = 3.4028234663852886e38
@@ -94,17 +96,20 @@ def check_no_infinity(source: str) -> list[str]:
         except ValueError:
             continue
         if value > F32_MAX:
-            problems.append(f"line {_line(text, m.start())}: {lit} is beyond f32's largest finite value "
-                            f"(about 3.4e38), so it stands for infinity; use a finite sentinel such as -3.0e38")
+            problems.append(f"line {_line(text, m.start())}: " + _(
+                "{literal} is beyond f32's largest finite value (about {top}), so it stands for infinity; "
+                "use a finite sentinel such as {sentinel}").format(literal=lit, top="3.4e38", sentinel="-3.0e38"))
     for m in _INF_NAME.finditer(text):
-        problems.append(f"line {_line(text, m.start())}: the name {m.group(0)} says infinity; WGSL may assume "
-                        f"there is none, so keep a finite sentinel and skip masked keys instead")
+        problems.append(f"line {_line(text, m.start())}: " + _(
+            "the name {name} says infinity; WGSL may assume there is none, so keep a finite sentinel "
+            "and skip masked keys instead").format(name=m.group(0)))
     for m in _BITCAST.finditer(text):
         bits = int(m.group(1), 0) & 0xFFFFFFFF
         if (bits >> 23) & 0xFF == 0xFF:
-            problems.append(f"line {_line(text, m.start())}: bitcast of {m.group(1)} makes an infinity or NaN")
+            problems.append(f"line {_line(text, m.start())}: "
+                            + _("bitcast of {bits} makes an infinity or NaN").format(bits=m.group(1)))
     for m in _DIV_ZERO.finditer(text):
-        problems.append(f"line {_line(text, m.start())}: division by the literal zero makes an infinity")
+        problems.append(f"line {_line(text, m.start())}: " + _("division by the literal zero makes an infinity"))
     return sorted(set(problems), key=lambda p: int(p.split(":")[0].split()[1]))
 
 
@@ -206,19 +211,18 @@ def _walk(text: str, lo: int, hi: int, varying: set, barrier_at: list) -> tuple[
             under = [v for v, _ in stack if v]
             barrier = re.search(BARRIER_CALL, stmt)
             if under and barrier:
-                problems.append(f"line {_line(text, header_start + len(stmt) - len(stmt.lstrip()))}: "
-                                f"{barrier.group(1)}() is inside a branch or loop whose condition "
-                                f"differs between invocations; every invocation of the workgroup must "
-                                f"reach it")
+                problems.append(f"line {_line(text, header_start + len(stmt) - len(stmt.lstrip()))}: " + _(
+                    "{barrier}() is inside a branch or loop whose condition differs between invocations; "
+                    "every invocation of the workgroup must reach it").format(barrier=barrier.group(1)))
             a = re.match(r"\s*(\w+)\s*(?:\[[^;]*\])?\s*[-+*/|&^]?=(?!=)", stmt)
             if a and under and a.group(1) not in ("let", "var"):
                 assigned.add(a.group(1))
             m = re.match(r"\s*(return|break|continue)\b", stmt)
             if m and under and any(b > i for b in barrier_at):
-                problems.append(f"line {_line(text, header_start + len(stmt) - len(stmt.lstrip()))}: "
-                                f"{m.group(1)} under a per-invocation condition, before a barrier: the "
-                                f"invocations that leave never reach it; keep every row in the loops and "
-                                f"skip only its store")
+                problems.append(f"line {_line(text, header_start + len(stmt) - len(stmt.lstrip()))}: " + _(
+                    "{statement} under a per-invocation condition, before a barrier: the invocations that "
+                    "leave never reach it; keep every row in the loops and skip only its store").format(
+                        statement=m.group(1)))
             header_start = i + 1
         i += 1
     return problems, assigned
@@ -237,8 +241,8 @@ def static_problems(source: str, names, reference: str | None = None) -> list[st
     fused_header = header_block(reference if reference is not None else _fused_source())
     got = header_block(source)
     if fused_header is not None and got != fused_header:
-        problems.append("the instrument header (counters binding to the end of fn tally) was changed or "
-                        "removed; restore it from the starter, or the byte counts cannot be read")
+        problems.append(_("the instrument header (counters binding to the end of fn tally) was changed or "
+                          "removed; restore it from the starter, or the byte counts cannot be read"))
     for name in names:
         problems.extend(STATIC_CHECKS[name](source))
     return problems
@@ -283,25 +287,37 @@ def judge(outputs: list, q: list, k: list, v: list, causal: bool, workgroup_byte
         got_total = 0
         for t in counted.values():
             got_total += t["read"] + t["write"]
-    case = f"N = {n}, d = {d}, {'causal' if causal else 'full'}"
+    case = _case(n, d, causal)
     if not report["passed"]:
         if report.get("nan_rows"):
             row = report["nan_rows"][0]
-            msg = (f"{case}: row {row} (query tile {row // report['block_rows']}) holds NaN or inf")
+            msg = _("{case}: row {row} (query tile {tile}) holds NaN or inf").format(
+                case=case, row=row, tile=row // report["block_rows"])
         else:
             row = report["first_failing_row"]
-            msg = (f"{case}: row {row} (query tile {report['first_failing_tile']}) is off by "
-                   f"{report['first_failing_error']:.3g}, beyond the bound {report['first_failing_bound']:.3g}")
+            msg = _("{case}: row {row} (query tile {tile}) is off by {error}, beyond the bound {bound}").format(
+                case=case, row=row, tile=report["first_failing_tile"],
+                error=marked(f"{report['first_failing_error']:.3g}"),
+                bound=marked(f"{report['first_failing_bound']:.3g}"))
         return {"passed": False, "message": msg, "check": report, "expected_bytes": want.total_bytes,
                 "counted_bytes": got_total}
     if got_total is not None and got_total != want.total_bytes:
         return {"passed": False, "check": report, "expected_bytes": want.total_bytes, "counted_bytes": got_total,
-                "message": f"{case}: O is right, but the counters saw {got_total:,} B where the fused walk "
-                           f"at B_r = {report['block_rows']}, B_c = {report['block_cols']} moves "
-                           f"{want.total_bytes:,} B"}
+                "message": _("{case}: O is right, but the counters saw {got} B where the fused walk "
+                             "at B_r = {br}, B_c = {bc} moves {want} B").format(
+                                 case=case, got=group(got_total), br=report["block_rows"],
+                                 bc=report["block_cols"], want=group(want.total_bytes))}
     return {"passed": True, "check": report, "expected_bytes": want.total_bytes, "counted_bytes": got_total,
-            "message": f"{case}: every checked row within its bound"
-                       + (f"; {got_total:,} B, as the emulator counts" if got_total is not None else "")}
+            "message": _("{case}: every checked row within its bound").format(case=case) if got_total is None
+            else _("{case}: every checked row within its bound; {got} B, as the emulator counts").format(
+                case=case, got=group(got_total))}
+
+
+def _case(n: int, d: int, causal: bool) -> str:
+    """The case's description: "N = 64, d = 16, causal" (or "full")."""
+    if causal:
+        return _("N = {n}, d = {d}, causal").format(n=group(n), d=d)
+    return _("N = {n}, d = {d}, full").format(n=group(n), d=d)
 
 
 def cases(step_id: str, workgroup_bytes: int | None = None) -> list[dict]:
@@ -332,11 +348,13 @@ def mirror(step_id: str) -> list[dict]:
         q, k, v = random_qkv(n, d, 0)
         report = check_arrays("fused", q, k, v, causal, m)
         want = count("fused", n, d, causal, m).total_bytes
-        case = f"N = {n}, d = {d}, {'causal' if causal else 'full'}"
+        case = _case(n, d, causal)
         out.append({"n": n, "d": d, "causal": causal, "passed": report["passed"], "expected_bytes": want,
-                    "message": f"{case}: the mirror's largest error is {report['max_abs_error']:.3g} over "
-                               f"{report['rows_checked']:,} checked rows, B_r = {report['block_rows']}, "
-                               f"B_c = {report['block_cols']}; the walk moves {want:,} B"})
+                    "message": _("{case}: the mirror's largest error is {error} over {rows} checked rows, "
+                                 "B_r = {br}, B_c = {bc}; the walk moves {want} B").format(
+                                     case=case, error=marked(f"{report['max_abs_error']:.3g}"),
+                                     rows=group(report["rows_checked"]), br=report["block_rows"],
+                                     bc=report["block_cols"], want=group(want))})
     return out
 
 
@@ -369,4 +387,4 @@ def handle(request: dict) -> dict:
         return {"ok": True, "result": verdict}
     if op == "wgsl-mirror":
         return {"ok": True, "result": {"results": mirror(request["step"])}}
-    return {"ok": False, "message": f"unknown op {op!r}"}
+    return {"ok": False, "message": _("unknown op {op}").format(op=repr(op))}

@@ -13,6 +13,7 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
+import i18n
 from emulator import traffic  # the one byte counter (emulator/traffic.py)
 from emulator.tiling import lesson_blocks
 
@@ -56,6 +57,64 @@ def sup(x: float) -> str:
     """A small integer or decimal written as superscript, for e^x in captions: -3 -> '⁻³'."""
     text = f"{x:g}"
     return text.translate(_SUPERSCRIPT)
+
+
+class Writer:
+    """Numbers written by one language's rules (Babel, through :func:`i18n.numbers`).
+
+    lang: BCP 47 tag ("en", "pt-BR"); words: that language's small counts as
+    words, zero to ten (film.toml ``[numbers] words``, laid over per language);
+    without them, the English words. Every method returns a str; in English
+    each gives exactly what the module-level helpers above give.
+    """
+
+    def __init__(self, lang: str | None = None, words: list[str] | None = None):
+        self.lang = lang or i18n.default().code
+        self.nf = i18n.numbers(self.lang)
+        self.words = list(words) if words else list(_WORDS)
+        # Python's own rounding (of the binary value, as f"{x:.3f}" does), then
+        # the locale's symbols from Babel (CLDR): every language shows the same
+        # digits, and English stays exactly as the helpers above write it.
+        # (Babel rounds str(x) half-even, which can differ on a printed tie.)
+        self._marks = str.maketrans({",": self.nf.group_symbol, ".": self.nf.decimal_symbol})
+
+    def _local(self, text: str) -> str:
+        return text.translate(self._marks)
+
+    def group(self, n: int) -> str:
+        """4096 -> '4,096' / '4.096'."""
+        return self.nf.group(int(n))
+
+    def word(self, n: int) -> str:
+        """Small counts as this language's words (4 -> 'four' / 'quatro'); the rest as digits."""
+        return self.words[n] if 0 <= n < len(self.words) else self.group(n)
+
+    def fixed(self, x: float, places: int) -> str:
+        """(1.5529, 3) -> '1.553' / '1,553' (no thousands separator, like ``f"{x:.3f}"``)."""
+        return self._local(fixed(x, places))
+
+    def short(self, x: float) -> str:
+        """``:g`` with the language's decimal mark: 16.5 -> '16.5' / '16,5'."""
+        return self.nf.short(x)
+
+    def mib(self, nbytes: int) -> str:
+        """Bytes as MiB, one decimal unless whole: 285736960 -> '272.5' / '272,5'."""
+        return self._local(mib(nbytes))
+
+    def shares(self, row: list[float], places: int = 2) -> list[str]:
+        """:func:`shares` written in this language: ['0.09', ...] / ['0,09', ...]."""
+        return [self.fixed(float(v), places) for v in shares(row, places)]
+
+    def times_ten(self, x: float) -> str:
+        """3.99673e-07 -> '4.0 × 10⁻⁷' / '4,0 × 10⁻⁷'."""
+        mantissa, exponent = f"{x:.1e}".split("e")
+        return f"{self.fixed(float(mantissa), 1)} × 10{sup(int(exponent))}"
+
+    def join(self, values: list[float]) -> str:
+        """A short list of numbers for a caption: '1, 2, 3, 0' (the decimal mark
+        of a comma language is never the separator's: '0,5; 1')."""
+        sep = "; " if self.nf.decimal_symbol == "," and any(v != int(v) for v in values) else ", "
+        return sep.join(self.short(v) for v in values)
 
 
 def _traffic(counts: Mapping[str, Any] | None, key: str, n: int, d: int, workgroup_bytes: int) -> dict:
@@ -167,14 +226,20 @@ def fp16_limits() -> dict:
 
 
 def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, example: Mapping[str, Any],
-            n: int = 4096, d_small: int = 16, d_large: int = 64, workgroup_bytes: int = 16384) -> dict:
-    """All values the captions and the drawings may use.
+            n: int = 4096, d_small: int = 16, d_large: int = 64, workgroup_bytes: int = 16384,
+            lang: str | None = None, words: list[str] | None = None) -> dict:
+    """All values the captions and the drawings may use, in language ``lang``.
 
     Raw numbers (ints/floats) sit next to their display strings, so the scenes
-    draw from the same values the captions say. Keys: N, M, table, cross,
+    draw from the same values the captions say; the display strings follow
+    ``lang``'s rules (Babel: 285,736,960 / 285.736.960), small counts are
+    ``words`` (zero to ten, that language's). Keys: N, M, table, cross,
     d16, d64 (each: d, plain/fused bytes and MiB, ratio, B_r, B_c, q_tiles),
     ex (online softmax by hand), fp16, model (from facts.json, may be empty).
+    Raises FilmError if the worked example disagrees with itself.
     """
+    w = Writer(lang, words)
+    group, word, fixed, mib = w.group, w.word, w.fixed, w.mib  # noqa: F811 (this language's)
     table_bytes = n * n * BYTES_PER_FLOAT32  # one head's S, float32
     out: dict[str, Any] = {
         "N": group(n), "N_raw": n,
@@ -208,26 +273,26 @@ def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, e
     sorted_scores = sorted(scores, reverse=True)
     ex_sorted = online_softmax_example(sorted_scores, tile)
     out["ex"] = {
-        "scores": ", ".join(f"{s:g}" for s in scores), "scores_raw": scores, "tile": word(tile), "tile_raw": tile,
+        "scores": w.join(scores), "scores_raw": scores, "tile": word(tile), "tile_raw": tile,
         "tiles": word(len(ex["steps"])),
-        "tile1": ", ".join(f"{s:g}" for s in first["chunk"]),
-        "tile2": ", ".join(f"{s:g}" for s in second["chunk"]),
-        "m1": f"{first['m']:g}", "l1": fixed(first["l"], 3),
+        "tile1": w.join(first["chunk"]),
+        "tile2": w.join(second["chunk"]),
+        "m1": w.short(first['m']), "l1": fixed(first["l"], 3),
         "l1_terms": " + ".join(f"e{sup(x)}" for x in first["exponents"]),
-        "m": f"{ex['m']:g}", "l": fixed(ex["l"], 3), "l_raw": ex["l"],
+        "m": w.short(ex['m']), "l": fixed(ex["l"], 3), "l_raw": ex["l"],
         "shrink": f"e{sup(first['m'] - second['m'])}", "l_shrunk": fixed(second["l_shrunk"], 3),
         "shrink_value": fixed(math.exp(first["m"] - second["m"]), 3),
         "l2_terms": " + ".join(f"e{sup(x)}" for x in second["exponents"]),
         "full": fixed(ex["full"], 2), "e_minus_m": f"e{sup(-ex['m'])}",
         "l_from_full": fixed(ex["l_from_full"], 3),
         "broken_l": fixed(ex["broken_l"], 3), "broken_l_raw": ex["broken_l"],
-        "sorted": ", ".join(f"{s:g}" for s in sorted_scores),
+        "sorted": w.join(sorted_scores),
         "sorted_broken_l": fixed(ex_sorted["broken_l"], 3),
         "steps": [{"chunk": s["chunk"], "m": s["m"], "l": s["l"], "l_shrunk": s["l_shrunk"]} for s in ex["steps"]],
     }
     table = [[float(x) for x in r] for r in example.get("table", [scores])]
-    out["ex"]["table"] = {"words": list(example.get("words", [])), "S": [[f"{x:g}" for x in r] for r in table],
-                          "P": [shares(r) for r in table]}
+    out["ex"]["table"] = {"words": list(example.get("words", [])), "S": [[w.short(x) for x in r] for r in table],
+                          "P": [w.shares(r) for r in table]}
     if fixed(ex["l"], 3) != fixed(ex["l_from_full"], 3):
         raise FilmError(f"online softmax example disagrees: l={ex['l']} but full*e^-m={ex['l_from_full']}")
     if fixed(ex_sorted["broken_l"], 6) != fixed(ex_sorted["l"], 6):
@@ -235,7 +300,7 @@ def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, e
     lim = fp16_limits()
     out["fp16"] = {"max": group(int(lim["max"])), "edge": group(int(lim["edge"])),
                    "ln_edge": fixed(lim["ln_edge"], 2), "max_raw": lim["max"], "ln_edge_raw": lim["ln_edge"]}
-    out["model"] = model_facts(facts or {})
+    out["model"] = model_facts(facts or {}, w)
     return out
 
 
@@ -254,7 +319,7 @@ def _dig(obj: Any, *paths: str) -> Any:
     return None
 
 
-def model_facts(facts: Mapping[str, Any]) -> dict:
+def model_facts(facts: Mapping[str, Any], writer: Writer | None = None) -> dict:
     """The model's own numbers from facts/facts.json, as display strings.
 
     Only keys present in facts.json appear; captions test for them with
@@ -265,8 +330,11 @@ def model_facts(facts: Mapping[str, Any]) -> dict:
     broken_passed (heads where the largest score always came first),
     fused_passed; grid (one row per layer of checker results) with
     grid_layers (those layers' numbers as facts.json keys them, 0-based);
-    lab_layer (the layer whose Q, K, V the lab loads).
+    lab_layer (the layer whose Q, K, V the lab loads). ``writer`` writes the
+    numbers in its language (default: English).
     """
+    w = writer or Writer()
+    group, fixed, times_ten = w.group, w.fixed, w.times_ten  # noqa: F811 (this language's)
     out: dict[str, Any] = {}
     for key, path in (("name", "model.model"), ("license", "model.model_license"),
                       ("architecture", "model.architecture"), ("package", "model.package"),

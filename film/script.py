@@ -95,13 +95,16 @@ def render_text(template: str, values: Mapping[str, Any], where: str) -> str:
     return " ".join(text.split())
 
 
-def validate_cues(cues: list[dict], runtime_range: tuple[float, float] | None = (RUNTIME_MIN_S, RUNTIME_MAX_S)) -> None:
+def validate_cues(cues: list[dict], runtime_range: tuple[float, float] | None = (RUNTIME_MIN_S, RUNTIME_MAX_S),
+                  read_max_wpm: float = READ_MAX_WPM, lang: str = "en") -> None:
     """Check every cue: timestamps well formed, start < end, in order, no
-    overlap, readable at READ_MAX_WPM, ids unique, and (when given) the
-    runtime (last end) within runtime_range seconds.
+    overlap, readable at ``read_max_wpm`` words per minute (the language's
+    ``read_max_wpm`` in site/content/languages.toml), ids unique, and (when
+    given) the runtime (last end) within runtime_range seconds.
 
-    Each cue is a dict with 'id', 'start', 'end' (strings) and 'text'.
-    Raises FilmError with the cue id and the rule it broke.
+    Each cue is a dict with 'id', 'start', 'end' (strings) and 'text'; ``lang``
+    (BCP 47) only names the captions' language in the messages.
+    Raises FilmError with the cue id, the language and the rule it broke.
     """
     if not cues:
         raise FilmError("film has no cues")
@@ -110,7 +113,7 @@ def validate_cues(cues: list[dict], runtime_range: tuple[float, float] | None = 
     prev_id = "(start)"
     for i, cue in enumerate(cues):
         cid = cue.get("id") or f"#{i + 1}"
-        where = f"cue {cid!r} (#{i + 1})"
+        where = f"cue {cid!r} (#{i + 1})" + ("" if lang == "en" else f" [{lang}]")
         if cid in seen:
             raise FilmError(f"{where}: duplicate id")
         seen.add(cid)
@@ -125,9 +128,9 @@ def validate_cues(cues: list[dict], runtime_range: tuple[float, float] | None = 
         if not text.strip():
             raise FilmError(f"{where}: empty text")
         words = len(text.split())
-        if words / ((end - start) / 60) > READ_MAX_WPM:
+        if words / ((end - start) / 60) > read_max_wpm:
             raise FilmError(f"{where}: {words} words in {end - start:.1f} s is faster than "
-                            f"{READ_MAX_WPM} words per minute")
+                            f"{read_max_wpm} words per minute; shorten the caption")
         prev_end, prev_id = end, cid
     if runtime_range is not None:
         lo, hi = runtime_range
@@ -135,8 +138,10 @@ def validate_cues(cues: list[dict], runtime_range: tuple[float, float] | None = 
             raise FilmError(f"runtime {clock(prev_end)} ({prev_end:.1f} s) is outside {clock(lo)} to {clock(hi)}")
 
 
-def render_script(script: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
-    """Render the script's cues, chapters and question with ``values``.
+def render_script(script: Mapping[str, Any], values: Mapping[str, Any], read_max_wpm: float = READ_MAX_WPM,
+                  lang: str = "en") -> dict:
+    """Render the script's cues, chapters and question with ``values``; the
+    captions (in language ``lang``) must read at ``read_max_wpm`` or slower.
 
     Returns {'title', 'cues': [{'id','chapter','start','end','start_s','end_s','text','sources'}],
     'chapters': [{'id','title','start_s','end_s','cues'}], 'question': {...}, 'runtime_s'}.
@@ -160,7 +165,7 @@ def render_script(script: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
         cue["text"] = render_text(raw.get("text", ""), values, where)
         cue["sources"] = list(raw.get("sources", []))
         cues.append(cue)
-    validate_cues(cues)
+    validate_cues(cues, read_max_wpm=read_max_wpm, lang=lang)
     for cue in cues:
         cue["start_s"] = parse_timestamp(cue["start"])
         cue["end_s"] = parse_timestamp(cue["end"])

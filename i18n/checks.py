@@ -9,6 +9,11 @@
   names (float32, fp16, FlashAttention-2), in code and formulas, in years, and
   as small whole numbers the English text also has (they read the same in
   every language we build); anything else with digits is a typed number.
+  In the exercise Markdown, whose formulas are rendered after its
+  placeholders (build.py, the ``md`` filter), formulas are read too: a number
+  typed in $...$ with a decimal or group separator (``11{,}09``, ``65.520``)
+  or of 1000 or more is a typed number; small whole numbers and whole
+  exponents (``10^{-9}``) stay.
 """
 from __future__ import annotations
 
@@ -24,7 +29,12 @@ CONTENT_FILES = ("film.toml", "sources.toml", "module.toml", "lab.toml", "pages/
 
 _PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{[A-Za-z_][\w.]*\}|%\([\w]+\)[sdrf]|%[sd]", re.S)
 _CODE = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<code>.*?</code>", re.S)
+_CODE_SPAN = re.compile(r"```.*?```|`[^`\n]*`|<code>.*?</code>", re.S)
 _NUMBER = re.compile(r"(?<![\w.,])[-−]?\d[\d.,]*(?![\w])")
+_FORMULA = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$", re.S)
+#: A number in a formula, with its separators as either language writes them in
+#: TeX ("65{,}520", "65.520", "11,0901"), and what precedes it when it is an exponent.
+_FORMULA_NUMBER = re.compile(r"(\^\{?-?)?(\d+(?:(?:\{[.,]\}|[.,])\d+)*)")
 
 
 def placeholders(text: str) -> set:
@@ -32,14 +42,30 @@ def placeholders(text: str) -> set:
     return {p.replace(" ", "") for p in _PLACEHOLDER.findall(text)}
 
 
-def typed_numbers(text: str, english: str = "") -> list[str]:
+def formula_numbers(text: str) -> list[str]:
+    """Figures typed inside the $...$ formulas of Markdown ``text`` (code spans and
+    placeholders are not read): numbers with a separator, or of 1000 or more;
+    small whole numbers and whole exponents are allowed. Empty when clean."""
+    bad = []
+    for formula in _FORMULA.findall(_PLACEHOLDER.sub(" ", _CODE_SPAN.sub(" ", text))):
+        for exponent, token in _FORMULA_NUMBER.findall(formula):
+            whole = token.isdigit()
+            if whole and (exponent or int(token) < 1000):
+                continue
+            bad.append(token)
+    return bad
+
+
+def typed_numbers(text: str, english: str = "", formulas: bool = False) -> list[str]:
     """Numbers typed into ``text`` (a translation of ``english``) that are not
-    allowed: see the module docstring. Empty when clean."""
+    allowed: see the module docstring. With ``formulas`` (Markdown whose
+    formulas are rendered after its placeholders), figures typed inside
+    $...$ count too (:func:`formula_numbers`). Empty when clean."""
     def bare(s: str) -> str:
         return _PLACEHOLDER.sub(" ", _CODE.sub(" ", s))
 
     allowed = {t.strip(".,") for t in _NUMBER.findall(bare(english))}
-    bad = []
+    bad = formula_numbers(text) if formulas else []
     for token in _NUMBER.findall(bare(text)):
         token = token.rstrip(".,")
         digits = token.lstrip("-−")
@@ -130,7 +156,8 @@ def _content_problems() -> list[str]:
             if not target.exists():
                 out.append(f"{lang.code}/{rel.as_posix()}: missing (the translation of {rel.as_posix()})")
                 continue
-            for token in typed_numbers(target.read_text(encoding="utf-8"), path.read_text(encoding="utf-8")):
+            for token in typed_numbers(target.read_text(encoding="utf-8"), path.read_text(encoding="utf-8"),
+                                       formulas=True):
                 out.append(f"{lang.code}/{rel.as_posix()}: typed number {token!r}")
     return out
 

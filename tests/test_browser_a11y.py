@@ -10,9 +10,11 @@ test here runs under the real CSP.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 from test_browser_hardening import open_page, press, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -323,3 +325,103 @@ def test_axe_is_not_blind_it_reports_a_planted_missing_alt_and_low_contrast(axe_
     }""")
     ids = {v["id"] for v in run_axe(axe_page, "light")}
     assert {"image-alt", "color-contrast", "target-size"} <= ids
+
+
+# ---------------------------------------------------------------------------
+# Brazilian Portuguese (site/content/languages.toml): axe on the pt-BR lesson,
+# module and an exercise page; the language switch by keyboard, keeping the lab's state
+
+PT = "pt-BR/"
+LAB_STATE = "#kernel=fused&n=4096&d=16&causal=0&M=16384"
+
+
+def _axe_context(browser, url, width=1200):
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+    page = ctx.new_page()
+    page.console_errors = []
+    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+    page.goto(url)
+    return ctx, page
+
+
+def test_axe_finds_no_violations_on_the_pt_br_lesson_with_results_and_errors(browser, server_url, artifacts):
+    if not AXE.exists():
+        pytest.skip("node_modules/axe-core missing: run `npm ci`")
+    ctx, page = _axe_context(browser, server_url + PT + "index.html")
+    try:
+        page.wait_for_function("() => window.cannery && window.cannery.lab")
+        assert page.evaluate("document.documentElement.lang") == "pt-BR"
+        assert_no_violations(page, "pt-BR-initial", artifacts)
+        press(page, "#count-button", n=300, d=32, kernel="fused")
+        press(page, "#count-button", n="1.5", d="17")
+        assert page.inner_text("#n-error") and page.inner_text("#d-error")
+        page.locator("#lab").scroll_into_view_if_needed()
+        assert_no_violations(page, "pt-BR-results-errors", artifacts)
+        assert page.console_errors == []
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("path", ["module/index.html", "module/online-softmax/index.html"])
+def test_axe_finds_no_violations_on_the_pt_br_module_and_exercise(path, browser, server_url, artifacts):
+    if not AXE.exists():
+        pytest.skip("node_modules/axe-core missing: run `npm ci`")
+    ctx, page = _axe_context(browser, server_url + PT + path)
+    try:
+        assert page.evaluate("document.documentElement.lang") == "pt-BR"
+        if "online-softmax" in path:
+            expect(page.locator("#step-scratch .cm-editor")).to_be_visible(timeout=60_000)
+            page.locator("#step-scratch .hint-button").click()
+            expect(page.locator("#step-scratch .hint-item").first).to_be_visible()
+            page.locator("#step-probe .show-answer").click()
+        assert_no_violations(page, "pt-BR-" + path.replace("/", "_"), artifacts)
+        assert page.console_errors == []
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_language_switch_by_keyboard_keeps_the_labs_state_both_ways(width, browser, server_url, artifacts):
+    """Tab from the top of the page: the skip link, then the switch; Enter follows it,
+    and the lab in the other language opens with the same settings; and back."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    page = ctx.new_page()
+    try:
+        for start, target, name in (("", PT, "Português (Brasil)"), (PT, "", "English")):
+            state = LAB_STATE if start == "" else "#kernel=plain&n=1024&d=64&causal=1&M=32768"
+            page.goto(server_url + start + "index.html" + state)
+            expect(page.locator("#n")).to_have_value(state.split("n=")[1].split("&")[0])
+            if start == PT:  # a setting changed by hand after the page opened is carried too
+                press(page, "#count-button", n=2048)
+                state = state.replace("n=1024", "n=2048")
+            if start == PT:  # focus is in the form now: start again from the skip link
+                page.focus(".skip-link")
+            else:  # a fresh page: the first Tab reaches the skip link
+                page.keyboard.press("Tab")
+            assert page.evaluate("document.activeElement.className") == "skip-link"
+            page.keyboard.press("Tab")
+            link = page.locator(".language-switch a[data-language-switch]")
+            expect(link).to_be_focused()
+            expect(link).to_have_text(name)
+            expect(link).to_be_in_viewport()
+            page.screenshot(path=str(artifacts / f"language-switch-{start.strip('/') or 'en'}-{width}.png"))
+            page.keyboard.press("Enter")
+            page.wait_for_url(re.compile("^" + re.escape(server_url + target + "index.html#") + ".+"))
+            url = page.url
+            assert url.startswith(server_url + target + "index.html#"), url
+            lang = "pt-BR" if target else "en"
+            assert page.evaluate("document.documentElement.lang") == lang
+            want = dict(kv.split("=") for kv in state.lstrip("#").split("&"))
+            got = dict(kv.split("=") for kv in url.split("#", 1)[1].split("&"))
+            assert {k: got.get(k) for k in want} == want, url
+            expect(page.locator("#kernel")).to_have_value(want["kernel"])
+            expect(page.locator("#n")).to_have_value(want["n"])
+            expect(page.locator("#d")).to_have_value(want["d"])
+            expect(page.locator("#workgroup_bytes")).to_have_value(want["M"])
+            if want["causal"] == "1":
+                expect(page.locator("#causal")).to_be_checked()
+            else:
+                expect(page.locator("#causal")).not_to_be_checked()
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+    finally:
+        ctx.close()

@@ -264,7 +264,7 @@ def test_progress_survives_reload_and_export_reset_import_restores_it(browser, s
         expect(page.locator("#step-scratch .step-state")).to_have_text("not passed yet")
         expect(page.locator("#step-compose .cm-content")).to_contain_text("def flash_forward")  # the starter again
         page.set_input_files("#progress-import", str(saved))
-        expect(page.locator("#progress-status")).to_have_text("Imported: 1 steps passed.")
+        expect(page.locator("#progress-status")).to_have_text("Imported: 1 step passed.")
         expect(page.locator("#progress-line")).to_have_text(f"Module progress: 1 of {TOTAL} steps")
         expect(page.locator("#step-compose .cm-content")).to_contain_text("my work in progress")
         page.reload()

@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+import i18n
+
 pytestmark = pytest.mark.browser
 
 HEAVY = ("media/", "scenes.js", "vendor/gsap", "vendor/pyodide", ".wasm", "py/bundle.json")
@@ -82,12 +84,13 @@ def test_nothing_of_the_film_loads_before_play_and_the_runtime_is_shown(page, se
     assert page.locator(".film-runtime").inner_text() == f"{int(runtime) // 60}:{int(runtime) % 60:02d}"
     assert page.locator(".film-total").inner_text() == page.locator(".film-runtime").inner_text()
     page.click(".film-play")
-    # "loaded" means every file of the first Play has arrived, the two tracks
-    # included (their fetch starts a task after the track's mode is set)
+    # "loaded" means every file of the first Play has arrived, the tracks
+    # included (their fetch starts a task after the track's mode is set): the
+    # page's captions, its chapters, and every other language's captions
     page.wait_for_function("() => window.canneryFilm.loaded")
     tracks = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks]
         .map(t => t.cues ? t.cues.length : 0)""")
-    assert len(tracks) == 2 and min(tracks) > 0, tracks
+    assert len(tracks) == 1 + len(i18n.languages()) and min(tracks) > 0, tracks
     after = [r[len(server_url):] for r in requests]
     for needed in ("media/film.json", "static/js/film/scenes.js", "vendor/gsap/gsap.min.js",
                    "media/captions.vtt", "media/chapters.vtt"):
@@ -99,7 +102,7 @@ def test_nothing_of_the_film_loads_before_play_and_the_runtime_is_shown(page, se
 def test_chromiums_parsed_cues_equal_the_transcript_lines(page, server_url):
     open_film(page, server_url)
     page.wait_for_function("""() => { const t = document.querySelector('.film-tracks').textTracks;
-        return t.length === 2 && t[0].cues && t[0].cues.length > 0 && t[1].cues && t[1].cues.length > 0; }""")
+        return t.length >= 2 && t[0].cues && t[0].cues.length > 0 && t[1].cues && t[1].cues.length > 0; }""")
     cues = page.evaluate("""() => [...document.querySelector('.film-tracks').textTracks[0].cues]
         .map(c => ({ id: c.id, start: c.startTime, end: c.endTime, text: c.text }))""")
     lines = page.evaluate("""() => [...document.querySelectorAll('.transcript-line')].map(li => ({

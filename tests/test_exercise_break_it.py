@@ -305,3 +305,17 @@ def test_bug_2_also_fails_when_every_score_underflows():
     assert r["ok"]
     bad = r["buggy"]["first_bad"]
     assert bad["got"] == 0.0 and bad["expected"] == pytest.approx(2.0 - 1.0 / (1.0 + math.exp(30.0)), rel=1e-15)
+
+
+def test_the_weak_tests_titles_in_exercise_toml_are_their_docstrings_in_every_language():
+    """The Predict step lists each weak test by a title kept in exercise.toml so that
+    each language can word it; in English it is the test's docstring, figure included."""
+    import course
+    en = course.load_exercise("break-it", "en")
+    pt = course.load_exercise("break-it", "pt-BR")
+    docs = {t["name"]: t["title"] for t in breakit.handle({"op": "bugs"})["result"]["tests"]}
+    assert {t["name"]: t["title"] for t in en["judge_data"]["tests"]} == docs
+    titles = {t["name"]: t["title"] for t in pt["judge_data"]["tests"]}
+    assert titles.keys() == docs.keys()
+    assert all(titles[k] != docs[k] for k in docs)
+    assert "0,01" in titles["test_random_small_scores"]

@@ -1,17 +1,18 @@
 // An exercise page: one section per step (Predict, Scratch, ...), each with an
 // editor or a small form, Run / Check / Cancel, results, hints one at a time,
-// and the solution offered after a pass or three failed checks. Everything the
-// learner sees comes from the page's markup (data-msg-* strings, prompts, code).
+// and the solution offered after a pass or three failed checks. Prompts and code
+// come from the page's markup; the words this script writes go through _()
+// (../i18n.js), in the page's language.
 import { ExerciseRunner } from "./runner.js";
 import { createEditor } from "./editor.js";
 import * as progress from "./progress.js";
-import { fill, setupPanel, updateProgressLine } from "./panel.js";
+import { setupPanel, updateProgressLine } from "./panel.js";
+import { _ } from "../i18n.js";
 import { setupWgslStep } from "./wgsl-step.js";
 
 const steps = document.getElementById("steps");
-const msg = steps.dataset;
-const slug = msg.slug;
-const seconds = Number(msg.timeLimit);
+const slug = steps.dataset.slug;
+const seconds = Number(steps.dataset.timeLimit);
 const OFFER_AFTER_FAILS = 3;
 const sections = [...steps.querySelectorAll("section.step:not([data-kind='offline'])")];
 const offline = steps.querySelector("section[data-kind='offline']");
@@ -22,7 +23,9 @@ const runner = new ExerciseRunner({
   seconds,
   onBoot: (stage) => {
     if (activeSection && runner.busy && stage === "python")
-      activeSection.querySelector(".step-status").textContent = msg.msgBooting;
+      activeSection.querySelector(".step-status").textContent = _(
+        "Starting Python in this page (the first time takes a few seconds)…",
+      );
   },
 });
 
@@ -45,10 +48,10 @@ function showState(section) {
   const key = section.dataset.key;
   const record = progress.load().steps[key] || {};
   const state = section.querySelector(".step-state");
-  state.textContent = record.passed ? msg.msgPassed : msg.msgTodo;
+  state.textContent = record.passed ? _("passed") : _("not passed yet");
   state.dataset.state = record.passed ? "passed" : "todo";
   const ladder = document.querySelector(`.ladder-state[data-step="${key}"]`);
-  if (ladder) ladder.textContent = record.passed ? `(${msg.msgPassed})` : "";
+  if (ladder) ladder.textContent = record.passed ? _("(passed)") : "";
   if (record.passed || (record.fails || 0) >= OFFER_AFTER_FAILS) section.querySelector(".solution").hidden = false;
   section.querySelector(".next-step").hidden = !record.passed;
   showHints(section, record.hints || 0);
@@ -63,7 +66,7 @@ function showHints(section, count) {
   const shown = Math.min(count, hints.length);
   button.disabled = shown >= hints.length;
   button.textContent =
-    shown >= hints.length ? msg.msgHintDone : fill(msg.msgHintMore, { k: shown + 1, n: hints.length });
+    shown >= hints.length ? _("No more hints") : _("Show a hint ({k} of {n})", { k: shown + 1, n: hints.length });
 }
 
 function renderPrinted(section, text, error) {
@@ -72,7 +75,7 @@ function renderPrinted(section, text, error) {
   pre.textContent = "";
   if (text) pre.append(text);
   if (error) pre.append(el("span", "error-text", (text ? "\n" : "") + error));
-  if (!text && !error) pre.textContent = msg.msgNoOutput;
+  if (!text && !error) pre.textContent = _("(nothing printed)");
   box.hidden = false;
 }
 
@@ -82,22 +85,22 @@ function renderReport(section, report) {
   list.replaceChildren();
   if (report.error) {
     const li = el("li", "test-result fail");
-    li.append(el("p", "result-title", msg.msgDidNotLoad), el("pre", "traceback", report.error));
+    li.append(el("p", "result-title", _("Your code did not load:")), el("pre", "traceback", report.error));
     list.append(li);
   }
   for (const r of report.results) {
     const li = el("li", `test-result ${r.ok ? "pass" : "fail"}`);
     const title = el("p", "result-title");
-    title.append(el("span", "result-mark", r.ok ? msg.msgTestPass : msg.msgTestFail), " ", r.title);
+    title.append(el("span", "result-mark", r.ok ? _("pass") : _("fail")), " ", r.title);
     li.append(title);
     if (!r.ok) {
       li.append(el("p", "result-message", r.message));
       if (r.expected || r.got) {
         const dl = el("dl", "result-values");
         for (const [label, value] of [
-          [msg.msgInput, r.input],
-          [msg.msgExpected, r.expected],
-          [msg.msgGot, r.got],
+          [_("Input"), r.input],
+          [_("Expected"), r.expected],
+          [_("Got"), r.got],
         ]) {
           if (!value) continue;
           dl.append(el("dt", "", label), el("dd", "", value));
@@ -116,24 +119,33 @@ async function send(section, request, statusText) {
   const status = section.querySelector(".step-status");
   activeSection = section;
   setBusy(section, true);
-  status.textContent = runner.ready ? statusText : msg.msgBooting;
+  status.textContent = runner.ready
+    ? statusText
+    : _("Starting Python in this page (the first time takes a few seconds)…");
   const reply = await runner.request(request);
   setBusy(section, false);
-  if (reply.timeout) status.textContent = fill(msg.msgTimeout, { seconds });
-  else if (reply.cancelled) status.textContent = msg.msgCancelled;
-  else if (reply.boot) status.textContent = fill(msg.msgWorkerFailed, { message: reply.message });
+  if (reply.timeout)
+    status.textContent = _(
+      "Stopped after {seconds} s: is there a loop that never ends? Python was restarted; your code is still here.",
+      { seconds },
+    );
+  else if (reply.cancelled) status.textContent = _("Cancelled. Python was restarted; your code is still here.");
+  else if (reply.boot)
+    status.textContent = _("Python could not start in this page: {message}. Reload the page to try again.", {
+      message: reply.message,
+    });
   else if (!reply.ok) status.textContent = reply.message;
   return reply.ok ? reply.result : null;
 }
 
 async function check(section, source, extra = {}) {
   const key = section.dataset.key;
-  const report = await send(section, { op: "check", slug, step: section.dataset.step, source }, msg.msgChecking);
+  const report = await send(section, { op: "check", slug, step: section.dataset.step, source }, _("Checking…"));
   if (!report) return null;
   renderReport(section, report);
   section.querySelector(".step-status").textContent = report.ok
-    ? fill(msg.msgPass, { total: report.total })
-    : fill(msg.msgFail, { passed: report.passed, total: report.total });
+    ? _("All {total} tests pass. Step passed.", { total: report.total })
+    : _("{passed} of {total} tests pass.", { passed: report.passed, total: report.total });
   progress.update(key, (s) => {
     Object.assign(s, extra);
     s.checks = (s.checks || 0) + 1;
@@ -185,25 +197,26 @@ function setupPredictTestsStep(section) {
     }
     const report = await check(section, pyDict("catches", values), { answer: values });
     if (!report || report.error) return;
-    const reply = await judge(section, { op: "predict", predictions: values }, msg.msgChecking);
+    const reply = await judge(section, { op: "predict", predictions: values }, _("Checking…"));
     if (!reply) return;
     section.querySelector(".step-status").textContent = report.ok
-      ? fill(msg.msgPass, { total: report.total })
-      : fill(msg.msgFail, { passed: report.passed, total: report.total });
+      ? _("All {total} tests pass. Step passed.", { total: report.total })
+      : _("{passed} of {total} tests pass.", { passed: report.passed, total: report.total });
     for (const r of reply.results) {
       const fs = form.querySelector(`fieldset.bug[data-bug="${r.bug}"]`);
       const box = fs.querySelector(".truth");
       box.replaceChildren();
       box.className = `truth ${r.ok ? "right" : "wrong"}`;
+      const tests = r.actual.length ? r.actual.join(", ") : _("none");
       const head = el("p", "truth-head");
       head.append(
-        el("strong", "", r.ok ? msg.msgRight : msg.msgNotQuite),
+        el("strong", "", r.ok ? _("Right.") : _("Not quite.")),
         " ",
-        fill(msg.msgTruth, { tests: r.actual.length ? r.actual.join(", ") : msg.msgNone }),
+        _("Weak tests that fail on this bug: {tests}.", { tests }),
       );
       box.append(head);
-      // the judge's message starts "not quite: ", which the head already says
-      if (!r.ok) box.append(el("p", "truth-detail", r.message.replace(/^not quite: /, "")));
+      // the judge's message starts "not quite: ", which the head already says: show its detail
+      if (!r.ok) box.append(el("p", "truth-detail", r.detail));
       box.hidden = false;
     }
   });
@@ -212,7 +225,7 @@ function setupPredictTestsStep(section) {
 function verdict(node, ok, text) {
   node.textContent = "";
   node.dataset.state = ok ? "exposed" : "survived";
-  node.append(el("strong", "", ok ? msg.msgExposed : msg.msgSurvived), " ", text);
+  node.append(el("strong", "", ok ? _("Exposed.") : _("Not exposed.")), " ", text);
 }
 
 // Break it: one input per bug, each judged by running both kernels; Check runs the step's tests
@@ -251,10 +264,12 @@ function setupBreakStep(section) {
       const bug = button.dataset.bug;
       const out = form.querySelector(`fieldset.bug[data-bug="${bug}"] .verdict`);
       const text = form.querySelector(`textarea[name="${bug}"]`).value;
-      const r = await judge(section, { op: "break", bug: Number(bug), text }, msg.msgChecking);
+      const r = await judge(section, { op: "break", bug: Number(bug), text }, _("Checking…"));
       if (!r) return;
       verdict(out, r.ok, r.message);
-      section.querySelector(".step-status").textContent = fill(r.ok ? msg.msgBugExposed : msg.msgBugSurvived, { bug });
+      section.querySelector(".step-status").textContent = r.ok
+        ? _("Your input exposes bug {bug}.", { bug })
+        : _("Your input does not expose bug {bug} yet.", { bug });
     });
   }
   form.addEventListener("submit", async (event) => {
@@ -267,26 +282,36 @@ function setupBreakStep(section) {
       const m = /^test_bug_(\d)$/.exec(r.name);
       if (!m) continue;
       const out = form.querySelector(`fieldset.bug[data-bug="${m[1]}"] .verdict`);
-      verdict(out, r.ok, r.ok ? fill(msg.msgExposedCheck, { bug: m[1] }) : r.message);
+      verdict(
+        out,
+        r.ok,
+        r.ok
+          ? _(
+              "Bug {bug} leaves the bound on your input while the correct kernel stays within it. Try it for the numbers.",
+              { bug: m[1] },
+            )
+          : r.message,
+      );
     }
     const filled = Object.fromEntries(Object.entries(texts).filter(([, v]) => v.trim()));
-    const suite = await judge(section, { op: "suite", texts: filled }, msg.msgChecking);
+    const suite = await judge(section, { op: "suite", texts: filled }, _("Checking…"));
     if (!suite) return;
     section.querySelector(".step-status").textContent = report.ok
-      ? fill(msg.msgPass, { total: report.total })
-      : fill(msg.msgFail, { passed: report.passed, total: report.total });
+      ? _("All {total} tests pass. Step passed.", { total: report.total })
+      : _("{passed} of {total} tests pass.", { passed: report.passed, total: report.total });
     const body = section.querySelector(".suite-table tbody");
     body.replaceChildren();
     for (const row of suite.kernels) {
       const tr = el("tr", row.caught ? "suite-ok" : "suite-bad");
-      const name = row.kernel === "correct" ? row.title : fill(msg.msgBugRow, { bug: row.kernel, title: row.title });
+      const name =
+        row.kernel === "correct" ? row.title : _("Bug {bug}: {title}", { bug: row.kernel, title: row.title });
       const th = el("th", "", name);
       th.scope = "row";
-      const good = row.kernel === "correct" ? msg.msgStillPasses : msg.msgCaught;
-      const bad = row.kernel === "correct" ? msg.msgWronglyFails : msg.msgNotCaught;
+      const good = row.kernel === "correct" ? _("passes, as it should") : _("caught");
+      const bad = row.kernel === "correct" ? _("fails: an input tests something else") : _("not caught");
       tr.append(
         th,
-        el("td", "", row.failed.length ? row.failed.join(", ") : msg.msgNone),
+        el("td", "", row.failed.length ? row.failed.join(", ") : _("none")),
         el("td", "suite-verdict", row.caught ? good : bad),
       );
       body.append(tr);
@@ -303,7 +328,7 @@ function setupOffline(section) {
     for (const box of boxes) {
       box.checked = Boolean((state.steps[box.dataset.key] || {}).passed);
       const ladder = document.querySelector(`.ladder-state[data-step="${box.dataset.key}"]`);
-      if (ladder) ladder.textContent = box.checked ? `(${msg.msgPassed})` : "";
+      if (ladder) ladder.textContent = box.checked ? _("(passed)") : "";
     }
   };
   for (const box of boxes) {
@@ -352,10 +377,12 @@ function setupCodeStep(section) {
   section.querySelector(".run-button").addEventListener("click", async () => {
     flush();
     section.querySelector(".step-results").hidden = true;
-    const out = await send(section, { op: "run", source: editor.value }, msg.msgRunning);
+    const out = await send(section, { op: "run", source: editor.value }, _("Running…"));
     if (!out) return;
     renderPrinted(section, out.output, out.error);
-    section.querySelector(".step-status").textContent = out.error ? msg.msgDidNotLoad : msg.msgRan;
+    section.querySelector(".step-status").textContent = out.error
+      ? _("Your code did not load:")
+      : _("Ran without errors.");
   });
   section.querySelector(".check-button").addEventListener("click", () => {
     flush();

@@ -1,9 +1,11 @@
 // The module page: the progress line, objectives ticked from progress, each
 // exercise's status, "what you will have written" (a download of the code
 // that passed, with a header saying where each part came from), and the
-// export / import / reset panel. Strings come from the page's markup.
+// export / import / reset panel. Its words go through _() (../i18n.js), in
+// the page's language; titles and names come from the page's markup.
 import * as progress from "./progress.js";
-import { download, fill, setupPanel, updateProgressLine } from "./panel.js";
+import { download, setupPanel, updateProgressLine } from "./panel.js";
+import { _ } from "../i18n.js";
 
 function keysOf(node) {
   return (node.dataset.steps || "").split(" ").filter(Boolean);
@@ -18,39 +20,37 @@ function refresh() {
     if (!keys.length) continue; // coming with a later exercise
     const done = progress.passedKeys(state, keys).length === keys.length;
     li.classList.toggle("done", done);
-    li.querySelector(".objective-state").textContent = `(${done ? objectives.dataset.done : objectives.dataset.todo})`;
+    li.querySelector(".objective-state").textContent = done ? _("(Done)") : _("(Not yet)");
   }
   const table = document.getElementById("exercises-table");
   for (const cell of table.querySelectorAll(".ex-status")) {
     const keys = keysOf(cell);
     const k = progress.passedKeys(state, keys).length;
     cell.textContent =
-      k === keys.length
-        ? table.dataset.done
-        : k
-          ? `${k} / ${keys.length} ${table.dataset.started}`
-          : table.dataset.none;
+      k === keys.length ? _("Done") : k ? _("{k} / {n} steps passed", { k, n: keys.length }) : _("Not started");
   }
-  const button = document.getElementById("download-code");
   for (const span of document.querySelectorAll(".written-state")) {
     const s = state.steps[span.dataset.step];
-    span.textContent = s && s.passed ? button.dataset.msgPassed : button.dataset.msgTodo;
+    span.textContent = s && s.passed ? _("(passed)") : _("(not passed yet)");
   }
 }
 
 function assemble() {
   const state = progress.load();
-  const button = document.getElementById("download-code");
   const parts = [];
   for (const span of document.querySelectorAll(".written-state")) {
     const s = state.steps[span.dataset.step];
     if (!s || !s.passed || !s.passedCode) continue;
-    const head = fill(button.dataset.part, {
-      title: span.dataset.title,
-      date: s.passedAt || button.dataset.unknownDate,
-      slug: span.dataset.slug,
-      step: span.dataset.step.split("/")[1],
-    });
+    const unknownDate = _("an unknown date");
+    const head = _(
+      "{title}\nPassed its tests on {date}; check it again with\n  python -m exercises check {slug} THIS_FILE --step {step}",
+      {
+        title: span.dataset.title,
+        date: s.passedAt || unknownDate,
+        slug: span.dataset.slug,
+        step: span.dataset.step.split("/")[1],
+      },
+    );
     parts.push(
       [
         "# " + "-".repeat(70),
@@ -62,7 +62,10 @@ function assemble() {
     );
   }
   if (!parts.length) return null;
-  const header = fill(button.dataset.header, { date: new Date().toISOString().slice(0, 10) })
+  const header = _(
+    "Your code from Cannery's FlashAttention module, assembled {date}.\nEach part below is the code you last passed a step's tests with, in this browser.\nCheck it again offline: python -m exercises check SLUG this_file.py",
+    { date: new Date().toISOString().slice(0, 10) },
+  )
     .split("\n")
     .map((line) => `# ${line}`)
     .join("\n");
@@ -74,11 +77,11 @@ document.getElementById("download-code").addEventListener("click", () => {
   const status = document.getElementById("download-status");
   const file = assemble();
   if (!file) {
-    status.textContent = button.dataset.msgNone;
+    status.textContent = _("Pass a step first: the file holds only code that passed its tests.");
     return;
   }
   download(button.dataset.filename, file.text, "text/x-python");
-  status.textContent = fill(button.dataset.msgDone, { file: button.dataset.filename, k: file.count });
+  status.textContent = _("Downloaded {file} with {k} passing steps.", { file: button.dataset.filename, k: file.count });
 });
 
 window.addEventListener("cannery:progress", refresh);

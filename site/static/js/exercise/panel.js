@@ -1,11 +1,8 @@
 // The progress line ("Progress: k of n steps") and the export / import / reset
-// panel, shared by the module page and the exercise pages. Every string shown
-// comes from the page's markup (data-* attributes), so templates can translate it.
+// panel, shared by the module page and the exercise pages. Its messages go
+// through _() (../i18n.js), in the page's language.
 import * as progress from "./progress.js";
-
-export function fill(template, values) {
-  return template.replace(/\{(\w+)\}/g, (_, k) => (k in values ? String(values[k]) : `{${k}}`));
-}
+import { _, ngettext } from "../i18n.js";
 
 export function download(name, text, type) {
   const url = URL.createObjectURL(new Blob([text], { type }));
@@ -26,7 +23,6 @@ export function updateProgressLine() {
 }
 
 export function setupPanel(onChange) {
-  const msg = document.getElementById("progress").dataset;
   const status = document.getElementById("progress-status");
   const dialog = document.getElementById("reset-dialog");
   const say = (text) => {
@@ -34,7 +30,7 @@ export function setupPanel(onChange) {
   };
   document.getElementById("progress-export").addEventListener("click", () => {
     download("cannery-progress.json", progress.exportText(), "application/json");
-    say(msg.msgExported);
+    say(_("Exported to cannery-progress.json."));
   });
   const input = document.getElementById("progress-import");
   input.addEventListener("change", async () => {
@@ -42,10 +38,13 @@ export function setupPanel(onChange) {
     if (!file) return;
     try {
       const state = progress.importText(await file.text());
-      say(fill(msg.msgImported, { k: Object.values(state.steps).filter((s) => s.passed).length }));
+      const k = Object.values(state.steps).filter((s) => s.passed).length;
+      say(ngettext("Imported: {n} step passed.", "Imported: {n} steps passed.", k));
       onChange();
     } catch (err) {
-      say(fill(msg.msgImportFailed, { file: file.name, reason: err.message }));
+      say(
+        _("Could not import {file}: {reason}. Your progress is unchanged.", { file: file.name, reason: err.message }),
+      );
     }
     input.value = "";
   });
@@ -54,7 +53,7 @@ export function setupPanel(onChange) {
   document.getElementById("reset-confirm").addEventListener("click", () => {
     progress.reset();
     dialog.close();
-    say(msg.msgReset);
+    say(_("Progress reset."));
     onChange();
   });
   window.addEventListener("storage", (e) => {

@@ -5,6 +5,8 @@
 // Step ids are content ids (not file hashes), so progress survives a rebuild
 // of the site. Older shapes are migrated on load and on import; a newer one
 // (from a later site) is kept untouched and read as far as it goes.
+import { _ } from "../i18n.js";
+
 export const VERSION = 1;
 export const KEY = `cannery.progress.v${VERSION}`;
 // Keys earlier builds used, oldest first, each migrated into the current shape.
@@ -27,14 +29,14 @@ export function empty() {
 
 /** Bring any stored or imported object to the current version; throws on garbage. */
 export function migrate(data) {
-  if (!data || typeof data !== "object" || Array.isArray(data)) throw new Error("not a progress object");
+  if (!data || typeof data !== "object" || Array.isArray(data)) throw new Error(_("not a progress object"));
   let version = Number.isInteger(data.version) ? data.version : 0;
   let out = data;
   while (version < VERSION) {
     out = MIGRATIONS[version](out);
     version = out.version;
   }
-  if (!out.steps || typeof out.steps !== "object") throw new Error("no steps in it");
+  if (!out.steps || typeof out.steps !== "object") throw new Error(_("no steps in it"));
   return out;
 }
 
@@ -102,7 +104,7 @@ export function importText(text) {
   try {
     data = JSON.parse(text);
   } catch (_) {
-    throw new Error("the file is not JSON");
+    throw new Error(_("the file is not JSON"));
   }
   const state = migrate(data);
   delete state.exported;

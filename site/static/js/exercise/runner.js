@@ -4,6 +4,7 @@
 // timeout or a cancel terminates it and starts a fresh one at once; the page
 // stays usable and the learner's code stays in the editor.
 import { workerUrl } from "../py-locale.js";
+import { _ } from "../i18n.js";
 
 export class ExerciseRunner {
   constructor({ seconds = 10, onBoot = () => {} } = {}) {
@@ -22,7 +23,7 @@ export class ExerciseRunner {
     this.worker.onmessage = (event) => this.receive(event.data);
     this.worker.onerror = (event) => {
       event.preventDefault();
-      this.finish({ ok: false, boot: true, message: event.message || "the worker's script did not load" });
+      this.finish({ ok: false, boot: true, message: event.message || _("the worker's script did not load") });
       this.stop();
     };
   }
@@ -79,7 +80,7 @@ export class ExerciseRunner {
 
   /** Send {op, slug, step, source}; resolves with the worker's reply. */
   request(request) {
-    if (this.current) return Promise.resolve({ ok: false, message: "busy" });
+    if (this.current) return Promise.resolve({ ok: false, message: _("Busy: wait for the current run to end.") });
     this.start();
     const id = this.nextId++;
     return new Promise((resolve) => {

@@ -1,10 +1,10 @@
 // Exercise 4's steps (kind "wgsl"): the learner's WGSL in the page's editor, the static
 // checks and the judging in Python (exercises/wgsl.py, through the exercise worker), the
 // run on the learner's GPU through WebGPU (gpu/source-run.js). Without WebGPU, only the
-// emulator's CPU mirror runs. Strings come from the step's .wgsl-strings data-msg-*.
+// emulator's CPU mirror runs. Its words go through _() (../i18n.js).
 import { createEditor } from "./editor.js";
 import * as progress from "./progress.js";
-import { fill } from "./panel.js";
+import { _, num } from "../i18n.js";
 import { compileSource, runSource } from "../gpu/source-run.js";
 import { loadSource } from "../gpu/files.js";
 import { timeKernels } from "../gpu/runs.js";
@@ -32,7 +32,6 @@ function hasWebGpu() {
 export function setupWgslStep(section, ctx) {
   const key = section.dataset.key;
   const step = section.dataset.step;
-  const msg = section.querySelector(".wgsl-strings").dataset;
   const host = section.querySelector(".editor-host");
   const starter = section.querySelector(".starter-code").textContent;
   const status = section.querySelector(".step-status");
@@ -59,7 +58,7 @@ export function setupWgslStep(section, ctx) {
   // keyboard too (WCAG 2.1.1; axe's scrollable-region-focusable does not count the
   // contenteditable inside it).
   editor.view.scrollDOM.tabIndex = 0;
-  editor.view.scrollDOM.setAttribute("aria-label", `${host.dataset.label} Scroll area.`);
+  editor.view.scrollDOM.setAttribute("aria-label", _("{label} Scroll area.", { label: host.dataset.label }));
   // exercise-page.js's send() frees the buttons after each request; a GPU check makes
   // several requests, so the step stays busy until guarded() ends.
   const send = async (...args) => {
@@ -88,7 +87,10 @@ export function setupWgslStep(section, ctx) {
     for (const m of items) {
       const li = el("li", `wgsl-message ${m.type}`);
       if (m.line) {
-        const jump = el("button", "jump-to-line", `Line ${m.line}${m.column ? `, column ${m.column}` : ""}`);
+        const where = m.column
+          ? _("Line {line}, column {column}", { line: m.line, column: m.column })
+          : _("Line {line}", { line: m.line });
+        const jump = el("button", "jump-to-line", where);
         jump.type = "button";
         jump.addEventListener("click", () => {
           const doc = editor.view.state.doc;
@@ -113,14 +115,17 @@ export function setupWgslStep(section, ctx) {
     for (const r of rows) {
       const li = el("li", `test-result ${r.passed ? "pass" : "fail"}`);
       const title = el("p", "result-title");
-      title.append(el("span", "result-mark", r.passed ? "pass" : "fail"), " ", r.message);
+      title.append(el("span", "result-mark", r.passed ? _("pass") : _("fail")), " ", r.message);
       li.append(title);
       if (r.counted_bytes !== undefined && r.counted_bytes !== null) {
         li.append(
           el(
             "p",
             "result-message",
-            `Bytes counted ${r.counted_bytes.toLocaleString("en")}, emulator ${r.expected_bytes.toLocaleString("en")}.`,
+            _("Bytes counted {counted}, emulator {expected}.", {
+              counted: num(r.counted_bytes),
+              expected: num(r.expected_bytes),
+            }),
           ),
         );
       }
@@ -132,7 +137,11 @@ export function setupWgslStep(section, ctx) {
   // Static checks (Python) and the compiler's messages: {clean, compiled} (compiled: no compile error).
   async function precheck() {
     const reference = await loadSource("fused.wgsl");
-    const st = await send(section, { op: "wgsl-static", step, source: editor.value, reference }, msg.msgCompiling);
+    const st = await send(
+      section,
+      { op: "wgsl-static", step, source: editor.value, reference },
+      _("Compiling your shader on this GPU…"),
+    );
     if (!st) return { clean: false, compiled: false };
     const lineOf = (p) => Number((p.match(/^line (\d+)/) || [])[1]) || 0;
     const items = st.problems.map((p) => ({
@@ -143,25 +152,32 @@ export function setupWgslStep(section, ctx) {
     }));
     let compiled = { messages: [] };
     if (gpu) {
-      status.textContent = msg.msgCompiling;
+      status.textContent = _("Compiling your shader on this GPU…");
       compiled = await compileSource(editor.value, { workgroupBytes: Number(select.value) });
     }
     items.push(...compiled.messages);
     showMessages(items);
     const compileErrors = compiled.messages.filter((m) => m.type === "error").length;
-    if (compileErrors) status.textContent = msg.msgCompileFailed;
-    else if (st.problems.length) status.textContent = fill(msg.msgStaticFailed, { count: st.problems.length });
+    if (compileErrors) status.textContent = _("Your shader did not compile: see the messages, at their lines.");
+    else if (st.problems.length)
+      status.textContent = _("The source checks found {count} problem(s): see the messages.", {
+        count: st.problems.length,
+      });
     return { clean: compileErrors === 0 && st.problems.length === 0, compiled: compileErrors === 0 };
   }
 
   async function runCases(limit) {
     const m = Number(select.value);
-    const got = await send(section, { op: "wgsl-cases", step, workgroup_bytes: m }, msg.msgJudging);
+    const got = await send(
+      section,
+      { op: "wgsl-cases", step, workgroup_bytes: m },
+      _("The emulator is checking O against float64…"),
+    );
     if (!got) return null;
     const cases = got.cases.slice(0, limit || got.cases.length);
     const rows = [];
     for (const [index, c] of cases.entries()) {
-      status.textContent = fill(msg.msgRunning, { k: index + 1, n: cases.length });
+      status.textContent = _("Running case {k} of {n} on this GPU…", { k: index + 1, n: cases.length });
       const out = await runSource({
         code: editor.value,
         n: c.n,
@@ -176,7 +192,7 @@ export function setupWgslStep(section, ctx) {
       const verdict = await send(
         section,
         { op: "wgsl-judge", step, index, workgroup_bytes: m, o: Array.from(out.o), counts: out.counts },
-        msg.msgJudging,
+        _("The emulator is checking O against float64…"),
       );
       if (!verdict) return null;
       rows.push(verdict);
@@ -190,7 +206,9 @@ export function setupWgslStep(section, ctx) {
     try {
       await fn();
     } catch (err) {
-      status.textContent = fill(msg.msgGpuError, { message: err && err.message ? err.message : String(err) });
+      status.textContent = _("The GPU run failed: {message}", {
+        message: err && err.message ? err.message : String(err),
+      });
     } finally {
       ctx.setBusy(section, false);
     }
@@ -204,7 +222,7 @@ export function setupWgslStep(section, ctx) {
       const rows = await runCases(1);
       if (!rows) return;
       showResults(rows);
-      status.textContent = fill(msg.msgRan, { message: rows[0].message });
+      status.textContent = _("Case 1 ran: {message}", { message: rows[0].message });
     }),
   );
 
@@ -222,8 +240,8 @@ export function setupWgslStep(section, ctx) {
       const total = rows.length;
       if (clean) {
         status.textContent = passed
-          ? fill(msg.msgPass, { total })
-          : fill(msg.msgFail, { passed: rows.filter((r) => r.passed).length, total });
+          ? _("All {total} cases pass, with the bytes the emulator counts. Step passed.", { total })
+          : _("{passed} of {total} cases pass.", { passed: rows.filter((r) => r.passed).length, total });
       }
       progress.update(key, (s) => {
         s.checks = (s.checks || 0) + 1;
@@ -241,17 +259,19 @@ export function setupWgslStep(section, ctx) {
   );
 
   section.querySelector(".mirror-button").addEventListener("click", async () => {
-    const got = await ctx.send(section, { op: "wgsl-mirror", step }, msg.msgJudging);
+    const got = await ctx.send(section, { op: "wgsl-mirror", step }, _("The emulator is checking O against float64…"));
     if (!got) return;
     showResults(got.results);
-    status.textContent = fill(msg.msgMirror, { total: got.results.length });
+    status.textContent = _("The CPU mirror (emulator, float32, the same tile walk) on this step's {total} cases:", {
+      total: got.results.length,
+    });
   });
 
   section.querySelector(".time-button").hidden = !(gpu && (progress.load().steps[key] || {}).passed);
   section.querySelector(".time-button").addEventListener("click", () =>
     guarded(async () => {
       const m = Number(select.value);
-      status.textContent = fill(msg.msgTiming, { n: TIME_N, d: TIME_D });
+      status.textContent = _("Timing on this GPU at N = {n}, d = {d}…", { n: String(TIME_N), d: TIME_D });
       const br = m / 2 / (4 * TIME_D);
       const size = TIME_N * TIME_D;
       const rand = () => Float32Array.from({ length: size }, () => Math.random() * 2 - 1);
@@ -269,14 +289,18 @@ export function setupWgslStep(section, ctx) {
       });
       const fused = await timeKernels({ n: TIME_N, d: TIME_D, kernels: ["fused"], workgroupBytes: m });
       const f = fused.kernels.fused;
-      status.textContent = fill(msg.msgTimed, {
-        n: TIME_N,
-        d: TIME_D,
-        yours: yours.medianMs.toFixed(2),
-        runs: TIME_RUNS,
-        fused: f.medianMs.toFixed(2),
-        method: fused.method === "timestamp" ? "GPU timestamps" : "wall clock",
-      });
+      const method = fused.method === "timestamp" ? _("GPU timestamps") : _("wall clock");
+      status.textContent = _(
+        "At N = {n}, d = {d}: your kernel {yours} ms (median of {runs}, wall clock), the project's fused kernel {fused} ms ({method}).",
+        {
+          n: String(TIME_N),
+          d: TIME_D,
+          yours: num(yours.medianMs, 2),
+          runs: TIME_RUNS,
+          fused: num(f.medianMs, 2),
+          method,
+        },
+      );
     }),
   );
 

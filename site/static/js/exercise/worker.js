@@ -9,6 +9,7 @@
 //      {id, reply: {ok, result | message}} when it ends.
 import { loadPyodide } from "../../../vendor/pyodide/pyodide.mjs";
 import { usePageLanguage } from "../py-locale.js";
+import { _ } from "../i18n.js";
 
 const base = new URL("../../../", import.meta.url);
 let handle = null;
@@ -38,7 +39,8 @@ function writeFile(py, path, text) {
 
 async function fetchBundle(rel) {
   const response = await fetch(new URL(rel, base));
-  if (!response.ok) throw new Error(`could not load ${rel} (${response.status})`);
+  if (!response.ok)
+    throw new Error(_("could not load {file} ({status})", { file: rel, status: String(response.status) }));
   return await response.json();
 }
 

@@ -8,6 +8,7 @@
 // playing to t shows. The clock here only advances t.
 
 import { parseNumber } from "../parse-number.js";
+import { _, lang, num } from "../i18n.js";
 
 function clock(s) {
   const whole = Math.max(0, Math.floor(s + 1e-6));
@@ -15,13 +16,26 @@ function clock(s) {
 }
 
 // The answer box reads numbers through the site's one parser; a ratio may
-// also carry its unit ("16.5x", "×16.5", "16.5 times"), which is set aside first.
+// also carry its unit ("16.5x", "×16.5", "16.5 times", "16,5 vezes"), which is set aside first.
 function readAnswer(text) {
   const bare = String(text)
     .trim()
     .replace(/^[x×]\s*/i, "")
-    .replace(/\s*(x|×|times)$/i, "");
+    .replace(/\s*(x|×|times|vezes)$/i, "");
   return parseNumber(bare, { integer: false });
+}
+
+// Read aloud speaks in the page's language: a voice whose lang is the page's
+// ("pt-BR"), else one of the same language ("pt-PT", "pt"), else none (the
+// browser's default; utterance.lang still names the page's language).
+export function pickVoice(voices, tag) {
+  const norm = (x) =>
+    String(x || "")
+      .replace("_", "-")
+      .toLowerCase();
+  const want = norm(tag);
+  const base = want.split("-")[0];
+  return voices.find((v) => norm(v.lang) === want) || voices.find((v) => norm(v.lang).split("-")[0] === base) || null;
 }
 
 // An answered question is remembered in this browser only (localStorage);
@@ -106,7 +120,7 @@ function setup(root) {
 
   if (!speech) {
     ui.read.disabled = true;
-    ui.read.textContent = "Read aloud (not available in this browser)";
+    ui.read.textContent = _("Read aloud (not available in this browser)");
   }
 
   // ---------- loading (first Play only) ----------
@@ -128,12 +142,13 @@ function setup(root) {
     // Setting a track's mode only schedules its fetch: the request starts in a
     // later task. The returned promise settles once each track has fired load
     // or error, so "loaded" (below) means every file of the first Play arrived.
-    const add = (kind, src, label) => {
+    const add = (kind, src, label, srclang, isDefault) => {
       const tr = document.createElement("track");
       tr.kind = kind;
       tr.src = new URL(src, document.baseURI).href;
-      tr.srclang = "en";
+      tr.srclang = srclang;
       tr.label = label;
+      tr.default = Boolean(isDefault);
       const settled = new Promise((resolve) => {
         tr.addEventListener("load", () => resolve(true), { once: true });
         tr.addEventListener("error", () => resolve(false), { once: true });
@@ -142,9 +157,23 @@ function setup(root) {
       tr.track.mode = "hidden"; // load the cues; the player draws captions itself
       return settled;
     };
+    // one captions track per language, each labelled in its own language: the
+    // page's first and default, then the chapters (in the page's language),
+    // then the other languages' captions
+    let tracks = [];
+    try {
+      tracks = JSON.parse(root.dataset.tracks || "[]");
+    } catch {
+      tracks = [];
+    }
+    if (!tracks.length) tracks = [{ src: null, srclang: lang, label: lang, default: true }];
+    const captions = (t) =>
+      add("captions", t.src ? root.dataset.media + t.src : root.dataset.captions, t.label, t.srclang, t.default);
+    const [own, ...others] = tracks;
     return Promise.all([
-      add("captions", root.dataset.captions, "English captions"),
-      add("chapters", root.dataset.chapters, "Chapters"),
+      captions(own),
+      add("chapters", root.dataset.chapters, root.dataset.chaptersLabel || _("Chapters"), lang, true),
+      ...others.map(captions),
     ]);
   }
 
@@ -158,7 +187,8 @@ function setup(root) {
             return r.json();
           }),
           import("./scenes.js"),
-          loadScript(new URL("vendor/gsap/gsap.min.js", base).href),
+          // GSAP sits at the site's root, whichever language's folder the page is in
+          loadScript(new URL("../../../vendor/gsap/gsap.min.js", import.meta.url).href),
         ]);
         st.film = film;
         // the film plays at once; the tracks (for the browser's own caption
@@ -175,7 +205,9 @@ function setup(root) {
       })().catch((err) => {
         st.loading = null;
         say(
-          `The film could not load: ${err.message}. Reload the page to try again; the transcript below has every line.`,
+          _("The film could not load: {error}. Reload the page to try again; the transcript below has every line.", {
+            error: err.message,
+          }),
         );
         throw err;
       });
@@ -235,14 +267,16 @@ function setup(root) {
     window.speechSynthesis.cancel();
     const u = new SpeechSynthesisUtterance(cue.text);
     u.rate = st.rate;
-    u.lang = "en";
+    u.lang = lang;
+    const voice = pickVoice(window.speechSynthesis.getVoices(), lang);
+    if (voice) u.voice = voice;
     window.speechSynthesis.speak(u);
   }
 
   function draw() {
     const t = st.t;
     ui.seek.value = String(t);
-    ui.seek.setAttribute("aria-valuetext", `${clock(t)} of ${clock(runtime)}`);
+    ui.seek.setAttribute("aria-valuetext", _("{now} of {total}", { now: clock(t), total: clock(runtime) }));
     ui.now.textContent = clock(t);
     if (!st.film) return;
     st.scenes.render(reduced.matches ? stillTime(t) : t);
@@ -254,7 +288,7 @@ function setup(root) {
     for (const c of cues) if (c.start_s <= t + 1e-6) lc = c;
     if (st.described !== lc.id) {
       st.described = lc.id;
-      st.scenes.svg.setAttribute("aria-label", `Drawing: ${st.scenes.describe(lc.id)}`);
+      st.scenes.svg.setAttribute("aria-label", _("Drawing: {what}", { what: st.scenes.describe(lc.id) }));
     }
     const chapters = st.film.chapters;
     let ch = 0;
@@ -285,7 +319,7 @@ function setup(root) {
       t = runtime;
       setTime(t);
       pause();
-      say("The film has ended. Press Play to watch it again.");
+      say(_("The film has ended. Press Play to watch it again."));
       return;
     }
     setTime(t);
@@ -295,7 +329,7 @@ function setup(root) {
   async function play() {
     await load();
     if (!st.answered && st.open) {
-      say("The film is waiting for your answer. Type a number, or choose Show me.");
+      say(_("The film is waiting for your answer. Type a number, or choose Show me."));
       ui.input.focus();
       return;
     }
@@ -305,7 +339,7 @@ function setup(root) {
       return;
     }
     st.playing = true;
-    ui.play.textContent = "Pause";
+    ui.play.textContent = _("Pause");
     root.classList.add("is-playing");
     st.last = performance.now();
     cancelAnimationFrame(st.raf);
@@ -315,7 +349,7 @@ function setup(root) {
   function pause() {
     st.playing = false;
     cancelAnimationFrame(st.raf);
-    ui.play.textContent = "Play";
+    ui.play.textContent = _("Play");
     root.classList.remove("is-playing");
     if (speech) window.speechSynthesis.cancel();
     st.spoken = null;
@@ -352,7 +386,9 @@ function setup(root) {
     st.skipped = true;
     ui.later.hidden = false;
     say(
-      `You skipped the question at ${clock(stop)}. It is kept for you: choose “Take the question” whenever you like.`,
+      _("You skipped the question at {clock}. It is kept for you: choose “Take the question” whenever you like.", {
+        clock: clock(stop),
+      }),
     );
   }
 
@@ -388,9 +424,8 @@ function setup(root) {
   }
 
   function guessText(rec) {
-    if (rec.guess !== null && rec.guess !== undefined)
-      return `your guess: ${rec.guess.toLocaleString("en-US", { maximumFractionDigits: 3 })}`;
-    return rec.how === "shown" ? "you chose Show me" : "your guess: not given";
+    if (rec.guess !== null && rec.guess !== undefined) return _("your guess: {guess}", { guess: num(rec.guess) });
+    return rec.how === "shown" ? _("you chose Show me") : _("your guess: not given");
   }
 
   function revealTranscript() {
@@ -429,8 +464,12 @@ function setup(root) {
     if (!read.ok) {
       ui.feedback.className = "film-q-feedback is-wrong";
       if (read.reason === "ambiguous") ui.feedback.textContent = read.message;
-      else if (read.reason === "empty") ui.feedback.textContent = "Type a number, or choose Show me.";
-      else ui.feedback.textContent = "Type a number, such as 3 or 2.5, or choose Show me.";
+      else if (read.reason === "empty") ui.feedback.textContent = _("Type a number, or choose Show me.");
+      else
+        ui.feedback.textContent = _("Type a number, such as {whole} or {decimal}, or choose Show me.", {
+          whole: num(3),
+          decimal: num(2.5, 1),
+        });
       ui.input.focus();
       return;
     }
@@ -470,7 +509,7 @@ function setup(root) {
     st.record = null;
     if (st.scenes) st.scenes.setGuess(guessText({ how: null, guess: null }));
     ui.remembered.hidden = true;
-    say("Your answer is forgotten: the film will ask its question again.");
+    say(_("Your answer is forgotten: the film will ask its question again."));
   });
   ui.rewatch.addEventListener("click", () => {
     closeQuestion();
@@ -507,7 +546,11 @@ function setup(root) {
       window.speechSynthesis.cancel();
       st.spoken = null;
     }
-    say(st.read ? "Read aloud is on: a synthetic voice from your browser reads each caption." : "Read aloud is off.");
+    say(
+      st.read
+        ? _("Read aloud is on: a synthetic voice from your browser reads each caption.")
+        : _("Read aloud is off."),
+    );
   });
 
   root.addEventListener("keydown", (e) => {
@@ -566,8 +609,10 @@ function setup(root) {
     applyRecord(remembered);
     ui.rememberedText.textContent =
       remembered.guess !== null && remembered.guess !== undefined
-        ? `You answered the film’s question before (${guessText(remembered)}), so it will not stop for it.`
-        : "You saw the answer to the film’s question before, so it will not stop for it.";
+        ? _("You answered the film’s question before ({guess}), so it will not stop for it.", {
+            guess: guessText(remembered),
+          })
+        : _("You saw the answer to the film’s question before, so it will not stop for it.");
     ui.remembered.hidden = false;
   }
 

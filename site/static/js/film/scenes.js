@@ -6,6 +6,12 @@
 // values, so a frame depends only on t: seeking and playing agree.
 // Each motion shows a cause: a tile moves because bytes cross the door; l
 // shrinks because a bigger score arrived.
+//
+// Every word drawn goes through _() (domain "page", site/static/js/i18n.js);
+// every number is either a figure film.json already wrote in the page's
+// language (F.*: "285.736.960" in pt-BR) or a raw value written by num().
+
+import { _, num } from "../i18n.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const W = 960;
@@ -32,12 +38,10 @@ function dual(parent, attrs, wide, narrow, narrowAttrs = {}) {
   return g;
 }
 
-const group = (n) => Math.round(n).toLocaleString("en-US");
+const group = (n) => num(Math.round(n));
 const mib = (bytes) => {
   const v = bytes / MIB;
-  return Math.abs(v - Math.round(v)) < 0.05
-    ? group(v)
-    : v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  return Math.abs(v - Math.round(v)) < 0.05 ? group(v) : num(v, 1);
 };
 const SUP = { "-": "⁻", 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹", ".": "·" };
 const sup = (x) =>
@@ -56,7 +60,7 @@ export function createFilm(host, data, gsap) {
   const svg = el(host, "svg", {
     viewBox: "0 0 960 540",
     role: "img",
-    "aria-label": "The film: animated drawing; the captions and the transcript say what it shows",
+    "aria-label": _("The film: animated drawing; the captions and the transcript say what it shows"),
     class: "film-svg",
   });
   const defs = el(svg, "defs");
@@ -95,18 +99,18 @@ export function createFilm(host, data, gsap) {
     const benchLabel = dual(
       g,
       { x: 260, y: benchY - 10, class: "film-label" },
-      "the bench: workgroup memory, on the chip",
-      "the bench",
+      _("the bench: workgroup memory, on the chip"),
+      _("the bench"),
     );
     el(g, "rect", { x: 120, y: 370, width: 720, height: 130, rx: 10, class: "film-box film-warehouse" });
     dual(
       g,
       { x: 130, y: 525, class: "film-label" },
-      "the warehouse: global memory (HBM), off the chip",
-      "the warehouse: global memory (HBM)",
+      _("the warehouse: global memory (HBM), off the chip"),
+      _("the warehouse: global memory (HBM)"),
     );
     el(g, "rect", { x: 430, y: benchY + benchH, width: 100, height: 370 - benchY - benchH, class: "film-door" });
-    const door = el(g, "text", { x: 540, y: benchY + benchH + 40, class: "film-label" }, "the door");
+    const door = el(g, "text", { x: 540, y: benchY + benchH + 40, class: "film-label" }, _("the door"));
     return { benchLabel, door };
   }
 
@@ -117,8 +121,8 @@ export function createFilm(host, data, gsap) {
     const sub = dual(
       g,
       { x: W / 2, y: 285, "text-anchor": "middle", class: "film-text" },
-      "how many trips attention makes to memory",
-      "its trips to memory",
+      _("how many trips attention makes to memory"),
+      _("its trips to memory"),
     );
     fadeOut([title, sub], T("score") - 0.4);
 
@@ -147,8 +151,8 @@ export function createFilm(host, data, gsap) {
       );
       ks.push(k);
     });
-    const qLabel = el(g, "text", { x: 40, y: gy - 30, class: "film-label" }, "queries, Q");
-    const kLabel = dual(g, { x: gx, y: gy - 76, class: "film-label" }, "keys, K", "keys, K");
+    const qLabel = el(g, "text", { x: 40, y: gy - 30, class: "film-label" }, _("queries, Q"));
+    const kLabel = dual(g, { x: gx, y: gy - 76, class: "film-label" }, _("keys, K"), _("keys, K"));
     hide([...qs, ...ks, qLabel, kLabel]);
     fadeIn([...qs, qLabel], T("score"));
     fadeIn([...ks, kLabel], T("score") + 0.6);
@@ -181,20 +185,20 @@ export function createFilm(host, data, gsap) {
         );
       }
       pCells.push(row);
-      rows.push(el(g, "text", { x: gx + n * cw + 14, y: gy + i * ch + 42, class: "film-label" }, "sum = 1"));
+      rows.push(el(g, "text", { x: gx + n * cw + 14, y: gy + i * ch + 42, class: "film-label" }, _("sum = 1")));
     }
     hide([...sCells, ...pCells, ...rows]);
     const sLabel = dual(
       g,
       { x: gx + n * cw + 14, y: gy - 30, class: "film-text text-s" },
-      "S: one score per query, key",
-      "S: scores",
+      _("S: one score per query, key"),
+      _("S: scores"),
     );
     const pLabel = dual(
       g,
       { x: gx + n * cw + 14, y: gy - 30, class: "film-text text-p" },
-      "P: each row’s shares",
-      "P: shares",
+      _("P: each row’s shares"),
+      _("P: shares"),
     );
     hide([sLabel, pLabel]);
     tl.to(sCells, { autoAlpha: 1, duration: 0.25, stagger: 0.08 }, T("s-table"));
@@ -220,7 +224,7 @@ export function createFilm(host, data, gsap) {
     const mixNote = dual(
       g,
       { x: 210, y: gy + n * ch + 40, class: "film-label" },
-      "each row of O: its row of P times V",
+      _("each row of O: its row of P times V"),
       "O = P · V",
     );
     const mixArrow = el(g, "path", { d: `M${784},${gy + 2 * ch} L${826},${gy + 2 * ch}`, class: "film-arrow" });
@@ -249,7 +253,7 @@ export function createFilm(host, data, gsap) {
     const dims = el(g, "g", {});
     const dd = F.d16.d;
     const cell = 34;
-    el(dims, "text", { x: 60, y: 90, class: "film-text" }, "one row of Q (or K, or V):");
+    el(dims, "text", { x: 60, y: 90, class: "film-text" }, _("one row of Q (or K, or V):"));
     for (let j = 0; j < dd; j += 1)
       el(dims, "rect", { x: 60 + j * cell, y: 110, width: cell - 4, height: cell - 4, rx: 3, class: "fill-q" });
     el(dims, "path", {
@@ -259,8 +263,8 @@ export function createFilm(host, data, gsap) {
     dual(
       dims,
       { x: 60, y: 200, class: "film-text" },
-      `d = ${dd} numbers: the head dimension (${F.d64.d} in the count, later)`,
-      `d = ${dd} numbers`,
+      _("d = {d} numbers: the head dimension ({later} in the count, later)", { d: dd, later: F.d64.d }),
+      _("d = {d} numbers", { d: dd }),
     );
     const heads = el(g, "g", {});
     for (let h = 2; h >= 0; h -= 1) {
@@ -275,10 +279,23 @@ export function createFilm(host, data, gsap) {
         stroke: "currentColor",
       });
     }
-    el(heads, "text", { x: 250, y: 340, "text-anchor": "middle", class: "film-on", "font-size": 22 }, "head 1: S");
-    const model = F.model.heads ? `${F.model.heads} heads, d = ${F.model.head_dim}` : "many heads";
-    dual(heads, { x: 500, y: 330, class: "film-text" }, "one table per head, each its own S and P", "a table per head");
-    dual(heads, { x: 500, y: 370, class: "film-label" }, `our model: ${model}`, `our model: ${model}`, { y: 380 });
+    el(
+      heads,
+      "text",
+      { x: 250, y: 340, "text-anchor": "middle", class: "film-on", "font-size": 22 },
+      _("head {k}: S", { k: 1 }),
+    );
+    const model = F.model.heads
+      ? _("{heads} heads, d = {d}", { heads: F.model.heads, d: F.model.head_dim })
+      : _("many heads");
+    dual(
+      heads,
+      { x: 500, y: 330, class: "film-text" },
+      _("one table per head, each its own S and P"),
+      _("a table per head"),
+    );
+    const ours = _("our model: {model}", { model });
+    dual(heads, { x: 500, y: 370, class: "film-label" }, ours, ours, { y: 380 });
     hide([dims, heads]);
     fadeIn(dims, T("dim") + 0.3);
     fadeIn(heads, T("dim") + 3.0);
@@ -322,7 +339,7 @@ export function createFilm(host, data, gsap) {
       `${F.N}² × ${F.float_bytes} B`,
     );
     const big2 = el(g, "text", { x: 600, y: 300, class: "film-big text-s" }, `= ${F.table.mib} MiB`);
-    const big3 = dual(g, { x: 600, y: 345, class: "film-label" }, "one head, float32", "one head, float32", {
+    const big3 = dual(g, { x: 600, y: 345, class: "film-label" }, _("one head, float32"), _("one head, float32"), {
       x: 630,
       y: 392,
     });
@@ -336,13 +353,15 @@ export function createFilm(host, data, gsap) {
     const g = scene("plain");
     memory(g);
     const passes = [
-      dual(g, { x: 20, y: 110, class: "film-text" }, "pass 1: scores", "pass 1"),
-      dual(g, { x: 20, y: 155, class: "film-text" }, "pass 2: softmax", "pass 2"),
-      dual(g, { x: 20, y: 200, class: "film-text" }, "pass 3: mix V", "pass 3"),
+      dual(g, { x: 20, y: 110, class: "film-text" }, _("pass {k}: scores", { k: 1 }), _("pass {k}", { k: 1 })),
+      dual(g, { x: 20, y: 155, class: "film-text" }, _("pass {k}: softmax", { k: 2 }), _("pass {k}", { k: 2 })),
+      dual(g, { x: 20, y: 200, class: "film-text" }, _("pass {k}: mix V", { k: 3 }), _("pass {k}", { k: 3 })),
     ];
     hide(passes);
-    const meterLabel = dual(g, { x: 730, y: 60, class: "film-label" }, "through the door so far", "so far", { y: 30 });
-    const meter = el(g, "text", { x: 730, y: 95, class: "film-big" }, "0 MiB");
+    const meterLabel = dual(g, { x: 730, y: 60, class: "film-label" }, _("through the door so far"), _("so far"), {
+      y: 30,
+    });
+    const meter = el(g, "text", { x: 730, y: 95, class: "film-big" }, `${num(0)} MiB`);
     const s = el(g, "g", {});
     el(s, "rect", { x: 440, y: 110, width: 80, height: 80, rx: 4, class: "fill-s" });
     el(s, "text", { x: 480, y: 158, "text-anchor": "middle", class: "film-on" }, "S");
@@ -353,10 +372,10 @@ export function createFilm(host, data, gsap) {
     const down = 290; // bench -> warehouse offset
     const moves = [
       // [node, at, direction], each move is one crossing of the whole table
-      [s, T("pass1") + 1.0, "out", "S out"],
-      [s, T("pass2") + 0.3, "in", "S in"],
-      [p, T("pass2") + 2.0, "out", "P out"],
-      [p, T("pass3") + 0.5, "in", "P in"],
+      [s, T("pass1") + 1.0, "out", _("S out {mib} MiB", { mib: F.table.mib })],
+      [s, T("pass2") + 0.3, "in", _("S in {mib} MiB", { mib: F.table.mib })],
+      [p, T("pass2") + 2.0, "out", _("P out {mib} MiB", { mib: F.table.mib })],
+      [p, T("pass3") + 0.5, "in", _("P in {mib} MiB", { mib: F.table.mib })],
     ];
     fadeIn(passes[0], T("pass1"));
     fadeIn(s, T("pass1") + 0.3);
@@ -366,7 +385,7 @@ export function createFilm(host, data, gsap) {
     moves.forEach(([node, at, dir, name], k) => {
       if (dir === "out") tl.to(node, { y: down, duration: 1.2, ease: "power1.inOut" }, at);
       else tl.to(node, { y: 0, duration: 1.2, ease: "power1.inOut" }, at);
-      const line = el(g, "text", { x: 730, y: 150 + k * 40, class: "film-text" }, `${name} ${F.table.mib} MiB`);
+      const line = el(g, "text", { x: 730, y: 150 + k * 40, class: "film-text" }, name);
       hide(line);
       fadeIn(line, at + 1.0, 0.3);
       log.push(line);
@@ -408,22 +427,22 @@ export function createFilm(host, data, gsap) {
     const kvIn = dual(
       g,
       { x: 130, y: 385, class: "film-label" },
-      "Q, K and V come in too: the count adds them",
-      "Q, K, V come in too",
+      _("Q, K and V come in too: the count adds them"),
+      _("Q, K, V come in too"),
     );
     hide(kvIn);
     fadeIn(kvIn, T("pass3") + 1.4);
     const total = dual(
       g,
       { x: 560, y: 320, class: "film-text text-s" },
-      `the table crossed ${F.cross.times} times: ${F.cross.mib} MiB`,
-      `table: ${F.cross.mib} MiB`,
+      _("the table crossed {times} times: {mib} MiB", { times: F.cross.times, mib: F.cross.mib }),
+      _("table: {mib} MiB", { mib: F.cross.mib }),
     );
     const note = dual(
       g,
       { x: 560, y: 352, class: "film-label" },
-      "and not one byte of Q, K, V or O yet",
-      "no Q, K, V or O yet",
+      _("and not one byte of Q, K, V or O yet"),
+      _("no Q, K, V or O yet"),
       { y: 360 },
     );
     hide([total, note]);
@@ -446,21 +465,26 @@ export function createFilm(host, data, gsap) {
       g,
       "text",
       { x: 477, y: 228, "text-anchor": "middle", class: "film-text" },
-      "share = e^score ÷ (total over the whole row)",
+      _("share = e^score ÷ (total over the whole row)"),
     );
     fadeOut([...row, brace, braceText], T("byhand") - 0.3);
 
     const mBox = el(g, "text", { x: 600, y: 305, class: "film-big text-m" }, "m = −∞");
-    const mNote = dual(g, { x: 600, y: 350, class: "film-label" }, "largest score so far", "largest so far");
+    const mNote = dual(g, { x: 600, y: 350, class: "film-label" }, _("largest score so far"), _("largest so far"));
     const lName = el(g, "text", { x: 120, y: 305, class: "film-big text-l" }, "l = 0");
-    const lNote = dual(g, { x: 120, y: 350, class: "film-label" }, "running total of e^(score − m)", "running total");
+    const lNote = dual(
+      g,
+      { x: 120, y: 350, class: "film-label" },
+      _("running total of e^(score − m)"),
+      _("running total"),
+    );
     const lBar = el(g, "rect", { x: 120, y: 368, width: 0, height: 30, class: "fill-l" });
     const scale = 220; // px per unit of l
     const formula = dual(
       g,
       { x: 120, y: 450, class: "film-text" },
-      "bigger score arrives:  l ← l · e^(old m − new m)",
-      "l ← l · e^(old m − new m)",
+      _("bigger score arrives:  l ← l · e^(old m − new m)"),
+      _("l ← l · e^(old m − new m)"),
     );
     hide([mBox, mNote, lName, lNote, formula]);
     fadeIn([mBox, mNote, lName, lNote], T("running"));
@@ -473,7 +497,7 @@ export function createFilm(host, data, gsap) {
       const x = 200 + j * 90 + tileIdx * 50;
       const c = el(g, "g", {});
       el(c, "rect", { x, y: 110, width: 80, height: 80, rx: 4, class: "fill-s" });
-      el(c, "text", { x: x + 40, y: 162, "text-anchor": "middle", class: "film-on", "font-size": 28 }, String(v));
+      el(c, "text", { x: x + 40, y: 162, "text-anchor": "middle", class: "film-on", "font-size": 28 }, num(v));
       cells.push(c);
     });
     const tiles = ex.steps.map((s, k) => {
@@ -488,7 +512,7 @@ export function createFilm(host, data, gsap) {
         stroke: "currentColor",
         "stroke-width": 3,
       });
-      const t = el(g, "text", { x: x, y: 222, class: "film-label" }, `tile ${k + 1}`);
+      const t = el(g, "text", { x: x, y: 222, class: "film-label" }, _("tile {k}", { k: k + 1 }));
       return [r, t];
     });
     hide([...cells, ...tiles.flat()]);
@@ -497,8 +521,8 @@ export function createFilm(host, data, gsap) {
     const mP = { v: 0, shown: 0 };
     const lP = { v: 0 };
     labels.push(() => {
-      mBox.textContent = mP.shown < 0.5 ? "m = −∞" : `m = ${+Number(mP.v).toFixed(3)}`;
-      lName.textContent = `l = ${lP.v.toFixed(3)}`;
+      mBox.textContent = mP.shown < 0.5 ? "m = −∞" : `m = ${num(+Number(mP.v).toFixed(3))}`;
+      lName.textContent = `l = ${num(lP.v, 3)}`;
       lBar.setAttribute("width", String(Math.max(0, lP.v * scale)));
     });
     const [s1, s2] = ex.steps;
@@ -516,13 +540,18 @@ export function createFilm(host, data, gsap) {
       g,
       "text",
       { x: 120, y: 436, class: "film-label" },
-      `× ${ex.shrink}: shrunk to match the new m`,
+      _("× {factor}: shrunk to match the new m", { factor: ex.shrink }),
     );
     hide(shrinkNote);
     fadeIn(shrinkNote, t2 + 1.6);
     tl.to(lP, { v: s2.l, duration: 1.2, ease: "power1.out" }, t2 + 4.2);
     // then the tile's own terms are added: the note follows the step on screen
-    const gainNote = el(g, "text", { x: 120, y: 436, class: "film-label" }, `+ ${ex.l2_terms}: the new tile's terms`);
+    const gainNote = el(
+      g,
+      "text",
+      { x: 120, y: 436, class: "film-label" },
+      _("+ {terms}: the new tile's terms", { terms: ex.l2_terms }),
+    );
     hide(gainNote);
     fadeOut(shrinkNote, t2 + 4.0, 0.2);
     fadeIn(gainNote, t2 + 4.2);
@@ -530,14 +559,19 @@ export function createFilm(host, data, gsap) {
     const check = dual(
       g,
       { x: 120, y: 478, class: "film-text" },
-      `whole row: ${ex.scores_raw.map((v) => `e${sup(v)}`).join(" + ")} = ${ex.full};  ${ex.full} × ${ex.e_minus_m} = ${ex.l_from_full}`,
-      `whole row: ${ex.full} × ${ex.e_minus_m} = ${ex.l_from_full}`,
+      _("whole row: {terms} = {full};  {full} × {factor} = {l}", {
+        terms: ex.scores_raw.map((v) => `e${sup(v)}`).join(" + "),
+        full: ex.full,
+        factor: ex.e_minus_m,
+        l: ex.l_from_full,
+      }),
+      _("whole row: {full} × {factor} = {l}", { full: ex.full, factor: ex.e_minus_m, l: ex.l_from_full }),
     );
     const ok = dual(
       g,
       { x: 120, y: 522, class: "film-good-text" },
-      "✓ the same l, without holding the whole row",
-      "✓ the same l",
+      _("✓ the same l, without holding the whole row"),
+      _("✓ the same l"),
     );
     hide([check, ok]);
     fadeOut(gainNote, T("check"), 0.2);
@@ -546,8 +580,8 @@ export function createFilm(host, data, gsap) {
     const credit = dual(
       g,
       { x: 940, y: 60, "text-anchor": "end", class: "film-text" },
-      "online softmax: Milakov & Gimelshein, 2018",
-      "Milakov & Gimelshein, 2018",
+      _("online softmax: Milakov & Gimelshein, 2018"),
+      _("Milakov & Gimelshein, 2018"),
     );
     hide(credit);
     fadeIn(credit, T("credit"));
@@ -574,9 +608,14 @@ export function createFilm(host, data, gsap) {
     }
     const q = el(g, "g", {});
     el(q, "rect", { x: 150, y: 390, width: 120, height: 90, rx: 4, class: "fill-q" });
-    el(q, "text", { x: 210, y: 428, "text-anchor": "middle", class: "film-on", "font-size": 18 }, "Q tile");
-    dual(q, { x: 210, y: 452, "text-anchor": "middle", class: "film-on", "font-size": 15 }, `${d.B_r} rows`, "");
-    dual(q, { x: 210, y: 472, "text-anchor": "middle", class: "film-on", "font-size": 15 }, `d = ${d.d}`, "");
+    el(q, "text", { x: 210, y: 428, "text-anchor": "middle", class: "film-on", "font-size": 18 }, _("Q tile"));
+    dual(
+      q,
+      { x: 210, y: 452, "text-anchor": "middle", class: "film-on", "font-size": 15 },
+      _("{n} rows", { n: d.B_r }),
+      "",
+    );
+    dual(q, { x: 210, y: 472, "text-anchor": "middle", class: "film-on", "font-size": 15 }, `d = ${num(d.d)}`, "");
     hide(q);
     // the tile leaves the warehouse: its name there gives way while it passes
     tl.set(storeNames.Q, { autoAlpha: 0 }, T("bench") + 0.2);
@@ -586,8 +625,8 @@ export function createFilm(host, data, gsap) {
     const qNote = dual(
       g,
       { x: 260, y: 262, class: "film-label" },
-      `${d.B_r} query rows stay on the bench`,
-      `${d.B_r} query rows`,
+      _("{n} query rows stay on the bench", { n: d.B_r }),
+      _("{n} query rows", { n: d.B_r }),
     );
     hide(qNote);
     fadeIn(qNote, T("bench") + 1.8);
@@ -613,8 +652,8 @@ export function createFilm(host, data, gsap) {
     const kvNote = dual(
       g,
       { x: 260, y: 262, class: "film-label" },
-      `K, V tiles of ${d.B_c} rows: ${keyTiles} per query tile`,
-      `K, V: ${keyTiles} tiles`,
+      _("K, V tiles of {rows} rows: {tiles} per query tile", { rows: d.B_c, tiles: keyTiles }),
+      _("K, V: {tiles} tiles", { tiles: keyTiles }),
     );
     hide(kvNote);
     fadeIn(kvNote, T("walk") + 0.5);
@@ -626,8 +665,8 @@ export function createFilm(host, data, gsap) {
     const mText = dual(
       g,
       { x: 270, y: 226, class: "film-text text-m" },
-      `m: ${ex.steps[0].m} → ${ex.m}`,
-      `m ${ex.steps[0].m}→${ex.m}`,
+      `m: ${num(ex.steps[0].m)} → ${ex.m}`,
+      `m ${num(ex.steps[0].m)}→${ex.m}`,
       { y: 212 },
     );
     const oAcc = el(g, "rect", { x: 560, y: 210, width: 0, height: 50, rx: 4, class: "fill-o" });
@@ -636,7 +675,7 @@ export function createFilm(host, data, gsap) {
     const rescale = dual(
       g,
       { x: 560, y: 196, class: "film-label" },
-      `O × ${ex.shrink} = O × ${ex.shrink_value}, then + P·V`,
+      _("O × {factor} = O × {value}, then + P·V", { factor: ex.shrink, value: ex.shrink_value }),
       `O × ${ex.shrink_value}`,
     );
     hide([sTile, sText, pTile, pText, mText, oText, rescale]);
@@ -647,13 +686,18 @@ export function createFilm(host, data, gsap) {
     tl.to(oAcc, { attr: { width: 70 }, duration: 2.0, ease: "none" }, T("update"));
     tl.to(
       oAcc,
-      { attr: { width: 70 * Number(ex.shrink_value) }, duration: 0.6, ease: "power2.inOut" },
+      { attr: { width: 70 * Math.exp(ex.steps[0].m - ex.steps[1].m) }, duration: 0.6, ease: "power2.inOut" },
       T("update") + 2.5,
     );
     tl.to(oAcc, { attr: { width: 120 }, duration: 2.5, ease: "none" }, T("update") + 3.6);
     fadeOut([rescale, kvNote], T("write"), 0.3);
     // at the end: divide by l, then the finished rows go down through the door, once
-    const divide = dual(g, { x: 560, y: 196, class: "film-label" }, `O ÷ l (l = ${ex.l} in the worked row)`, `O ÷ l`);
+    const divide = dual(
+      g,
+      { x: 560, y: 196, class: "film-label" },
+      _("O ÷ l (l = {l} in the worked row)", { l: ex.l }),
+      "O ÷ l",
+    );
     hide(divide);
     fadeIn(divide, T("write") + 0.2);
     fadeOut(divide, T("write") + 2.6, 0.3);
@@ -666,12 +710,23 @@ export function createFilm(host, data, gsap) {
     tl.to(oOut, { x: 130, y: 180, duration: 1.5, ease: "power1.inOut" }, T("write") + 1.0);
     // the finished O takes the warehouse's place: its own name there gives way
     tl.set(storeNames.O, { autoAlpha: 0 }, T("write") + 1.0);
-    const written = dual(g, { x: 690, y: 372, class: "film-label" }, "O, finished: written once", "O, written once", {
-      y: 372,
-    });
+    const written = dual(
+      g,
+      { x: 690, y: 372, class: "film-label" },
+      _("O, finished: written once"),
+      _("O, written once"),
+      {
+        y: 372,
+      },
+    );
     hide(written);
     fadeIn(written, T("write") + 2.5);
-    const stay = dual(g, { x: 260, y: 262, class: "film-text text-s" }, "S and P stay on the bench", "S, P stay here");
+    const stay = dual(
+      g,
+      { x: 260, y: 262, class: "film-text text-s" },
+      _("S and P stay on the bench"),
+      _("S, P stay here"),
+    );
     const ring = el(g, "rect", { x: 552, y: 92, width: 146, height: 76, rx: 8, class: "film-ring" });
     hide([stay, ring]);
     fadeIn([stay, ring], T("never"));
@@ -679,30 +734,30 @@ export function createFilm(host, data, gsap) {
     tl.to(g, { autoAlpha: 0.12, duration: 0.4 }, T("same"));
     const m = F.model;
     const same = el(g0, "g", {});
-    el(same, "text", { x: W / 2, y: 150, "text-anchor": "middle", class: "film-big" }, "the same answer");
+    el(same, "text", { x: W / 2, y: 150, "text-anchor": "middle", class: "film-big" }, _("the same answer"));
     if (m.checked_heads) {
       dual(
         same,
         { x: W / 2, y: 215, "text-anchor": "middle", class: "film-text" },
-        `all ${m.checked_heads} heads of our model: tiled ✓, plain ✓`,
-        `${m.checked_heads} heads: tiled ✓ plain ✓`,
+        _("all {heads} heads of our model: tiled ✓, plain ✓", { heads: m.checked_heads }),
+        _("{heads} heads: tiled ✓ plain ✓", { heads: m.checked_heads }),
       );
       dual(
         same,
         { x: W / 2, y: 265, "text-anchor": "middle", class: "film-text" },
-        "within float32 rounding of the exact (float64) answer",
-        "within float32 rounding",
+        _("within float32 rounding of the exact (float64) answer"),
+        _("within float32 rounding"),
       );
       if (m.worst_fused) {
         dual(
           same,
           { x: W / 2, y: 330, "text-anchor": "middle", class: "film-label" },
-          `largest error: tiled ${m.worst_fused}, plain ${m.worst_plain}`,
-          `worst error ${m.worst_fused}`,
+          _("largest error: tiled {fused}, plain {plain}", { fused: m.worst_fused, plain: m.worst_plain }),
+          _("worst error {fused}", { fused: m.worst_fused }),
         );
       }
     } else {
-      el(same, "text", { x: W / 2, y: 215, "text-anchor": "middle", class: "film-text" }, "within float32 rounding");
+      el(same, "text", { x: W / 2, y: 215, "text-anchor": "middle", class: "film-text" }, _("within float32 rounding"));
     }
     hide(same);
     fadeIn(same, T("same"), 0.4);
@@ -712,34 +767,44 @@ export function createFilm(host, data, gsap) {
     const fa = dual(
       g0,
       { x: W / 2, y: 40, "text-anchor": "middle", class: "film-big" },
-      "FlashAttention (Dao et al., 2022)",
+      _("FlashAttention (Dao et al., 2022)"),
       "FlashAttention, 2022",
     );
     hide(fa);
     fadeIn(fa, T("fa"));
     tl.to(g, { autoAlpha: 0.12, duration: 0.4 }, T("loops"));
     const loops = el(g0, "g", {});
-    el(loops, "text", { x: 80, y: 110, class: "film-text" }, "ours:");
-    dual(loops, { x: 260, y: 110, class: "film-text" }, "for each Q tile → for each K, V tile", "Q tiles outside");
+    el(loops, "text", { x: 80, y: 110, class: "film-text" }, _("ours:"));
+    dual(
+      loops,
+      { x: 260, y: 110, class: "film-text" },
+      _("for each Q tile → for each K, V tile"),
+      _("Q tiles outside"),
+    );
     el(loops, "text", { x: 80, y: 190, class: "film-text" }, "FlashAttention:");
-    dual(loops, { x: 260, y: 230, class: "film-text" }, "for each K, V tile → for each Q tile", "K, V tiles outside");
+    dual(
+      loops,
+      { x: 260, y: 230, class: "film-text" },
+      _("for each K, V tile → for each Q tile"),
+      _("K, V tiles outside"),
+    );
     dual(
       loops,
       { x: 80, y: 320, class: "film-text text-m" },
-      "it also saves m and l, as L = m + log l (the logsumexp),",
-      "it also saves m and l",
+      _("it also saves m and l, as L = m + log l (the logsumexp),"),
+      _("it also saves m and l"),
     );
     dual(
       loops,
       { x: 80, y: 360, class: "film-text text-m" },
-      "one number per query row, for the backward pass",
-      "as L, the logsumexp,",
+      _("one number per query row, for the backward pass"),
+      _("as L, the logsumexp,"),
     );
     dual(
       loops,
       { x: 80, y: 400, class: "film-label" },
-      "(training needs it to recompute P without storing it)",
-      "for the backward pass",
+      _("(training needs it to recompute P without storing it)"),
+      _("for the backward pass"),
     );
     hide(loops);
     fadeIn(loops, T("loops") + 0.2);
@@ -794,28 +859,39 @@ export function createFilm(host, data, gsap) {
     const [b1, b2] = bars(
       g,
       [
-        { fig: F.d64, kernel: "plain", x: 170, label: "plain" },
-        { fig: F.d64, kernel: "fused", x: 270, label: "fused" },
+        { fig: F.d64, kernel: "plain", x: 170, label: _("plain") },
+        { fig: F.d64, kernel: "fused", x: 270, label: _("fused") },
       ],
       170,
       470,
       330,
       max,
     );
-    dual(g, { x: 260, y: 524, "text-anchor": "middle", class: "film-text" }, `d = ${F.d64.d}`, `d = ${F.d64.d}`, {
-      y: 532,
-    });
+    dual(
+      g,
+      { x: 260, y: 524, "text-anchor": "middle", class: "film-text" },
+      `d = ${num(F.d64.d)}`,
+      `d = ${num(F.d64.d)}`,
+      {
+        y: 532,
+      },
+    );
     dual(
       g,
       { x: 480, y: 24, "text-anchor": "middle", class: "film-label" },
-      `one head, N = ${F.N}, float32, bench of ${F.M} bytes`,
+      _("one head, N = {n}, float32, bench of {bytes} bytes", { n: F.N, bytes: F.M }),
       `N = ${F.N}, float32`,
       { x: 720, y: 26 },
     );
     hide([b1, b2]);
     // what the count adds up: every tensor's bytes through the door
     const legend = el(g, "g", {});
-    dual(legend, { x: 400, y: 170, class: "film-text" }, "every byte through the door, by tensor:", "bytes by tensor:");
+    dual(
+      legend,
+      { x: 400, y: 170, class: "film-text" },
+      _("every byte through the door, by tensor:"),
+      _("bytes by tensor:"),
+    );
     ["S", "P", "K", "V", "Q", "O"].forEach((name, k) => {
       el(legend, "rect", {
         x: 400 + k * 80,
@@ -844,8 +920,12 @@ export function createFilm(host, data, gsap) {
     const why64 = dual(
       g,
       { x: 170, y: 54, class: "film-text" },
-      `d = ${F.d64.d}: B_r = ${F.d64.B_r} query rows → ${F.d64.q_tiles} query tiles, K and V read ${F.d64.q_tiles} times`,
-      `K, V read ${F.d64.q_tiles}×`,
+      _("d = {d}: B_r = {rows} query rows → {tiles} query tiles, K and V read {tiles} times", {
+        d: F.d64.d,
+        rows: F.d64.B_r,
+        tiles: F.d64.q_tiles,
+      }),
+      _("K, V read {tiles}×", { tiles: F.d64.q_tiles }),
       { x: 260, y: 76, "text-anchor": "middle" },
     );
     hide(why64);
@@ -853,7 +933,7 @@ export function createFilm(host, data, gsap) {
     const refetch = dual(
       g,
       { x: 380, y: 330, class: "film-label" },
-      `K + V: ${F.d64.kv_mib_fused} MiB of each bar, ${F.d64.q_tiles} trips`,
+      _("K + V: {mib} MiB of each bar, {trips} trips", { mib: F.d64.kv_mib_fused, trips: F.d64.q_tiles }),
       `K + V: ${F.d64.kv_mib_fused} MiB`,
     );
     hide(refetch);
@@ -863,35 +943,55 @@ export function createFilm(host, data, gsap) {
     // same height (a height would give the ratio away), and the recipe.
     const slots = el(g, "g", {});
     for (const [x, name] of [
-      [530, "plain"],
-      [630, "fused"],
+      [530, _("plain")],
+      [630, _("fused")],
     ]) {
       el(slots, "rect", { x, y: 330, width: 80, height: 140, class: "film-box film-unknown" });
       el(slots, "text", { x: x + 40, y: 412, "text-anchor": "middle", class: "film-big" }, "?");
       el(slots, "text", { x: x + 40, y: 492, "text-anchor": "middle", class: "film-label" }, name);
     }
-    dual(slots, { x: 620, y: 524, "text-anchor": "middle", class: "film-text" }, `d = ${F.d16.d}`, `d = ${F.d16.d}`, {
-      y: 532,
-    });
+    dual(
+      slots,
+      { x: 620, y: 524, "text-anchor": "middle", class: "film-text" },
+      `d = ${num(F.d16.d)}`,
+      `d = ${num(F.d16.d)}`,
+      {
+        y: 532,
+      },
+    );
     hide(slots);
     fadeIn(slots, T("d16") + 0.3);
     const why16 = dual(
       g,
       { x: 170, y: 82, class: "film-text" },
-      `d = ${F.d16.d}: B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles, K and V read ${F.d16.q_tiles} times`,
-      `K, V read ${F.d16.q_tiles}×`,
+      _("d = {d}: B_r = {rows} query rows → {tiles} query tiles, K and V read {tiles} times", {
+        d: F.d16.d,
+        rows: F.d16.B_r,
+        tiles: F.d16.q_tiles,
+      }),
+      _("K, V read {tiles}×", { tiles: F.d16.q_tiles }),
       { x: 620, y: 76, "text-anchor": "middle" },
     );
     hide(why16);
     fadeIn(why16, T("d16") + 0.8);
     const recipe = el(g, "g", {});
-    el(recipe, "text", { x: 380, y: 170, class: "film-text" }, `fused = Q + O + ${F.d16.q_tiles} × (K + V)`);
-    el(recipe, "text", { x: 380, y: 215, class: "film-text" }, `plain = fused + ${F.cross.times_raw} × table`);
+    el(
+      recipe,
+      "text",
+      { x: 380, y: 170, class: "film-text" },
+      _("fused = Q + O + {tiles} × (K + V)", { tiles: F.d16.q_tiles }),
+    );
+    el(
+      recipe,
+      "text",
+      { x: 380, y: 215, class: "film-text" },
+      _("plain = fused + {times} × table", { times: F.cross.times_raw }),
+    );
     dual(
       recipe,
       { x: 380, y: 260, class: "film-label" },
-      `table = ${F.table.mib} MiB; Q, K, V, O = ${F.d16.tensor_kib} KiB each`,
-      `table ${F.table.mib} MiB; Q, K, V, O ${F.d16.tensor_kib} KiB`,
+      _("table = {mib} MiB; Q, K, V, O = {kib} KiB each", { mib: F.table.mib, kib: F.d16.tensor_kib }),
+      _("table {mib} MiB; Q, K, V, O {kib} KiB", { mib: F.table.mib, kib: F.d16.tensor_kib }),
     );
     hide(recipe);
     fadeIn(recipe, T("recipe") + 0.5);
@@ -904,24 +1004,32 @@ export function createFilm(host, data, gsap) {
     const known = el(g, "g", {});
     const counted = el(g, "g", {});
     const lines = [
-      [`N = ${F.N} rows, d = ${F.d16.d} numbers per row`, "film-text"],
-      [`Q, K, V, O: N × d × ${F.float_bytes} B = ${F.d16.tensor_kib} KiB each`, "film-text"],
-      [`B_r = ${F.d16.B_r} query rows → ${F.d16.q_tiles} query tiles`, "film-text"],
-      [`the table, S or P: ${F.table.mib} MiB`, "film-text"],
-      [`fused: Q in, O out, K and V in ${F.d16.q_tiles} times`, "film-text"],
-      [`plain: the same, plus the table ${F.cross.times_raw} times`, "film-text"],
+      [_("N = {n} rows, d = {d} numbers per row", { n: F.N, d: F.d16.d }), "film-text"],
+      [
+        _("Q, K, V, O: N × d × {bytes} B = {kib} KiB each", { bytes: F.float_bytes, kib: F.d16.tensor_kib }),
+        "film-text",
+      ],
+      [_("B_r = {rows} query rows → {tiles} query tiles", { rows: F.d16.B_r, tiles: F.d16.q_tiles }), "film-text"],
+      [_("the table, S or P: {mib} MiB", { mib: F.table.mib }), "film-text"],
+      [_("fused: Q in, O out, K and V in {tiles} times", { tiles: F.d16.q_tiles }), "film-text"],
+      [_("plain: the same, plus the table {times} times", { times: F.cross.times_raw }), "film-text"],
     ];
     // left half only: on a wide screen the question's panel covers the right half
     lines.forEach(([text, cls], k) => el(known, "text", { x: 30, y: 110 + k * 44, class: cls }, text));
-    el(known, "text", { x: 30, y: 110 + lines.length * 44 + 20, class: "film-big" }, "plain ÷ fused = ?");
-    el(known, "text", { x: 30, y: 50, class: "film-label" }, "what the film has shown you:");
-    el(counted, "text", { x: 480, y: 40, "text-anchor": "middle", class: "film-label" }, `N = ${F.N}, d = ${F.d16.d}`);
+    el(known, "text", { x: 30, y: 110 + lines.length * 44 + 20, class: "film-big" }, _("plain ÷ fused = ?"));
+    el(known, "text", { x: 30, y: 50, class: "film-label" }, _("what the film has shown you:"));
+    el(
+      counted,
+      "text",
+      { x: 480, y: 40, "text-anchor": "middle", class: "film-label" },
+      `N = ${F.N}, d = ${num(F.d16.d)}`,
+    );
     // answered: the count, and the learner's guess beside it
     bars(
       counted,
       [
-        { fig: F.d16, kernel: "plain", x: 220, label: "plain" },
-        { fig: F.d16, kernel: "fused", x: 360, label: "fused" },
+        { fig: F.d16, kernel: "plain", x: 220, label: _("plain") },
+        { fig: F.d16, kernel: "fused", x: 360, label: _("fused") },
       ],
       160,
       470,
@@ -931,11 +1039,16 @@ export function createFilm(host, data, gsap) {
     const ans = dual(
       counted,
       { x: 500, y: 200, class: "film-big" },
-      `count: ${F.d16.ratio2} times less`,
-      `count: ${F.d16.ratio2}×`,
+      _("count: {ratio} times less", { ratio: F.d16.ratio2 }),
+      _("count: {ratio}×", { ratio: F.d16.ratio2 }),
     );
     el(counted, "text", { x: 500, y: 240, class: "film-label" }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} B`);
-    const guess = el(counted, "text", { x: 500, y: 300, class: "film-big text-q film-guess" }, "your guess: not given");
+    const guess = el(
+      counted,
+      "text",
+      { x: 500, y: 300, class: "film-big text-q film-guess" },
+      _("your guess: not given"),
+    );
     hide(counted);
     fadeOut(known, T("answer"), 0.2);
     fadeIn(counted, T("answer") + 0.2);
@@ -953,7 +1066,7 @@ export function createFilm(host, data, gsap) {
       g,
       "text",
       { x: 480, y: 50, "text-anchor": "middle", class: "film-big" },
-      "l ← l · e^(old m − new m)",
+      _("l ← l · e^(old m − new m)"),
     );
     const strike = el(g, "line", {
       x1: 280,
@@ -968,7 +1081,7 @@ export function createFilm(host, data, gsap) {
     fadeIn(strike, T("easy") + 1.5);
     const scale = 200;
     const good = el(g, "rect", { x: 260, y: 110, width: ex.l_raw * scale, height: 34, class: "fill-l" });
-    const goodT = el(g, "text", { x: 20, y: 138, class: "film-text" }, "with the step");
+    const goodT = el(g, "text", { x: 20, y: 138, class: "film-text" }, _("with the step"));
     const goodV = el(g, "text", { x: 270 + ex.l_raw * scale, y: 138, class: "film-good-text" }, `l = ${ex.l} ✓`);
     const bad = el(g, "rect", {
       x: 260,
@@ -978,14 +1091,19 @@ export function createFilm(host, data, gsap) {
       class: "fill-l",
       "fill-opacity": 0.55,
     });
-    const badT = el(g, "text", { x: 20, y: 184, class: "film-text" }, "without it");
+    const badT = el(g, "text", { x: 20, y: 184, class: "film-text" }, _("without it"));
     const badV = el(
       g,
       "text",
       { x: 270 + ex.broken_l_raw * scale, y: 184, class: "film-bad-text" },
       `l = ${ex.broken_l} ✗`,
     );
-    const rowT = el(g, "text", { x: 20, y: 96, class: "film-label" }, `scores ${ex.scores}, tiles of ${ex.tile_raw}`);
+    const rowT = el(
+      g,
+      "text",
+      { x: 20, y: 96, class: "film-label" },
+      _("scores {scores}, tiles of {tile}", { scores: ex.scores, tile: ex.tile_raw }),
+    );
     hide([good, goodT, goodV, bad, badT, badV, rowT]);
     fadeIn([rowT, good, goodT, goodV], T("rerun"));
     fadeIn([bad, badT, badV], T("rerun") + 1.2);
@@ -999,18 +1117,21 @@ export function createFilm(host, data, gsap) {
         g,
         "text",
         { x: 20, y: 232, class: "film-label" },
-        `checker, broken kernel: ${m.broken_failed} of ${m.checked_heads} heads flagged`,
+        _("checker, broken kernel: {failed} of {heads} heads flagged", {
+          failed: m.broken_failed,
+          heads: m.checked_heads,
+        }),
       );
       const cells = [];
       m.grid.forEach((row, L) => {
         // facts.json numbers layers from 0 (layer 0 is the lab's input); so does the film
-        const num = m.grid_layers ? m.grid_layers[L] : L;
-        const tag = num === m.lab_layer ? `layer ${num} (lab)` : `layer ${num}`;
+        const layer = m.grid_layers ? m.grid_layers[L] : L;
+        const tag = layer === m.lab_layer ? _("layer {n} (lab)", { n: layer }) : _("layer {n}", { n: layer });
         const lab = dual(
           g,
           { x: gx - 10, y: gy + L * c + 27, "text-anchor": "end", class: "film-label" },
           tag,
-          num === m.lab_layer ? `${num} (lab)` : `${num}`,
+          layer === m.lab_layer ? _("{n} (lab)", { n: layer }) : num(layer),
         );
         cells.push(lab);
         row.forEach((h, H) => {
@@ -1038,11 +1159,17 @@ export function createFilm(host, data, gsap) {
         });
       });
       const kx = gx + 12 * c + 16;
-      const key = dual(g, { x: kx, y: gy + 30, class: "film-label" }, "✗ wrong rows caught", "✗ caught");
-      const key2 = dual(g, { x: kx, y: gy + 80, class: "film-label" }, "✓ largest score", "✓ largest");
-      const key3 = dual(g, { x: kx, y: gy + 102, class: "film-label" }, "always in the first tile", "came first", {
-        y: gy + 120,
-      });
+      const key = dual(g, { x: kx, y: gy + 30, class: "film-label" }, _("✗ wrong rows caught"), _("✗ caught"));
+      const key2 = dual(g, { x: kx, y: gy + 80, class: "film-label" }, _("✓ largest score"), _("✓ largest"));
+      const key3 = dual(
+        g,
+        { x: kx, y: gy + 102, class: "film-label" },
+        _("always in the first tile"),
+        _("came first"),
+        {
+          y: gy + 120,
+        },
+      );
       hide([title, ...cells, key, key2, key3]);
       fadeIn(title, T("caught"));
       tl.to(cells, { autoAlpha: 1, duration: 0.15, stagger: 0.03 }, T("caught") + 0.5);
@@ -1051,8 +1178,8 @@ export function createFilm(host, data, gsap) {
     const sorted = dual(
       g,
       { x: 20, y: 528, class: "film-text" },
-      `order the row ${ex.sorted}: l = ${ex.sorted_broken_l} with or without the step`,
-      `row ${ex.sorted}: l = ${ex.sorted_broken_l} either way`,
+      _("order the row {row}: l = {l} with or without the step", { row: ex.sorted, l: ex.sorted_broken_l }),
+      _("row {row}: l = {l} either way", { row: ex.sorted, l: ex.sorted_broken_l }),
     );
     hide(sorted);
     fadeIn(sorted, T("lucky") + 1.0);
@@ -1075,10 +1202,10 @@ export function createFilm(host, data, gsap) {
     el(axes, "line", { x1: x0, y1: y0, x2: x0 + w, y2: y0, class: "film-axis" });
     el(axes, "line", { x1: x0, y1: y0, x2: x0, y2: y0 - h, class: "film-axis" });
     for (let x = 0; x <= xMax; x += 2)
-      el(axes, "text", { x: X(x), y: y0 + 22, "text-anchor": "middle", class: "film-label" }, String(x));
+      el(axes, "text", { x: X(x), y: y0 + 22, "text-anchor": "middle", class: "film-label" }, num(x));
     for (let y = 0; y <= 60000; y += 20000)
       el(axes, "text", { x: x0 - 8, y: Y(y) + 5, "text-anchor": "end", class: "film-label" }, group(y));
-    dual(axes, { x: x0 + w, y: y0 + 50, "text-anchor": "end", class: "film-label" }, "score x", "score x", {
+    dual(axes, { x: x0 + w, y: y0 + 50, "text-anchor": "end", class: "film-label" }, _("score x"), _("score x"), {
       x: x0 + w + 25,
       y: y0 + 6,
       "text-anchor": "start",
@@ -1089,8 +1216,8 @@ export function createFilm(host, data, gsap) {
     const job = dual(
       g,
       { x: x0, y: 50, class: "film-text text-m" },
-      "m’s second job: keep e^(score) small enough to hold",
-      "m’s second job: small numbers",
+      _("m’s second job: keep e^(score) small enough to hold"),
+      _("m’s second job: small numbers"),
     );
     hide(job);
     fadeIn(job, chapters.largest.start_s, 0.4);
@@ -1113,8 +1240,8 @@ export function createFilm(host, data, gsap) {
     const limitT = dual(
       g,
       { x: x0 + 8, y: Y(fp.max_raw) - 8, class: "film-bad-text" },
-      `fp16 largest: ${fp.max}`,
-      `fp16 max ${fp.max}`,
+      _("fp16 largest: {max}", { max: fp.max }),
+      _("fp16 max {max}", { max: fp.max }),
     );
     hide([limit, limitT]);
     fadeIn([limit, limitT], T("grows") + 2.0);
@@ -1128,7 +1255,7 @@ export function createFilm(host, data, gsap) {
     const edgeT = dual(
       g,
       { x: X(fp.ln_edge_raw) - 6, y: y0 - h - 12, "text-anchor": "end", class: "film-label" },
-      `x ≈ ${fp.ln_edge}: from ${fp.edge}, ∞`,
+      _("x ≈ {x}: from {edge}, ∞", { x: fp.ln_edge, edge: fp.edge }),
       `x ≈ ${fp.ln_edge}`,
     );
     hide([edge, edgeT]);
@@ -1138,13 +1265,13 @@ export function createFilm(host, data, gsap) {
       const t1 = dual(
         g,
         { x: x0 + w + 20, y: y0 - 80, class: "film-text" },
-        `model's score: ${F.model.row_max}`,
-        `score ${F.model.row_max}`,
+        _("model's score: {score}", { score: F.model.row_max }),
+        _("score {score}", { score: F.model.row_max }),
       );
       const t2 = dual(
         g,
         { x: x0 + w + 20, y: y0 - 30, class: "film-label" },
-        `in fp16, e^${F.model.row_max} = ∞`,
+        _("in fp16, e^{score} = ∞", { score: F.model.row_max }),
         `e^${F.model.row_max} = ∞`,
       );
       hide([arrow, t1, t2]);
@@ -1165,9 +1292,9 @@ export function createFilm(host, data, gsap) {
       d2 += `${i ? "L" : "M"}${(px0 + pw * (i / 100)).toFixed(1)},${(py0 - ph * Math.exp(x)).toFixed(1)} `;
     }
     el(small, "path", { d: d2, class: "film-curve-safe" });
-    el(small, "text", { x: px0 + pw + 6, y: py0 - ph + 5, class: "film-label" }, "1");
-    el(small, "text", { x: px0 + pw, y: py0 + 22, "text-anchor": "end", class: "film-label" }, "score − m ≤ 0");
-    dual(small, { x: px0, y: py0 - ph - 14, class: "film-text text-m" }, "e^(score − m) ≤ 1", "e^(s − m) ≤ 1", {
+    el(small, "text", { x: px0 + pw + 6, y: py0 - ph + 5, class: "film-label" }, num(1));
+    el(small, "text", { x: px0 + pw, y: py0 + 22, "text-anchor": "end", class: "film-label" }, _("score − m ≤ 0"));
+    dual(small, { x: px0, y: py0 - ph - 14, class: "film-text text-m" }, _("e^(score − m) ≤ 1"), "e^(s − m) ≤ 1", {
       x: 680,
     });
     hide(small);
@@ -1176,8 +1303,11 @@ export function createFilm(host, data, gsap) {
       const held = dual(
         g,
         { x: 480, y: 528, "text-anchor": "middle", class: "film-text" },
-        `held-out sentences: ${F.model.overflow_count} of ${F.model.score_count} scores would overflow without it`,
-        `${F.model.overflow_count} of ${F.model.score_count} would overflow`,
+        _("held-out sentences: {count} of {total} scores would overflow without it", {
+          count: F.model.overflow_count,
+          total: F.model.score_count,
+        }),
+        _("{count} of {total} would overflow", { count: F.model.overflow_count, total: F.model.score_count }),
       );
       hide(held);
       fadeIn(held, T("heldout") + 0.3);
@@ -1191,14 +1321,14 @@ export function createFilm(host, data, gsap) {
       g,
       "text",
       { x: W / 2, y: 44, "text-anchor": "middle", class: "film-big" },
-      "what the count leaves out",
+      _("what the count leaves out"),
     );
     void head;
     const cards = [
-      ["care", "bytes requested, not seconds"],
-      ["caches", "caches may serve repeated reads"],
-      ["arith", "fusion adds rescaling arithmetic"],
-      ["lab", "the lab times both on your chip"],
+      ["care", _("bytes requested, not seconds")],
+      ["caches", _("caches may serve repeated reads")],
+      ["arith", _("fusion adds rescaling arithmetic")],
+      ["lab", _("the lab times both on your chip")],
     ];
     cards.forEach(([id, text], k) => {
       const c = el(g, "g", {});
@@ -1215,18 +1345,18 @@ export function createFilm(host, data, gsap) {
     const g = el(g0, "g", {}); // the summary picture; it steps back for the goodnight
     memory(g, 70, 170);
     el(g, "rect", { x: 270, y: 100, width: 120, height: 110, rx: 4, class: "fill-q" });
-    el(g, "text", { x: 330, y: 162, "text-anchor": "middle", class: "film-on", "font-size": 18 }, "Q tile");
-    dual(g, { x: 405, y: 125, class: "film-text text-m" }, "m: running largest", "m: largest");
-    dual(g, { x: 405, y: 170, class: "film-text text-l" }, "l: running total", "l: total");
+    el(g, "text", { x: 330, y: 162, "text-anchor": "middle", class: "film-on", "font-size": 18 }, _("Q tile"));
+    dual(g, { x: 405, y: 125, class: "film-text text-m" }, _("m: running largest"), _("m: largest"));
+    dual(g, { x: 405, y: 170, class: "film-text text-l" }, _("l: running total"), _("l: total"));
     const o = el(g, "g", {});
     el(o, "rect", { x: 610, y: 150, width: 80, height: 60, rx: 4, class: "fill-o" });
     el(o, "text", { x: 650, y: 188, "text-anchor": "middle", class: "film-on", "font-size": 18 }, "O");
     tl.to(o, { y: 240, duration: 2, ease: "power1.inOut" }, T("sum") + 2);
-    const once = el(g, "text", { x: 710, y: 440, class: "film-text" }, "written once");
+    const once = el(g, "text", { x: 710, y: 440, class: "film-text" }, _("written once"));
     hide(once);
     fadeIn(once, T("sum") + 4);
     tl.to(g, { autoAlpha: 0.12, duration: 0.6 }, T("bye"));
-    const bye = el(g0, "text", { x: W / 2, y: 290, "text-anchor": "middle", class: "film-title" }, "Goodnight.");
+    const bye = el(g0, "text", { x: W / 2, y: 290, "text-anchor": "middle", class: "film-title" }, _("Goodnight."));
     hide(bye);
     fadeIn(bye, T("bye"), 0.8);
   }
@@ -1265,17 +1395,18 @@ export function createFilm(host, data, gsap) {
     descriptions[c.id] = drawnText();
   }
   render(0);
+  // the answer's description names the guess drawn now (whatever its language)
+  let guessShown = _("your guess: not given");
   return {
     svg,
     render,
     timeline: tl,
     setGuess: (text) => {
       setGuess(text);
-      descriptions[data.question.answer_cue] = descriptions[data.question.answer_cue]?.replace(
-        /your guess: [^;]*|you chose Show me/,
-        text,
-      );
+      const said = descriptions[data.question.answer_cue];
+      if (said !== undefined) descriptions[data.question.answer_cue] = said.replace(guessShown, () => text);
+      guessShown = text;
     },
-    describe: (id) => descriptions[id] || "the film",
+    describe: (id) => descriptions[id] || _("the film"),
   };
 }

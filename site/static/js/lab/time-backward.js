@@ -3,7 +3,7 @@
 // on the worker's seeded inputs (Q, K, V, dO, and the float32 forward's O and L), and
 // its dQ, dK, dV go back to Python for the float64 check (api "check_backward_output");
 // only kernels that pass are timed. GPU failures take time.js's one path.
-import { _ } from "../i18n.js";
+import { _, pgettext } from "../i18n.js";
 import { client } from "./client.js";
 import { gradientTable, backwardQuickErrors, renderBackwardCount } from "./backward.js";
 import { backwardCheckMaxN } from "./direction.js";
@@ -126,8 +126,8 @@ function renderBackwardTime(result, counts, { n, d, causal, checks, checkN, kern
   // Words outside the html`` literals, where Babel's extractor finds them.
   const setup = { n: fmt(n), d: String(d), check_n: fmt(checkN) };
   const w = {
-    passed: _("passed"),
-    failed: _("failed"),
+    passed: pgettext("check verdict", "passed"),
+    failed: pgettext("check verdict", "failed"),
     notTimed: _("not timed: its gradients failed the float64 check"),
     low: " " + _("(below the timer's resolution)"),
     setup: causal

@@ -3,7 +3,7 @@
 // {kind, message}; showGpuFailure is this file's one path for all of them, and
 // Count and Check never depend on the GPU.
 import { ratioChart } from "../bars.js";
-import { _ } from "../i18n.js";
+import { _, pgettext } from "../i18n.js";
 import { client } from "./client.js";
 import { renderCount } from "./count.js";
 import { $, alertBox, clearErrors, markShown, readForm, setBusy, showErrors, status, writeHash } from "./form.js";
@@ -236,8 +236,8 @@ function renderTime(result, counts, opts) {
     speedup: _("Speed-up over plain"),
     checked: _("Checked first (N = {n})", { n: fmt(checkN) }),
     samples: _("Samples × timer"),
-    passed: _("passed"),
-    failed: _("failed"),
+    passed: pgettext("check verdict", "passed"),
+    failed: pgettext("check verdict", "failed"),
   };
   const rows = [];
   const ratios = [];

@@ -12,13 +12,18 @@ import math
 import struct
 
 from emulator.backward import forward64
+from emulator.i18n import _, short
 from emulator.inputs import random_qkv
-from exercises.testing import Failure, expect_close, expect_pair, fmt, given, need
+from exercises import content
+from exercises.testing import N_, Failure, expect_close, expect_pair, fmt, given, need, titled
 
 TOL = 1e-9
 FP16_TOL = 2e-3
 FP16_MAX = 65504.0            # the largest finite half
 LIMIT = 11.0901               # ln 65,520 to four decimals: exp(x) ≥ 65,520 rounds to inf
+STEP = content.step("flash-backward", "harden")
+FITS = STEP["fp16_fits"]                  # exercise.toml: the fp16 cases' largest scores,
+OVERFLOWS = tuple(STEP["fp16_overflows"])  # below and above LIMIT (the prompt quotes them)
 
 
 def half(x):
@@ -40,14 +45,29 @@ def square_mask(key_mask, n):
     return None if key_mask is None else [list(key_mask) for _ in range(n)]
 
 
+def describe(label, br, bc, causal, key_mask, fp16):
+    if causal:
+        text = _("{case}, block_rows {br}, block_cols {bc}, causal")
+    else:
+        text = _("{case}, block_rows {br}, block_cols {bc}, full")
+    text = text.format(case=label, br=br, bc=bc)
+    if key_mask is not None:
+        masked = ", ".join(str(j) for j, keep in enumerate(key_mask) if not keep) or _("none")
+        text = _("{case}, keys masked: {keys}").format(case=text, keys=masked)
+    return text + ", fp16" if fp16 else text
+
+
+def seeded(n, d, seed):
+    return _("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed)
+
+
+def largest(n, d, top):
+    return _("N = {n}, d = {d}, largest score {top}").format(n=n, d=d, top=short(top))
+
+
 def run_case(mod, Q, K, V, br, bc, causal, key_mask, label, fp16=False):
     fn = need(mod, "flash_forward")
-    parts = [label, f"block_rows {br}, block_cols {bc}", "causal" if causal else "full"]
-    if key_mask is not None:
-        parts.append("keys masked: " + (", ".join(str(j) for j, keep in enumerate(key_mask) if not keep) or "none"))
-    if fp16:
-        parts.append("fp16")
-    desc = ", ".join(parts)
+    desc = describe(label, br, bc, causal, key_mask, fp16)
     tol = FP16_TOL if fp16 else TOL
     with given(desc):
         kwargs = {"causal": causal, "key_mask": key_mask}
@@ -56,80 +76,87 @@ def run_case(mod, Q, K, V, br, bc, causal, key_mask, label, fp16=False):
         o, lse = expect_pair(fn(Q, K, V, br, bc, **kwargs), "(O, L)")
         want_o, want_l = forward64(Q, K, V, causal, square_mask(key_mask, len(Q)))
         if not isinstance(o, list) or len(o) != len(Q) or not isinstance(lse, (list, tuple)) or len(lse) != len(Q):
-            raise Failure(f"{desc}: expected O with {len(Q)} rows and L with {len(Q)} values",
-                          input=desc, expected=f"{len(Q)} rows", got=fmt(o))
+            raise Failure(_("{input}: expected O with {n} rows and L with {n} values").format(input=desc, n=len(Q)),
+                          input=desc, expected=_("{n} rows").format(n=len(Q)), got=fmt(o))
         for i in range(len(Q)):
             row = o[i]
             if not isinstance(row, (list, tuple)) or len(row) != len(want_o[i]):
-                raise Failure(f"{desc}: expected O[{i}] to have {len(want_o[i])} numbers, got {fmt(row)}",
-                              input=desc, expected=f"{len(want_o[i])} numbers", got=fmt(row))
+                raise Failure(_("{input}: expected O[{i}] to have {count} numbers, got {got}").format(
+                                  input=desc, i=i, count=len(want_o[i]), got=fmt(row)),
+                              input=desc, expected=_("{count} numbers").format(count=len(want_o[i])),
+                              got=fmt(row))
             for c in range(len(row)):
                 expect_close(f"O[{i}][{c}]", row[c], want_o[i][c], rel=0.0, abs_=tol)
             if not fp16:
                 expect_close(f"L[{i}]", lse[i], want_l[i], rel=TOL, abs_=TOL)
 
 
+@titled(N_("random inputs, full attention, ragged last tiles (N = 1, 5, 13, 30)"))
 def test_random_ragged(mod):
-    """random inputs, full attention, ragged last tiles (N = 1, 5, 13, 30)"""
     for n, d, br, bc, seed in ((1, 4, 2, 2, 1), (5, 3, 2, 2, 5), (13, 4, 4, 3, 13), (30, 8, 8, 7, 30)):
         Q, K, V = random_qkv(n, d, seed)
-        run_case(mod, Q, K, V, br, bc, False, None, f"N = {n}, d = {d}, seed {seed}")
+        run_case(mod, Q, K, V, br, bc, False, None, seeded(n, d, seed))
 
 
+@titled(N_("causal: row i sees keys 0..i only (N = 5, 13, 30)"))
 def test_random_causal(mod):
-    """causal: row i sees keys 0..i only (N = 5, 13, 30)"""
     for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (13, 4, 4, 3, 13), (30, 8, 8, 7, 30)):
         Q, K, V = random_qkv(n, d, seed)
-        run_case(mod, Q, K, V, br, bc, True, None, f"N = {n}, d = {d}, seed {seed}")
+        run_case(mod, Q, K, V, br, bc, True, None, seeded(n, d, seed))
 
 
+@titled(N_("padding: the last keys masked, and a whole key tile masked in the middle"))
 def test_padding_keys(mod):
-    """padding: the last keys masked, and a whole key tile masked in the middle"""
     Q, K, V = random_qkv(10, 4, 10)
-    run_case(mod, Q, K, V, 4, 3, False, [True] * 7 + [False] * 3, "N = 10, d = 4, seed 10")
-    run_case(mod, Q, K, V, 4, 3, False, [True] * 3 + [False] * 3 + [True] * 4, "N = 10, d = 4, seed 10")
+    run_case(mod, Q, K, V, 4, 3, False, [True] * 7 + [False] * 3, seeded(10, 4, 10))
+    run_case(mod, Q, K, V, 4, 3, False, [True] * 3 + [False] * 3 + [True] * 4, seeded(10, 4, 10))
 
 
+@titled(N_("every key of the first tile masked: the max is still -inf there, and nothing may turn into NaN"))
 def test_a_first_key_tile_all_masked(mod):
-    """every key of the first tile masked: the max is still -inf there, and nothing may turn into NaN"""
     Q, K, V = random_qkv(9, 4, 9)
-    run_case(mod, Q, K, V, 4, 3, False, [False] * 3 + [True] * 6, "N = 9, d = 4, seed 9")
-    run_case(mod, Q, K, V, 4, 3, True, [False] * 3 + [True] * 6, "N = 9, d = 4, seed 9")
+    run_case(mod, Q, K, V, 4, 3, False, [False] * 3 + [True] * 6, seeded(9, 4, 9))
+    run_case(mod, Q, K, V, 4, 3, True, [False] * 3 + [True] * 6, seeded(9, 4, 9))
 
 
+@titled(N_("rows that see no key at all: O = 0 and L = -inf, with no NaN and no ZeroDivisionError"))
 def test_rows_with_no_keys(mod):
-    """rows that see no key at all: O = 0 and L = -inf, with no NaN and no ZeroDivisionError"""
     Q, K, V = random_qkv(5, 4, 5)
-    run_case(mod, Q, K, V, 2, 2, True, [False, True, True, True, True], "N = 5, d = 4, seed 5 (row 0 is empty)")
-    run_case(mod, Q, K, V, 2, 2, False, [False] * 5, "N = 5, d = 4, seed 5 (every row is empty)")
+    run_case(mod, Q, K, V, 2, 2, True, [False, True, True, True, True],
+             _("N = {n}, d = {d}, seed {seed} (row 0 is empty)").format(n=5, d=4, seed=5))
+    run_case(mod, Q, K, V, 2, 2, False, [False] * 5,
+             _("N = {n}, d = {d}, seed {seed} (every row is empty)").format(n=5, d=4, seed=5))
 
 
+@titled(N_("FP16_EXP_LIMIT: exp(x) is inf in half precision exactly from x = ln {big} ≈ {limit} (not {near})"),
+        big=65520, limit=11.0901, near=11.09)
 def test_the_fp16_limit(mod):
-    """FP16_EXP_LIMIT: exp(x) is inf in half precision exactly from x = ln 65,520 ≈ 11.0901 (not 11.09)"""
     limit = need(mod, "FP16_EXP_LIMIT")
     desc = "FP16_EXP_LIMIT"
     with given(desc):
         if isinstance(limit, bool) or not isinstance(limit, (int, float)):
-            raise Failure(f"{desc}: expected a number, got {fmt(limit)}", input=desc,
+            raise Failure(_("{input}: expected a number, got {got}").format(input=desc, got=fmt(limit)), input=desc,
                           expected=f"FP16_EXP_LIMIT = {LIMIT}", got=fmt(limit))
         below, above = half(math.exp(limit - 1e-6)), half(math.exp(limit + 1e-6))
         if round(limit, 4) != LIMIT or below != FP16_MAX or above != math.inf:
-            raise Failure(f"{desc}: expected FP16_EXP_LIMIT = {LIMIT} (4 d.p.), got {limit!r}: "
-                          f"just below it exp rounds to {fmt(below)} in fp16, just above to {fmt(above)}",
+            raise Failure(_("{input}: expected FP16_EXP_LIMIT = {limit} ({places} d.p.), got {got}: "
+                            "just below it exp rounds to {below} in fp16, just above to {above}").format(
+                              input=desc, limit=LIMIT, places=4, got=repr(limit), below=fmt(below), above=fmt(above)),
                           input=desc, expected=f"FP16_EXP_LIMIT = {LIMIT}", got=repr(limit))
 
 
+@titled(N_("fp16, largest score {top}: exp of every score fits in half precision, max subtracted or not"), top=FITS)
 def test_fp16_scores_below_the_limit(mod):
-    """fp16, largest score 10.9: exp of every score fits in half precision, max subtracted or not"""
     Q, K, V = random_qkv(12, 4, 12)
-    run_case(mod, scores_up_to(Q, K, 10.9), K, V, 4, 5, False, None, "N = 12, d = 4, largest score 10.9", fp16=True)
+    run_case(mod, scores_up_to(Q, K, FITS), K, V, 4, 5, False, None, largest(12, 4, FITS), fp16=True)
 
 
+@titled(N_("fp16, largest scores {a} and {b}: exp overflows half precision unless the running max is subtracted"),
+        a=OVERFLOWS[0], b=OVERFLOWS[-1])
 def test_fp16_scores_past_the_limit(mod):
-    """fp16, largest scores 11.2 and 40: exp overflows half precision unless the running max is subtracted"""
     Q, K, V = random_qkv(12, 4, 12)
-    for top in (11.2, 40.0):
-        run_case(mod, scores_up_to(Q, K, top), K, V, 4, 5, False, None, f"N = 12, d = 4, largest score {top}",
-                 fp16=True)
-    run_case(mod, scores_up_to(Q, K, 40.0), K, V, 4, 5, True, [True] * 10 + [False] * 2,
-             "N = 12, d = 4, largest score 40", fp16=True)
+    for top in OVERFLOWS:
+        run_case(mod, scores_up_to(Q, K, top), K, V, 4, 5, False, None, largest(12, 4, top), fp16=True)
+    top = OVERFLOWS[-1]
+    run_case(mod, scores_up_to(Q, K, top), K, V, 4, 5, True, [True] * 10 + [False] * 2,
+             largest(12, 4, top), fp16=True)

@@ -8,8 +8,9 @@ Every entry must be within TOL·max(1, |expected|). Cases run smallest first.
 import math
 
 from emulator.backward import forward64, random_do, reference
+from emulator.i18n import _
 from emulator.inputs import random_qkv
-from exercises.testing import Failure, expect_close, fmt, given, need
+from exercises.testing import N_, Failure, expect_close, fmt, given, need, titled
 
 TOL = 1e-9
 SHIFT = math.log(2.0)   # the L test adds ln 2 to odd rows' L: their P must halve
@@ -20,24 +21,32 @@ def square_mask(key_mask, n):
 
 
 def describe(label, br, bc, causal, key_mask):
-    parts = [label, f"block_rows {br}, block_cols {bc}", "causal" if causal else "full"]
+    if causal:
+        text = _("{case}, block_rows {br}, block_cols {bc}, causal")
+    else:
+        text = _("{case}, block_rows {br}, block_cols {bc}, full")
+    text = text.format(case=label, br=br, bc=bc)
     if key_mask is not None:
-        parts.append("keys masked: " + (", ".join(str(j) for j, keep in enumerate(key_mask) if not keep) or "none"))
-    return ", ".join(parts)
+        masked = ", ".join(str(j) for j, keep in enumerate(key_mask) if not keep) or _("none")
+        text = _("{case}, keys masked: {keys}").format(case=text, keys=masked)
+    return text
 
 
 def compare(desc, got, want):
     if not isinstance(got, (tuple, list)) or len(got) != 3:
-        raise Failure(f"{desc}: expected a triple (dQ, dK, dV), got {fmt(got)}", input=desc,
+        raise Failure(_("{input}: expected a triple (dQ, dK, dV), got {got}").format(input=desc, got=fmt(got)),
+                      input=desc,
                       expected="(dQ, dK, dV)", got=fmt(got))
     for name, g, w in zip(("dQ", "dK", "dV"), got, want, strict=True):
         if not isinstance(g, (list, tuple)) or len(g) != len(w):
-            raise Failure(f"{desc}: expected {name} with {len(w)} rows, got {fmt(g)}", input=desc,
-                          expected=f"{len(w)} rows", got=fmt(g))
+            raise Failure(_("{input}: expected {name} with {n} rows, got {got}").format(
+                              input=desc, name=name, n=len(w), got=fmt(g)),
+                          input=desc, expected=_("{n} rows").format(n=len(w)), got=fmt(g))
         for i, (grow, wrow) in enumerate(zip(g, w, strict=True)):
             if not isinstance(grow, (list, tuple)) or len(grow) != len(wrow):
-                raise Failure(f"{desc}: expected {name}[{i}] to have {len(wrow)} numbers, got {fmt(grow)}",
-                              input=desc, expected=f"{len(wrow)} numbers", got=fmt(grow))
+                raise Failure(_("{input}: expected {name}[{i}] to have {count} numbers, got {got}").format(
+                                  input=desc, name=name, i=i, count=len(wrow), got=fmt(grow)),
+                              input=desc, expected=_("{count} numbers").format(count=len(wrow)), got=fmt(grow))
             for c, (x, y) in enumerate(zip(grow, wrow, strict=True)):
                 expect_close(f"{name}[{i}][{c}]", x, y, rel=TOL, abs_=TOL)
 
@@ -47,7 +56,7 @@ def run_case(mod, n, d, seed, br, bc, causal=False, key_mask=None, label=None):
     Q, K, V = random_qkv(n, d, seed)
     dO = random_do(n, d, seed)
     mask = square_mask(key_mask, n)
-    desc = describe(label or f"N = {n}, d = {d}, seed {seed}", br, bc, causal, key_mask)
+    desc = describe(label or _("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed), br, bc, causal, key_mask)
     with given(desc):
         O, L = forward64(Q, K, V, causal, mask)
         ref = reference(Q, K, V, dO, causal, mask)
@@ -55,47 +64,48 @@ def run_case(mod, n, d, seed, br, bc, causal=False, key_mask=None, label=None):
         compare(desc, got, (ref["dQ"], ref["dK"], ref["dV"]))
 
 
+@titled(N_("N = 1: one query, one key"))
 def test_one_row(mod):
-    """N = 1: one query, one key"""
     run_case(mod, 1, 4, 1, 1, 1)
     run_case(mod, 1, 4, 1, 4, 4)
 
 
+@titled(N_("random inputs, full attention, ragged last tiles (N = 5, 13, 30)"))
 def test_random_ragged(mod):
-    """random inputs, full attention, ragged last tiles (N = 5, 13, 30)"""
     for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (13, 4, 4, 3, 13), (30, 8, 8, 7, 30)):
         run_case(mod, n, d, seed, br, bc)
 
 
+@titled(N_("causal: row i sees keys 0..i only (N = 5, 13, 30)"))
 def test_random_causal(mod):
-    """causal: row i sees keys 0..i only (N = 5, 13, 30)"""
     for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (13, 4, 4, 3, 13), (30, 8, 8, 7, 30)):
         run_case(mod, n, d, seed, br, bc, causal=True)
 
 
+@titled(N_("padding: the last keys masked, a whole key tile masked, the first tile masked"))
 def test_padding_keys_and_a_key_tile_all_masked(mod):
-    """padding: the last keys masked, a whole key tile masked, the first tile masked"""
     run_case(mod, 10, 4, 10, 4, 3, key_mask=[True] * 7 + [False] * 3)
     run_case(mod, 10, 4, 10, 4, 3, key_mask=[True] * 3 + [False] * 3 + [True] * 4)
     run_case(mod, 9, 4, 9, 4, 3, causal=True, key_mask=[False] * 3 + [True] * 6,
-             label="N = 9, d = 4, seed 9 (rows 0 to 2 are empty)")
+             label=_("N = {n}, d = {d}, seed {seed} (rows 0 to {last} are empty)").format(n=9, d=4, seed=9, last=2))
 
 
+@titled(N_("rows that see no key (L = -inf): zero gradients, with no NaN"))
 def test_rows_with_no_keys(mod):
-    """rows that see no key (L = -inf): zero gradients, with no NaN"""
     run_case(mod, 5, 4, 5, 2, 2, causal=True, key_mask=[False, True, True, True, True],
-             label="N = 5, d = 4, seed 5 (row 0 is empty)")
-    run_case(mod, 5, 4, 5, 2, 2, key_mask=[False] * 5, label="N = 5, d = 4, seed 5 (every row is empty)")
+             label=_("N = {n}, d = {d}, seed {seed} (row 0 is empty)").format(n=5, d=4, seed=5))
+    run_case(mod, 5, 4, 5, 2, 2, key_mask=[False] * 5,
+             label=_("N = {n}, d = {d}, seed {seed} (every row is empty)").format(n=5, d=4, seed=5))
 
 
+@titled(N_("P comes from the L you are given, P = exp(S - L), not from a softmax recomputed from scratch"))
 def test_p_is_recomputed_from_the_given_L(mod):
-    """P comes from the L you are given, P = exp(S - L), not from a softmax recomputed from scratch"""
     fn = need(mod, "flash_backward")
     n, d, seed, br, bc = 7, 4, 7, 4, 3
     Q, K, V = random_qkv(n, d, seed)
     dO = random_do(n, d, seed)
-    desc = (f"N = {n}, d = {d}, seed {seed}, block_rows {br}, block_cols {bc}, full, "
-            f"L + ln 2 in rows 1, 3 and 5 (so their recomputed P is halved)")
+    desc = _("{case}, L + ln 2 in rows 1, 3 and 5 (so their recomputed P is halved)").format(
+        case=describe(_("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed), br, bc, False, None))
     with given(desc):
         O, L = forward64(Q, K, V)
         shifted = [x + SHIFT if i % 2 else x for i, x in enumerate(L)]

@@ -9,7 +9,8 @@ import math
 import random
 
 from emulator.attention import reference
-from exercises.testing import Failure, expect_close, expect_pair, fmt, given, need
+from emulator.i18n import _
+from exercises.testing import N_, Failure, expect_close, expect_pair, fmt, given, need, titled
 
 TOL = 1e-9  # float64: the learner's sums round differently from fsum, by ~1e-15
 
@@ -40,55 +41,63 @@ def oracle(Q, K, V, causal):
 
 def run_case(mod, Q, K, V, br, bc, causal, label):
     fn = need(mod, "flash_forward")
-    desc = f"{label}, block_rows {br}, block_cols {bc}, {'causal' if causal else 'full'}"
+    if causal:
+        desc = _("{case}, block_rows {br}, block_cols {bc}, causal").format(case=label, br=br, bc=bc)
+    else:
+        desc = _("{case}, block_rows {br}, block_cols {bc}, full").format(case=label, br=br, bc=bc)
     with given(desc):
         got = expect_pair(fn(Q, K, V, br, bc, causal), "(O, L)")
         want_o, want_l = oracle(Q, K, V, causal)
         o, lse = got
         if not isinstance(o, list) or len(o) != len(Q) or not isinstance(lse, (list, tuple)) or len(lse) != len(Q):
-            raise Failure(f"{desc}: expected O with {len(Q)} rows and L with {len(Q)} values, "
-                          f"got {len(o) if isinstance(o, list) else fmt(o)} rows and "
-                          f"{len(lse) if isinstance(lse, (list, tuple)) else fmt(lse)} values",
-                          input=desc, expected=f"{len(Q)} rows", got=fmt(o))
+            raise Failure(_("{input}: expected O with {n} rows and L with {n} values, "
+                            "got {rows} rows and {values} values").format(
+                              input=desc, n=len(Q), rows=len(o) if isinstance(o, list) else fmt(o),
+                              values=len(lse) if isinstance(lse, (list, tuple)) else fmt(lse)),
+                          input=desc, expected=_("{n} rows").format(n=len(Q)), got=fmt(o))
         for i in range(len(Q)):
             row = o[i]
             if not isinstance(row, (list, tuple)) or len(row) != len(want_o[i]):
-                raise Failure(f"{desc}: expected O[{i}] to have {len(want_o[i])} numbers, got {fmt(row)}",
-                              input=desc, expected=f"{len(want_o[i])} numbers", got=fmt(row))
+                raise Failure(_("{input}: expected O[{i}] to have {count} numbers, got {got}").format(
+                                  input=desc, i=i, count=len(want_o[i]), got=fmt(row)),
+                              input=desc, expected=_("{count} numbers").format(count=len(want_o[i])),
+                              got=fmt(row))
             for c in range(len(row)):
                 expect_close(f"O[{i}][{c}]", row[c], want_o[i][c], rel=0.0, abs_=TOL)
             expect_close(f"L[{i}]", lse[i], want_l[i], rel=TOL, abs_=TOL)
 
 
+@titled(N_("N = 1: one query, one key"))
 def test_one_row(mod):
-    """N = 1: one query, one key"""
     Q, K, V = qkv(1, 4, 1)
     run_case(mod, Q, K, V, 1, 1, False, "N = 1, d = 4")
     run_case(mod, Q, K, V, 16, 8, False, "N = 1, d = 4")
 
 
+@titled(N_("random inputs, full attention, ragged last tiles (N = 5, 65, 100)"))
 def test_random_full(mod):
-    """random inputs, full attention, ragged last tiles (N = 5, 65, 100)"""
     for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (65, 8, 16, 8, 65), (100, 4, 32, 16, 100), (100, 4, 7, 5, 7)):
         Q, K, V = qkv(n, d, seed)
-        run_case(mod, Q, K, V, br, bc, False, f"N = {n}, d = {d}, seed {seed}")
+        run_case(mod, Q, K, V, br, bc, False, _("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed))
 
 
+@titled(N_("causal: row i sees keys 0..i only (N = 5, 65, 100)"))
 def test_random_causal(mod):
-    """causal: row i sees keys 0..i only (N = 5, 65, 100)"""
     for n, d, br, bc, seed in ((5, 3, 2, 2, 5), (65, 8, 16, 8, 65), (100, 4, 32, 16, 100), (100, 4, 7, 5, 7)):
         Q, K, V = qkv(n, d, seed)
-        run_case(mod, Q, K, V, br, bc, True, f"N = {n}, d = {d}, seed {seed}")
+        run_case(mod, Q, K, V, br, bc, True, _("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed))
 
 
+@titled(N_("scores near ±900: exp overflows unless the running max is subtracted"))
 def test_large_scores(mod):
-    """scores near ±900: exp overflows unless the running max is subtracted"""
     Q, K, V = qkv(9, 4, 9, q_scale=300.0)
-    run_case(mod, Q, K, V, 4, 2, False, "N = 9, d = 4, Q scaled by 300 (scores up to about 900)")
+    run_case(mod, Q, K, V, 4, 2, False,
+             _("N = {n}, d = {d}, Q scaled by {scale} (scores up to about {top})").format(n=9, d=4, scale=300, top=900))
 
 
+@titled(N_("rows with no keys at all: O = 0 and L = -inf, no NaN and no ZeroDivisionError"))
 def test_rows_with_no_keys(mod):
-    """rows with no keys at all: O = 0 and L = -inf, no NaN and no ZeroDivisionError"""
-    Q, _, _ = qkv(3, 4, 3)
-    run_case(mod, Q, [], [], 2, 2, False, "N = 3, d = 4, K and V empty")
-    run_case(mod, Q, [], [], 2, 2, True, "N = 3, d = 4, K and V empty")
+    Q = qkv(3, 4, 3)[0]
+    empty = _("N = {n}, d = {d}, K and V empty").format(n=3, d=4)
+    run_case(mod, Q, [], [], 2, 2, False, empty)
+    run_case(mod, Q, [], [], 2, 2, True, empty)

@@ -4,35 +4,41 @@ The learner's module defines plain_bytes and fused_bytes (the page builds it
 from two form fields, so they may arrive as text such as "21,000,000").
 """
 from emulator import traffic
+from emulator.i18n import _, group
 from emulator.tiling import InputError, parse_int
 from exercises import content
-from exercises.testing import Failure, fmt, given, need
+from exercises.testing import N_, Failure, fmt, given, need, titled
 
 STEP = content.step("online-softmax", "predict")
 N, D, M, TOL = STEP["n"], STEP["d"], STEP["workgroup_bytes"], STEP["tolerance"]
-SETTING = f"N = {N:,}, d = {D}, M = {M:,} B, full attention"
 
 
 def _judge(mod, name, kernel):
     raw = need(mod, name)
-    with given(SETTING):
+    setting = _("N = {n}, d = {d}, M = {m} B, full attention").format(n=group(N), d=D, m=group(M))
+    with given(setting):
         try:
-            guess = parse_int(name, raw, f"Your {kernel} figure")
+            guess = parse_int(name, raw, _("Your plain figure") if kernel == "plain" else _("Your fused figure"))
         except InputError as exc:
-            raise Failure(exc.message, input=SETTING, expected="a whole number of bytes", got=fmt(raw)) from None
+            raise Failure(exc.message, input=setting, expected=_("a whole number of bytes"), got=fmt(raw)) from None
         actual = traffic.count(kernel, N, D, False, M).total_bytes
         if guess <= 0 or abs(guess - actual) > TOL * actual:
-            how = "too high" if guess > actual else "too low"
-            raise Failure(f"{SETTING}: your {kernel} figure is {how} (more than {TOL:.0%} from the count)",
-                          input=SETTING, expected=f"{kernel} within {TOL:.0%} of the emulator's count",
-                          got=f"{guess:,} B")
+            share = group(round(TOL * 100))
+            if guess > actual:
+                message = _("{input}: your {kernel} figure is too high (more than {share}% from the count)")
+            else:
+                message = _("{input}: your {kernel} figure is too low (more than {share}% from the count)")
+            raise Failure(message.format(input=setting, kernel=kernel, share=share),
+                          input=setting, expected=_("{kernel} within {share}% of the emulator's count")
+                          .format(kernel=kernel, share=share),
+                          got=f"{group(guess)} B")
 
 
+@titled(N_("plain kernel's bytes, within the tolerance"))
 def test_plain_bytes(mod):
-    """plain kernel's bytes, within the tolerance"""
     _judge(mod, "plain_bytes", "plain")
 
 
+@titled(N_("fused kernel's bytes, within the tolerance"))
 def test_fused_bytes(mod):
-    """fused kernel's bytes, within the tolerance"""
     _judge(mod, "fused_bytes", "fused")

@@ -4,10 +4,13 @@ The oracle is emulator.traffic.count (full attention), which walks the
 kernel's loads and stores tile by tile. The grid runs smallest N first.
 """
 from emulator import traffic
+from emulator.i18n import _, group
 from emulator.tiling import InputError, lesson_blocks
-from exercises.testing import Failure, given, need
+from exercises import content
+from exercises.testing import N_, Failure, given, need, titled
 
-GRID_N = (1, 2, 64, 65, 100, 1000, 4096)
+STEP = content.step("online-softmax", "probe")
+GRID_N = tuple(sorted({*STEP["ragged_n"], 2, 64, 4096}))  # ragged_n: exercise.toml, quoted by the prompt
 GRID_D = (16, 32, 64, 128)
 GRID_M = (8192, 16384, 32768, 65536)
 
@@ -31,25 +34,26 @@ def _check(mod, kernel, n, d, m):
         got = fn(kernel, n, d, m)
         want = traffic.count(kernel, n, d, False, m).total_bytes
         if got != want or isinstance(got, bool):
-            shown = f"{got:,}" if isinstance(got, int) and not isinstance(got, bool) else repr(got)
-            raise Failure(f"{desc}: expected {want:,} bytes, got {shown}",
-                          input=desc, expected=f"{want:,} bytes", got=shown)
+            shown = group(got) if isinstance(got, int) and not isinstance(got, bool) else repr(got)
+            raise Failure(_("{input}: expected {want} bytes, got {got}").format(
+                              input=desc, want=group(want), got=shown),
+                          input=desc, expected=_("{want} bytes").format(want=group(want)), got=shown)
 
 
+@titled(N_("the lesson's reference figures at N = {n}, M = {m}"), n=4096, m=16384)
 def test_the_lesson_figures(mod):
-    """the lesson's reference figures at N = 4,096, M = 16,384"""
     for kernel in ("plain", "fused"):
         for d in (16, 64):
             _check(mod, kernel, 4096, d, 16384)
 
 
+@titled(N_("fused: every N, d and M on the grid, ragged N included"))
 def test_fused_grid(mod):
-    """fused: every N, d and M on the grid, ragged N included"""
     for n, d, m in _grid("fused"):
         _check(mod, "fused", n, d, m)
 
 
+@titled(N_("plain: every N, d and M on the grid, ragged N included"))
 def test_plain_grid(mod):
-    """plain: every N, d and M on the grid, ragged N included"""
     for n, d, m in _grid("plain"):
         _check(mod, "plain", n, d, m)

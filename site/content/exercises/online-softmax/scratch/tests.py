@@ -7,7 +7,8 @@ failure reported is the smallest input that shows the mistake.
 import math
 import random
 
-from exercises.testing import Failure, expect_close, expect_pair, fmt, given, need
+from emulator.i18n import _
+from exercises.testing import N_, Failure, expect_close, expect_pair, fmt, given, need, titled
 
 INF = math.inf
 REL = 1e-12  # float64 rounding: a few ulps over a handful of terms
@@ -31,7 +32,7 @@ def _state(s):
 
 def check_online(mod, scores, block):
     fn = need(mod, "online_softmax")
-    with given(f"scores {show(scores)}, block {block}"):
+    with given(_("scores {scores}, block {block}").format(scores=show(scores), block=block)):
         got = expect_pair(fn(list(scores), block))
         m, l = exact(scores)
         expect_close("m", got[0], m, rel=0.0)
@@ -44,35 +45,35 @@ def check_state(got, expected):
     expect_close("l", got[1], expected[1], rel=REL)
 
 
+@titled(N_("the worked example: scores [1, 2, 3, 0] in tiles of 2"))
 def test_worked_example(mod):
-    """the worked example: scores [1, 2, 3, 0] in tiles of 2"""
     check_online(mod, [1.0, 2.0, 3.0, 0.0], 2)
 
 
+@titled(N_("every tile size, including a short last tile"))
 def test_every_tile_size(mod):
-    """every tile size, including a short last tile"""
     rng = random.Random(14)
     rows = [[0.5], [1.0, 2.0], [3.0, 1.0, 2.0], [1.0, 2.0, 3.0, 0.0], [0.3, -1.2, 2.5, 2.5, -0.7],
             [round(rng.uniform(-4, 4), 2) for _ in range(7)], [round(rng.uniform(-4, 4), 2) for _ in range(12)]]
     cases = sorted(((len(r), b, r) for r in rows for b in range(1, len(r) + 2)), key=lambda c: (c[0], c[1]))
-    for _, block, row in cases:
+    for _size, block, row in cases:
         check_online(mod, row, block)
 
 
+@titled(N_("a single score"))
 def test_a_single_score(mod):
-    """a single score"""
     for s, block in ((0.0, 1), (-7.5, 1), (42.0, 3)):
         check_online(mod, [s], block)
 
 
+@titled(N_("scores of +{big} and -{big} (exp would overflow or vanish without subtracting m)"), big="1000")
 def test_scores_of_plus_and_minus_1000(mod):
-    """scores of +1000 and -1000 (exp would overflow or vanish without subtracting m)"""
     for scores, block in (([1000.0, 999.0], 1), ([-1000.0, -999.5], 2), ([999.0, 1000.0, -1000.0], 2)):
         check_online(mod, scores, block)
 
 
+@titled(N_("masked scores (-inf), all masked, and no scores at all give (-inf, 0), never NaN"))
 def test_masked_and_empty(mod):
-    """masked scores (-inf), all masked, and no scores at all give (-inf, 0), never NaN"""
     for scores, block in (([], 3), ([-INF], 1), ([-INF, -INF], 1), ([-INF, -INF, 2.0], 2),
                           ([1.0, -INF], 1), ([-INF, 0.5, -INF, -INF], 2)):
         check_online(mod, scores, block)
@@ -82,19 +83,19 @@ def _random_states(rng, k, scale=5.0):
     return [exact([rng.uniform(-scale, scale) for _ in range(rng.randint(1, 4))]) for _ in range(k)]
 
 
+@titled(N_("combine(state of left part, state of right part) = state of all the scores"))
 def test_combine_matches_one_pass(mod):
-    """combine(state of left part, state of right part) = state of all the scores"""
     combine = need(mod, "combine")
     rows = [[1.0, 2.0, 3.0, 0.0], [3.0, 0.0, 1.0, 2.0], [0.0, 5.0], [1000.0, -1000.0, 999.0], [-INF, 1.0, -INF]]
     for row in rows:
         for cut in range(1, len(row)):
             left, right = row[:cut], row[cut:]
-            with given(f"combine(state of {show(left)}, state of {show(right)})"):
+            with given(_("combine(state of {left}, state of {right})").format(left=show(left), right=show(right))):
                 check_state(combine(exact(left), exact(right)), exact(row))
 
 
+@titled(N_("(-inf, 0) is the identity: combining with it changes nothing"))
 def test_identity(mod):
-    """(-inf, 0) is the identity: combining with it changes nothing"""
     combine = need(mod, "combine")
     e = (-INF, 0.0)
     with given("combine((-inf, 0), (-inf, 0))"):
@@ -106,11 +107,11 @@ def test_identity(mod):
             check_state(combine(s, e), s)
 
 
+@titled(N_("associativity: combine(combine(a, b), c) = combine(a, combine(b, c)) on random states"))
 def test_associativity(mod):
-    """associativity: combine(combine(a, b), c) = combine(a, combine(b, c)) on random states"""
     combine = need(mod, "combine")
     rng = random.Random(2018)
-    for _ in range(200):
+    for _round in range(200):
         a, b, c = _random_states(rng, 3)
         desc = f"a = {_state(a)}, b = {_state(b)}, c = {_state(c)}"
         with given(desc):
@@ -118,22 +119,24 @@ def test_associativity(mod):
             right = expect_pair(combine(a, expect_pair(combine(b, c))))
             expect_close("combine(a, combine(b, c)).m", right[0], left[0], rel=0.0)
             if not math.isclose(left[1], right[1], rel_tol=REL):
-                raise Failure(f"{desc}: combine(combine(a, b), c) gives l = {fmt(left[1])}, "
-                              f"combine(a, combine(b, c)) gives l = {fmt(right[1])}",
+                raise Failure(_("{input}: combine(combine(a, b), c) gives l = {left}, "
+                                "combine(a, combine(b, c)) gives l = {right}").format(
+                                  input=desc, left=fmt(left[1]), right=fmt(right[1])),
                               input=desc, expected=f"l = {fmt(left[1])}", got=f"l = {fmt(right[1])}")
 
 
+@titled(N_("merging the tiles' states in any order gives the same (m, l) within rounding"))
 def test_any_order(mod):
-    """merging the tiles' states in any order gives the same (m, l) within rounding"""
     combine = need(mod, "combine")
     rng = random.Random(1805)
     for size in (2, 3, 5, 8):
         scores = [rng.uniform(-6, 6) for _ in range(3 * size)]
         tiles = [scores[i:i + 3] for i in range(0, len(scores), 3)]
-        for _ in range(5):
+        for _round in range(5):
             order = list(range(len(tiles)))
             rng.shuffle(order)
-            with given(f"{size} tiles of 3 random scores, merged in the order {order}"):
+            with given(_("{count} tiles of 3 random scores, merged in the order {order}").format(
+                    count=size, order=order)):
                 acc = (-INF, 0.0)
                 for i in order:
                     acc = expect_pair(combine(acc, exact(tiles[i])))

@@ -1,0 +1,56 @@
+"""The exercise checker speaks the page's language: with the pt-BR python
+catalog compiled as the build ships it (a .mo file plus numbers.json, read by
+emulator.i18n.use), exercise 1's Scratch checker reports a typical wrong answer
+in Portuguese, with a decimal comma in the numbers of its prose and Python's
+own notation in the list a learner may paste back; English comes back after."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import emulator.i18n
+import i18n
+from exercises import content, runner
+
+SCRATCH = content.step("online-softmax", "scratch")
+
+
+@pytest.fixture
+def portuguese(tmp_path):
+    folder = tmp_path / "pt_BR" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    (folder / "python.mo").write_bytes(i18n.mo_bytes(i18n.language("pt-BR"), "python"))
+    (tmp_path / "pt_BR" / "numbers.json").write_text(json.dumps(i18n.numbers("pt-BR").symbols()))
+    emulator.i18n.use("pt-BR", str(tmp_path))
+    try:
+        yield
+    finally:
+        emulator.i18n.use("en")
+
+
+def check_wrong(name):
+    return runner.check("online-softmax", "scratch", content.wrong_answers(SCRATCH)[name])
+
+
+def test_a_missing_rescale_is_reported_in_portuguese_with_a_decimal_comma(portuguese):
+    first = check_wrong("no_rescale.py")["results"][0]
+    assert first["title"] == "o exemplo resolvido: pontuações [1, 2, 3, 0] em blocos de 2"
+    assert first["input"] == "pontuações [1, 2, 3, 0], blocos de 2"
+    assert first["message"] == ("pontuações [1, 2, 3, 0], blocos de 2: o esperado era l = 1,5530, "
+                                "mas veio 2,4177")
+    assert (first["expected"], first["got"]) == ("l = 1,5530", "2,4177")
+
+
+def test_a_learner_exception_and_the_traceback_header_are_in_portuguese(portuguese):
+    bad = [r for r in check_wrong("no_max_subtraction.py")["results"] if not r["ok"]]
+    assert bad[0]["message"] == "pontuações [1000, 999], blocos de 1: seu código lançou OverflowError"
+    assert bad[0]["traceback"].startswith("Traceback (só o seu código, a chamada mais recente por último):")
+
+
+def test_english_comes_back_after_portuguese(portuguese):
+    check_wrong("no_rescale.py")
+    emulator.i18n.use("en")
+    first = check_wrong("no_rescale.py")["results"][0]
+    assert first["message"] == "scores [1, 2, 3, 0], block 2: expected l = 1.5530, got 2.4177"
+    assert first["title"] == "the worked example: scores [1, 2, 3, 0] in tiles of 2"
