@@ -38,6 +38,7 @@ from . import backward as _backward
 from . import check as _check
 from . import shaders as _shaders
 from . import traffic as _traffic
+from .i18n import _, group
 from .inputs import random_qkv
 from .tiling import (
     CHECK_MAX_N,
@@ -117,10 +118,11 @@ def _check_inputs(p: dict, raw: dict):
     input fields. The last input is kept, so a check split into chunks of
     rows (ops check_part) draws and prepares its inputs once per worker."""
     if p["kernel"] not in LESSON_KERNELS:
-        raise InputError("kernel", f"Check runs the lesson's kernels only ({', '.join(LESSON_KERNELS)}).")
+        raise InputError("kernel", _("Check runs the lesson's kernels only ({names}).").format(
+            names=", ".join(LESSON_KERNELS)))
     model = raw.get("input", "random") == "model"
     if model:
-        h = parse_int("input", raw.get("head", 0), "The model's head")
+        h = parse_int("input", raw.get("head", 0), _("The model's head"))
         key = ("model", raw.get("model_path"), h, p["n"], p["d"])
     else:
         key = ("random", p["n"], p["d"], p["seed"])
@@ -130,13 +132,15 @@ def _check_inputs(p: dict, raw: dict):
         data = _load_model_qkv(raw.get("model_path"))
         heads = data["heads"]
         if not 0 <= h < len(heads):
-            raise InputError("input", f"The model has heads 0 to {len(heads) - 1}; head {h} does not exist.")
+            raise InputError("input", _("The model has heads 0 to {last}; head {h} does not exist.").format(
+                last=len(heads) - 1, h=h))
         head = heads[h]
         q, k, v = head["Q"], head["K"], head["V"]
         if len(q) != p["n"]:
-            raise InputError("n", f"The model's sentence has N = {len(q)} tokens; set N to {len(q)}.")
+            raise InputError("n", _("The model's sentence has N = {n} tokens; set N to {n}.").format(n=group(len(q))))
         if len(q[0]) != p["d"]:
-            raise InputError("d", f"The model's sentence has head dimension d = {len(q[0])}; choose d = {len(q[0])}.")
+            raise InputError("d", _("The model's sentence has head dimension d = {d}; choose d = {d}.").format(
+                d=len(q[0])))
         fields = {"input": "model", "head": h, "tokens": len(data.get("tokens") or [])}
     else:
         q, k, v = random_qkv(p["n"], p["d"], p["seed"])
@@ -176,9 +180,10 @@ def _check_part_op(p: dict, raw: dict, span) -> dict:
     try:
         lo, hi = (int(x) for x in span)
     except (TypeError, ValueError):
-        raise InputError("op", "check_part needs \"rows\": [lo, hi], two whole numbers.") from None
+        raise InputError("op", _("check_part needs \"rows\": [lo, hi], two whole numbers.")) from None
     if not 0 <= lo < hi <= len(rows):
-        raise InputError("op", f"check_part rows must satisfy 0 ≤ lo < hi ≤ {len(rows):,}; got [{lo}, {hi}).")
+        raise InputError("op", _("check_part rows must satisfy 0 ≤ lo < hi ≤ {count}; got [{lo}, {hi}).").format(
+            count=group(len(rows)), lo=lo, hi=hi))
     start = time.perf_counter()
     q, k, v, prepared, _fields = _check_inputs(p, raw)
     part = _check.check_rows(p["kernel"], q, k, v, p["causal"], p["workgroup_bytes"],
@@ -191,13 +196,13 @@ def _check_merge_op(p: dict, raw: dict, parts) -> dict:
     """Merge check_part answers (any order) into the report check gives;
     "complete": false when some planned rows were never checked."""
     if not isinstance(parts, list) or not parts or not all(isinstance(x, dict) for x in parts):
-        raise InputError("op", "check_merge needs \"parts\": a list of check_part results.")
+        raise InputError("op", _("check_merge needs \"parts\": a list of check_part results."))
     try:
         report = _check.merge(parts, rows_planned=len(_planned_rows(p)))
     except (KeyError, TypeError, ValueError) as exc:
-        raise InputError("op", f"These check_part results cannot be merged: {exc}") from None
+        raise InputError("op", _("These check_part results cannot be merged: {error}").format(error=exc)) from None
     if (report["kernel"], report["n"], report["d"], report["causal"]) != (p["kernel"], p["n"], p["d"], p["causal"]):
-        raise InputError("op", "These check_part results belong to another check.")
+        raise InputError("op", _("These check_part results belong to another check."))
     _q, _k, _v, _prepared, fields = _check_inputs(p, raw)
     report.update(fields)
     report["label"] = MANIFEST["kernels"][p["kernel"]].get("label", p["kernel"])
@@ -221,7 +226,7 @@ def _check_output_op(p: dict, outputs) -> dict:
     """
     n, d = p["n"], p["d"]
     if not isinstance(outputs, list) or len(outputs) != n * d:
-        raise InputError("op", f"Expected N·d = {n * d:,} output values from the GPU.")
+        raise InputError("op", _("Expected N·d = {count} output values from the GPU.").format(count=group(n * d)))
     rows = [[float(x) if isinstance(x, (int, float)) else math.nan for x in outputs[i * d:(i + 1) * d]]
             for i in range(n)]
     q, k, v = random_qkv(n, d, p["seed"])
@@ -233,25 +238,30 @@ def _check_output_op(p: dict, outputs) -> dict:
 
 # The limits a kernel's passes can exceed, in the order they are checked: what the
 # pass asks (from emulator.shaders.pass_needs), how to say it, and which field fixes it.
+def N_(message: str) -> str:
+    """Marks a message for extraction; _() translates it when it is used."""
+    return message
+
+
 _PLANNED = (
     ("maxStorageBufferBindingSize", lambda pn: pn["largest_binding"],
-     "binds {tensor} as one storage buffer of {v:,} B", "n"),
+     N_("binds {tensor} as one storage buffer of {v} B"), "n"),
     ("maxBufferSize", lambda pn: pn["largest_binding"],
-     "keeps {tensor} in global memory: {v:,} B in one buffer", "n"),
+     N_("keeps {tensor} in global memory: {v} B in one buffer"), "n"),
     ("maxComputeWorkgroupStorageSize", lambda pn: pn["workgroup_bytes"],
-     "declares {v:,} B of workgroup memory", "workgroup_bytes"),
+     N_("declares {v} B of workgroup memory"), "workgroup_bytes"),
     ("maxComputeInvocationsPerWorkgroup", lambda pn: pn["invocations"],
-     "runs {v:,} invocations per workgroup", "workgroup_bytes"),
+     N_("runs {v} invocations per workgroup"), "workgroup_bytes"),
     ("maxComputeWorkgroupSizeX", lambda pn: pn["workgroup_size"][0],
-     "has workgroups {v:,} invocations wide (x)", "workgroup_bytes"),
+     N_("has workgroups {v} invocations wide (x)"), "workgroup_bytes"),
     ("maxComputeWorkgroupSizeY", lambda pn: pn["workgroup_size"][1],
-     "has workgroups {v:,} invocations high (y)", "workgroup_bytes"),
+     N_("has workgroups {v} invocations high (y)"), "workgroup_bytes"),
     ("maxComputeWorkgroupSizeZ", lambda pn: pn["workgroup_size"][2],
-     "has workgroups {v:,} invocations deep (z)", "workgroup_bytes"),
+     N_("has workgroups {v} invocations deep (z)"), "workgroup_bytes"),
     ("maxStorageBuffersPerShaderStage", lambda pn: pn["storage_buffers"],
-     "binds {v} storage buffers (the instrumented build's counters included)", "kernel"),
+     N_("binds {v} storage buffers (the instrumented build's counters included)"), "kernel"),
     ("maxComputeWorkgroupsPerDimension", lambda pn: max(pn["dispatch"]),
-     "dispatches {v:,} workgroups along one dimension", "n"),
+     N_("dispatches {v} workgroups along one dimension"), "n"),
 )
 
 
@@ -290,7 +300,7 @@ def _fix(limit_field, kernel, index, p, offer, need, subgroup_min) -> tuple[str,
     n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
     if limit_field == "n":
         best = _largest(lambda x: _pass_need(kernel, index, x, d, causal, m, subgroup_min, need) <= offer, 1, n)
-        return "n", (f"Try N ≤ {best:,}." if best else "Choose a smaller N.")
+        return "n", (_("Try N ≤ {n}.").format(n=group(best)) if best else _("Choose a smaller N."))
     if limit_field == "workgroup_bytes" and MANIFEST["kernels"][kernel].get("tiling", "lesson") == "lesson":
         # Lesson tiles change at multiples of 16·d bytes (B_c = (M/2)/(8d)); M_MIN.. keeps B_c ≥ 8.
         step = 16 * d
@@ -304,8 +314,9 @@ def _fix(limit_field, kernel, index, p, offer, need, subgroup_min) -> tuple[str,
         while lo * step <= m and not _tiles(d, lo * step):
             lo += 1
         best = _largest(fits, lo, m // step)
-        return "workgroup_bytes", (f"Use M ≤ {best * step:,} B." if best else "Use a smaller M or a larger d.")
-    return "kernel", "Choose another kernel for this GPU."
+        return "workgroup_bytes", (_("Use M ≤ {m} B.").format(m=group(best * step)) if best
+                                   else _("Use a smaller M or a larger d."))
+    return "kernel", _("Choose another kernel for this GPU.")
 
 
 def _tiles(d: int, m: int) -> bool:
@@ -321,8 +332,9 @@ def _check_softmax_row(n: int, kernels) -> None:
     if "plain" in kernels and n > max_row:  # Time always runs plain beside fused
         raise InputError(
             "n",
-            f"The plain kernel's softmax pass holds one row of S ({n:,} scores) in registers; "
-            f"the WGSL kernels stop at N = {max_row:,}. Count and Check still work at this size.")
+            _("The plain kernel's softmax pass holds one row of S ({n} scores) in registers; the WGSL kernels "
+              "stop at N = {max_row}. Count and Check still work at this size.").format(
+                n=group(n), max_row=group(max_row)))
 
 
 def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0) -> dict:
@@ -350,7 +362,7 @@ def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0) -> dict
         kernels = [p["kernel"]] + [k for k in ("plain", "fused") if k != p["kernel"]]
     for kernel in kernels:
         if kernel not in MANIFEST["kernels"]:
-            raise InputError("kernel", f"Unknown kernel {kernel!r}.")
+            raise InputError("kernel", _("Unknown kernel {kernel}.").format(kernel=repr(kernel)))
     needs: dict = {}
     by_kernel: dict = {}
     worst: dict = {}  # limit -> (value, kernel, pass index, pass needs)
@@ -359,7 +371,7 @@ def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0) -> dict
         mine = by_kernel.setdefault(kernel, {})
         for index in range(len(MANIFEST["kernels"][kernel]["wgsl"])):
             pn = _shaders.pass_needs(kernel, index, tiling, 1, subgroup_min)
-            for name, need, _, _ in _PLANNED:
+            for name, need, _what, _field in _PLANNED:
                 value = need(pn)
                 mine[name] = max(mine.get(name, 0), value)
                 if value > needs.get(name, -1):
@@ -375,9 +387,13 @@ def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0) -> dict
             unit = " B" if name in _BYTE_LIMITS else ""
             raise InputError(
                 field,
-                f"At N = {n:,}, d = {d} and M = {m:,} B, the {kernel} kernel's {pn['pass']} pass "
-                f"({pn['file']}) {what.format(v=value, tensor=pn['largest_tensor'])}, but this GPU "
-                f"allows {offer:,}{unit} ({name}). {fix}")
+                (_("At N = {n}, d = {d} and M = {m} B, the {kernel} kernel's {pass_name} pass ({file}) {what}, "
+                   "but this GPU allows {offer} B ({limit}). {fix}") if unit else
+                 _("At N = {n}, d = {d} and M = {m} B, the {kernel} kernel's {pass_name} pass ({file}) {what}, "
+                   "but this GPU allows {offer} ({limit}). {fix}")).format(
+                    n=group(n), d=d, m=group(m), kernel=kernel, pass_name=pn["pass"], file=pn["file"],
+                    what=_(what).format(v=group(value), tensor=pn["largest_tensor"]), offer=group(offer),
+                    limit=name, fix=fix))
     required = {name: value for name, value in needs.items() if value > _shaders.DEFAULT_LIMITS[name]}
     return {"fits": True, "needs": needs, "by_kernel": by_kernel, "required_limits": required}
 
@@ -387,7 +403,7 @@ def _kernel_list(raw):
     if raw is None:
         return None
     if not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
-        raise InputError("kernel", "kernels must be a list of kernel names.")
+        raise InputError("kernel", _("kernels must be a list of kernel names."))
     return raw
 
 
@@ -396,7 +412,8 @@ def _direction(raw: dict) -> str:
     declares backward); raises InputError (field "direction") otherwise."""
     direction = str(raw.get("direction") or "forward").strip().lower()
     if direction not in ("forward", "backward"):
-        raise InputError("direction", f"Direction must be forward or backward, not {direction!r}.")
+        raise InputError("direction", _("Direction must be forward or backward, not {direction}.").format(
+            direction=repr(direction)))
     declared = MANIFEST["kernels"].get(str(raw.get("kernel", "")), {}).get("direction")
     return "backward" if declared == "backward" else direction
 
@@ -428,7 +445,7 @@ def _backward_count(p: dict) -> dict:
 
 def _backward_check(p: dict, raw: dict) -> dict:
     if raw.get("input", "random") != "random":
-        raise InputError("input", "The backward check runs on random inputs only.")
+        raise InputError("input", _("The backward check runs on random inputs only."))
     start = time.perf_counter()
     report = _backward.check(p["kernel"], p["n"], p["d"], p["causal"], p["seed"], p["workgroup_bytes"])
     report["input"] = "random"
@@ -455,9 +472,7 @@ def _backward_inputs_op(p: dict, raw: dict) -> dict:
 
 def _backward_limit(n: int) -> None:
     if n > _backward.CHECK_MAX_N:
-        raise InputError("n", f"The backward check forms N×N tables in Python, so it stops at "
-                              f"N = {_backward.CHECK_MAX_N:,}; N = {n:,} would take too long. "
-                              f"Count works at any N.")
+        raise InputError("n", _backward.too_large_message(n))
 
 
 def _check_backward_output_op(p: dict, outputs) -> dict:
@@ -471,12 +486,13 @@ def _check_backward_output_op(p: dict, outputs) -> dict:
     n, d, causal = p["n"], p["d"], p["causal"]
     _backward_limit(n)
     if not isinstance(outputs, dict):
-        raise InputError("op", "check_backward_output needs \"outputs\": {dQ, dK, dV}.")
+        raise InputError("op", _("check_backward_output needs \"outputs\": {dQ, dK, dV}."))
     got = {}
     for name in ("dQ", "dK", "dV"):
         flat = outputs.get(name)
         if not isinstance(flat, list) or len(flat) != n * d:
-            raise InputError("op", f"Expected N·d = {n * d:,} values of {name} from the GPU.")
+            raise InputError("op", _("Expected N·d = {count} values of {name} from the GPU.").format(
+                count=group(n * d), name=name))
         got[name] = [[float(x) if isinstance(x, (int, float)) else math.nan for x in flat[i * d:(i + 1) * d]]
                      for i in range(n)]
     q, k, v = random_qkv(n, d, p["seed"])
@@ -532,7 +548,8 @@ def handle(request: dict) -> dict:
             result = {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
                       "backward_check_max_n": _backward.CHECK_MAX_N}
         else:
-            return {"ok": False, "op": op, "errors": [{"field": "op", "message": f"Unknown request {op!r}."}]}
+            message = _("Unknown request {op}.").format(op=repr(op))
+            return {"ok": False, "op": op, "errors": [{"field": "op", "message": message}]}
     except InputError as exc:
         return {"ok": False, "op": op, "errors": _errors(exc)}
     return {"ok": True, "op": op, "result": result}
@@ -559,7 +576,7 @@ def handle_json(text: str) -> str:
     except ValueError:
         request = None
     if not isinstance(request, dict):
-        reply = {"ok": False, "op": None, "errors": [{"field": "op", "message": "Request is not a JSON object."}]}
+        reply = {"ok": False, "op": None, "errors": [{"field": "op", "message": _("Request is not a JSON object.")}]}
     else:
         reply = handle(request)
     return json.dumps(_clean(reply), allow_nan=False, sort_keys=True)

@@ -100,6 +100,7 @@ from operator import mul
 
 from . import attention as att
 from .attention import NEG_INF, U, f32, f32s
+from .i18n import _, group
 from .inputs import random_qkv
 from .tiling import BYTES, M_DEFAULT, TENSOR_ORDER, InputError, lesson_blocks
 
@@ -117,6 +118,12 @@ TENSORS = TENSOR_ORDER
 CHECK_MAX_N = 256
 
 
+def too_large_message(n: int) -> str:
+    """Why the backward check refuses N > CHECK_MAX_N, in the active language."""
+    return _("The backward check forms N×N tables in Python, so it stops at N = {limit}; N = {n} would take "
+             "too long. Count works at any N.").format(limit=group(CHECK_MAX_N), n=group(n))
+
+
 def kernel_name(kernel: str) -> str:
     """Manifest name of a backward kernel given its lab name or manifest name.
 
@@ -126,7 +133,8 @@ def kernel_name(kernel: str) -> str:
         return KERNELS[kernel]
     if kernel in KERNELS.values():
         return kernel
-    raise InputError("kernel", f"Unknown backward kernel {kernel!r}; choose one of {', '.join(KERNELS)}.")
+    raise InputError("kernel", _("Unknown backward kernel {kernel}; choose one of {names}.").format(
+        kernel=repr(kernel), names=", ".join(KERNELS)))
 
 
 # ---------------------------------------------------------------------------
@@ -800,8 +808,7 @@ def check(kernel: str, n: int, d: int, causal: bool = False, seed: int = 0,
     Raises InputError (field "n") for N > CHECK_MAX_N: the check holds N×N tables in Python.
     """
     if n > CHECK_MAX_N:
-        raise InputError("n", f"The backward check forms N×N tables in Python, so it stops at "
-                              f"N = {CHECK_MAX_N:,}; N = {n:,} would take too long. Count works at any N.")
+        raise InputError("n", too_large_message(n))
     q, k, v = random_qkv(n, d, seed)
     report = check_arrays(kernel, q, k, v, random_do(n, d, seed), causal,
                           workgroup_bytes=workgroup_bytes)

@@ -23,6 +23,7 @@ import math
 from operator import mul
 
 from . import attention as att
+from .i18n import _, group
 from .inputs import random_qkv
 from .tiling import CHECK_ALL_ROWS_MAX_N, M_DEFAULT, MANIFEST, Tiling, make_tiling
 
@@ -65,7 +66,7 @@ def rows_to_check(tiling: Tiling) -> list:
     if n <= CHECK_ALL_ROWS_MAX_N:
         return list(range(n))
     first = range(0, min(n, tiling.block_rows))
-    last_start, _ = tiling.query_tile_rows(tiling.query_tiles - 1)
+    last_start, _stop = tiling.query_tile_rows(tiling.query_tiles - 1)
     last = range(last_start, n)
     lo, hi = first.stop, last_start
     middle = []
@@ -79,11 +80,13 @@ def describe_rows(rows: list, tiling: Tiling) -> str:
     """A short sentence naming the rows checked, for the page."""
     n = tiling.n
     if len(rows) == n:
-        return f"all {n:,} rows"
-    last_start, _ = tiling.query_tile_rows(tiling.query_tiles - 1)
+        return _("all {n} rows").format(n=group(n))
+    last_start, _stop = tiling.query_tile_rows(tiling.query_tiles - 1)
     mid = len(rows) - min(n, tiling.block_rows) - (n - last_start)
-    return (f"{len(rows):,} of {n:,} rows: rows 0–{tiling.block_rows - 1:,} (first query tile), "
-            f"rows {last_start:,}–{n - 1:,} (last query tile) and {mid} rows evenly spaced between")
+    return _("{count} of {n} rows: rows 0–{first_end} (first query tile), rows {last_start}–{last_end} "
+             "(last query tile) and {mid} rows evenly spaced between").format(
+        count=group(len(rows)), n=group(n), first_end=group(tiling.block_rows - 1),
+        last_start=group(last_start), last_end=group(n - 1), mid=group(mid))
 
 
 def _columns(v: list, d: int) -> list:
@@ -271,8 +274,8 @@ def merge(parts: list, rows_planned: int | None = None) -> dict:
     if complete:
         description = describe_rows(rows_to_check(tiling) if planned != n else range(n), tiling)
     else:
-        description = (f"{done:,} of the {planned:,} rows planned (stopped early: the verdict "
-                       f"covers only these rows)")
+        description = _("{done} of the {planned} rows planned (stopped early: the verdict covers only "
+                        "these rows)").format(done=group(done), planned=group(planned))
     report = {
         "kernel": kernel, "n": n, "d": d, "causal": causal,
         "workgroup_bytes": tiling.workgroup_bytes,

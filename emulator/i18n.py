@@ -53,6 +53,11 @@ def language() -> str:
     return _code
 
 
+def decimal_mark() -> str:
+    """The active language's decimal mark: "." (English) or "," (pt-BR)."""
+    return _marks["decimal"]
+
+
 def _(message: str) -> str:
     """``message`` (English, a msgid) in the active language."""
     return _active.gettext(message)

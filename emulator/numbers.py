@@ -21,12 +21,33 @@ Rules (both languages):
 * one ``.`` or ``,`` followed by exactly three digits ("1,650", "1.650") is
   read as a group separator in a whole-number field (the only reading that is
   whole) and is "ambiguous" in a field that takes decimals.
+
+The page's language settles what the last rule leaves open, as its readers
+write numbers (``emulator.i18n.decimal_mark``; parse-number.js reads i18n.js's
+``decimalMark``). Where the decimal mark is ``.`` (English) the rules above
+hold as they are. Where it is ``,`` (pt-BR: 285.736.960 and 16,5):
+
+* a lone ``.`` before three digits groups thousands in every field: "4.096"
+  is 4096 and "12.000" is 12000 (not "ambiguous"), and "1.650" in a decimal
+  field is 1650, as a Brazilian reads it;
+* a lone ``,`` before three digits is the decimal mark in a decimal field
+  ("1,650" is 1.65); in a whole-number field it still groups ("4,096" is 4096,
+  the only whole reading), except before "000", where "12,000" stays
+  "ambiguous" (twelve, or twelve thousand written the English way);
+* "16,5" is 16.5 and "16.5" is 16.5 in both languages (a mark before one,
+  two or four digits is never a group separator).
+
+Messages are written in the active language (``emulator.i18n``), and the
+value in them with its marks.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from . import i18n as _i18n
+from .i18n import _
 
 _SPACES = " \u00a0\u2009\u202f"
 _BODY = re.compile(r"[0-9.,_" + _SPACES + r"]+", re.ASCII)
@@ -53,17 +74,21 @@ def _shown(text: str) -> str:
     return kept if len(kept) <= 20 else kept[:19] + "…"
 
 
-def _messages(label: str, shown: str, reason: str, hint: str = "") -> str:
-    who = label or "This field"
+def _messages(label: str, shown: str, reason: str, hint: tuple[str, str] = ("", "")) -> str:
+    """The learner's message for ``reason``, in the active language (the same
+    msgids as parse-number.js, so both read alike in every language)."""
     if reason == "empty":
-        return f"{who} is empty: type a number." if label else "Type a number."
+        return _("{label} is empty: type a number.").format(label=label) if label else _("Type a number.")
+    who = label or _("This field")
     if reason == "digits":
-        return f"{who} takes the digits 0–9 only; “{shown}” uses other digits."
+        return _("{label} takes the digits 0–9 only; “{text}” uses other digits.").format(label=who, text=shown)
     if reason == "not-a-number":
-        return f"{who} must be a number written with the digits 0–9; “{shown}” is not."
+        return _("{label} must be a number written with the digits 0–9; “{text}” is not.").format(
+            label=who, text=shown)
     if reason == "ambiguous":
-        return f"“{shown}” could be {hint}. Type the one you mean."
-    return f"{who} must be a whole number, not {shown}."
+        return _("“{text}” could be {one} or {other}. Type the one you mean.").format(
+            text=shown, one=hint[0], other=hint[1])
+    return _("{label} must be a whole number, not {text}.").format(label=who, text=shown)
 
 
 def _groups_ok(head: str, groups: list[str]) -> bool:
@@ -100,10 +125,16 @@ def _split(body: str, integer: bool):
             head, _, tail = body.partition(mark)
             looks_grouped = (len(tail) == 3 and tail.isdigit() and head.isdigit()
                              and 1 <= len(head) <= 3 and head != "0" and not group_mark)
-            if looks_grouped:
+            comma_decimal = _i18n.decimal_mark() == ","  # pt-BR: "." groups, "," is the decimal mark
+            if looks_grouped and comma_decimal and mark == ".":
+                group_mark = mark  # "4.096", "12.000": thousands, as Brazilians write them
+            elif looks_grouped and comma_decimal and not integer:
+                decimal_mark = mark  # "1,650" is 1.65 where "," is the decimal mark
+            elif looks_grouped:
                 if not integer or tail == "000":  # "12.000": 12 or 12000, both whole
-                    small = head + ("." + tail.rstrip("0") if tail.rstrip("0") else "")
-                    return ("ambiguous", f"{small} or {head}{tail}")
+                    t = tail.rstrip("0")
+                    small = head + (_i18n.decimal_mark() + t if t else "")
+                    return ("ambiguous", (small, head + tail))
                 group_mark = mark
             else:
                 decimal_mark = mark

@@ -23,6 +23,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from .i18n import _, group
 from .numbers import _shown, parse_number
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -132,7 +133,7 @@ class Tiling:
 
 
 def _fmt(x: int) -> str:
-    return f"{x:,}"
+    return group(x)
 
 
 def lesson_blocks(d: int, workgroup_bytes: int) -> tuple[int, int]:
@@ -145,10 +146,10 @@ def lesson_blocks(d: int, workgroup_bytes: int) -> tuple[int, int]:
         need = 2 * 2 * row_bytes * MIN_KEY_TILE
         raise InputError(
             "workgroup_bytes",
-            f"M = {_fmt(workgroup_bytes)} B is too small for d = {d}: half of it "
-            f"({_fmt(half)} B) must hold a key tile and a value tile of at least "
-            f"{MIN_KEY_TILE} rows of {_fmt(row_bytes)} B each. Use M ≥ {_fmt(need)} B "
-            f"or a smaller d.",
+            _("M = {m} B is too small for d = {d}: half of it ({half} B) must hold a key tile "
+              "and a value tile of at least {rows} rows of {row_bytes} B each. Use M ≥ {need} B "
+              "or a smaller d.").format(m=_fmt(workgroup_bytes), d=d, half=_fmt(half), rows=MIN_KEY_TILE,
+                                        row_bytes=_fmt(row_bytes), need=_fmt(need)),
         )
     return block_rows, block_cols
 
@@ -167,7 +168,7 @@ def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
     """
     entry = MANIFEST["kernels"].get(kernel)
     if entry is None:
-        raise InputError("kernel", f"Unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}.")
+        raise InputError("kernel", _unknown_kernel(kernel))
     rule = entry.get("tiling", "lesson")
     if rule == "lesson":
         br, bc = lesson_blocks(d, workgroup_bytes)
@@ -221,12 +222,19 @@ def parse_bool(field: str, raw, label: str) -> bool:
         return True
     if text in FALSE_WORDS:
         return False
-    raise InputError(field, f"{label} takes {_either(TRUE_WORDS)} to turn it on and "
-                            f"{_either(FALSE_WORDS)} to turn it off; “{_shown(str(raw))}” is neither.")
+    raise InputError(field, _("{label} takes {yes} to turn it on and {no} to turn it off; “{text}” is neither.").format(
+        label=label, yes=_either(TRUE_WORDS), no=_either(FALSE_WORDS), text=_shown(str(raw))))
 
 
 def _either(words) -> str:
-    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
+    """"a, b or c" in the active language (rules.js writes the same)."""
+    if len(words) < 2:
+        return words[0]
+    return _("{first} or {last}").format(first=", ".join(words[:-1]), last=words[-1])
+
+
+def _unknown_kernel(kernel: str) -> str:
+    return _("Unknown kernel {kernel}; choose one of {names}.").format(kernel=repr(kernel), names=", ".join(KERNELS))
 
 
 def parse_request(params: dict, purpose: str = "count") -> dict:
@@ -245,51 +253,56 @@ def parse_request(params: dict, purpose: str = "count") -> dict:
 
     kernel = str(params.get("kernel", "fused"))
     if kernel not in KERNELS:
-        errors.append(InputError("kernel", f"Unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}."))
+        errors.append(InputError("kernel", _unknown_kernel(kernel)))
     out["kernel"] = kernel
 
     limit = CHECK_MAX_N if purpose == "check" else COUNT_MAX_N
     try:
-        n = parse_int("n", params.get("n"), "Sequence length N")
+        n = parse_int("n", params.get("n"), _("Sequence length N"))
         if n < 1:
-            raise InputError("n", f"Sequence length N must be at least 1; {n:,} has no rows to attend to.")
+            raise InputError("n", _("Sequence length N must be at least 1; {n} has no rows to attend to.").format(
+                n=group(n)))
         if n > limit:
             if purpose == "check":
                 raise InputError(
                     "n",
-                    f"Check runs every kernel step in Python, so it stops at N = {limit:,}; "
-                    f"N = {n:,} would take too long. Count works up to N = {COUNT_MAX_N:,}.")
-            raise InputError("n", f"Sequence length N must be at most {limit:,}; {n:,} is too large to count here.")
+                    _("Check runs every kernel step in Python, so it stops at N = {limit}; N = {n} would take "
+                      "too long. Count works up to N = {count_max}.").format(
+                        limit=group(limit), n=group(n), count_max=group(COUNT_MAX_N)))
+            raise InputError("n", _("Sequence length N must be at most {limit}; {n} is too large to count "
+                                    "here.").format(limit=group(limit), n=group(n)))
         out["n"] = n
     except InputError as e:
         errors.append(e)
 
     try:
-        d = parse_int("d", params.get("d"), "Head dimension d")
+        d = parse_int("d", params.get("d"), _("Head dimension d"))
         if d not in HEAD_DIMS:
-            raise InputError("d", f"Head dimension d must be one of {', '.join(map(str, HEAD_DIMS))}; {d} is not.")
+            raise InputError("d", _("Head dimension d must be one of {dims}; {d} is not.").format(
+                dims=", ".join(map(str, HEAD_DIMS)), d=d))
         out["d"] = d
     except InputError as e:
         errors.append(e)
 
     try:
-        m = parse_int("workgroup_bytes", params.get("workgroup_bytes", M_DEFAULT), "Workgroup memory M")
+        m = parse_int("workgroup_bytes", params.get("workgroup_bytes", M_DEFAULT), _("Workgroup memory M"))
         if not (M_MIN <= m <= M_MAX):
             raise InputError(
                 "workgroup_bytes",
-                f"Workgroup memory M must be from {M_MIN:,} to {M_MAX:,} bytes; {m:,} is outside.")
+                _("Workgroup memory M must be from {low} to {high} bytes; {m} is outside.").format(
+                    low=group(M_MIN), high=group(M_MAX), m=group(m)))
         out["workgroup_bytes"] = m
     except InputError as e:
         errors.append(e)
 
     try:
-        out["causal"] = parse_bool("causal", params.get("causal", False), "Causal")
+        out["causal"] = parse_bool("causal", params.get("causal", False), _("Causal"))
     except InputError as e:
         errors.append(e)
         out["causal"] = False
 
     try:
-        out["seed"] = parse_int("seed", params.get("seed", 0), "Seed")
+        out["seed"] = parse_int("seed", params.get("seed", 0), _("Seed"))
     except InputError as e:
         errors.append(e)
 

@@ -136,7 +136,8 @@ def translations(code: str, domain: str):
 def js_messages(lang: Language, domain: str) -> dict:
     """``lang``'s translated messages of ``domain`` for the page, as JSON-ready
     data: {msgid: msgstr} and, for plurals, {singular msgid: [forms...]} in
-    gettext order. Untranslated and fuzzy entries are left out (the page then
+    gettext order; a message with a context is keyed "context\x04msgid".
+    Untranslated and fuzzy entries are left out (the page then
     shows the English msgid). Plural forms are picked in the page with
     Intl.PluralRules; see site/static/js/i18n.js."""
     out: dict[str, Any] = {}
@@ -145,12 +146,14 @@ def js_messages(lang: Language, domain: str) -> dict:
     for msg in read_catalog(lang, domain):
         if not msg.id or msg.fuzzy:
             continue
+        # a message with a context (pgettext) is keyed "context\x04msgid", as gettext does
+        prefix = f"{msg.context}\x04" if msg.context else ""
         if isinstance(msg.id, tuple | list):
             forms = list(msg.string)
             if all(forms):
-                out[msg.id[0]] = forms
+                out[prefix + msg.id[0]] = forms
         elif msg.string:
-            out[msg.id] = msg.string
+            out[prefix + msg.id] = msg.string
     return dict(sorted(out.items()))
 
 

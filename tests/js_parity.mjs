@@ -1,6 +1,8 @@
 // Runs the page's pure ES modules under node for tests/test_js_parity.py.
 // stdin: {"manifest": {...}, "calls": [{"fn": name, "args": [...]}, ...]}
 // stdout: [{"ok": true, "value": ...} | {"ok": false, "error": {kind, message}}, ...]
+// The page's language: CANNERY_LANG and CANNERY_CATALOG (tests/js_lang.mjs, imported first).
+import "./js_lang.mjs";
 import { softwareAdapter } from "../site/static/js/gpu/device.js";
 import { kernelNeeds, lessonTiling, passVariant, planDevice } from "../site/static/js/gpu/plan.js";
 import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";

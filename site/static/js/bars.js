@@ -1,5 +1,8 @@
 // Stacked horizontal bars of bytes per tensor, as SVG built from the count.
 // Bars start at zero, label their own totals, and use each tensor's colour.
+// Numbers and words are in the page's language (i18n.js).
+import { _, decimalMark, lang, num } from "./i18n.js";
+
 const SVG = "http://www.w3.org/2000/svg";
 const TENSORS = ["Q", "K", "V", "S", "P", "O"];
 
@@ -10,18 +13,19 @@ function el(name, attrs = {}, text) {
   return node;
 }
 
+const oneDecimal = new Intl.NumberFormat(lang, { maximumFractionDigits: 1, minimumFractionDigits: 1 });
+const upToTwo = new Intl.NumberFormat(lang, { maximumFractionDigits: 2, minimumFractionDigits: 1 });
+
 export function mib(bytes) {
-  return (bytes / 2 ** 20).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 });
+  return oneDecimal.format(bytes / 2 ** 20);
 }
 
-/** Bytes with a unit that keeps a small count readable: "272.5 MiB", "16.0 KiB", "512 B". */
+/** Bytes with a unit that keeps a small count readable: "272.5 MiB", "16.0 KiB", "512 B" (pt-BR "272,5 MiB"). */
 export function size(bytes) {
-  if (bytes >= 2 ** 30)
-    return `${(bytes / 2 ** 30).toLocaleString("en-US", { maximumFractionDigits: 2, minimumFractionDigits: 1 })} GiB`;
+  if (bytes >= 2 ** 30) return `${upToTwo.format(bytes / 2 ** 30)} GiB`;
   if (bytes >= 2 ** 20 * 0.1) return `${mib(bytes)} MiB`;
-  if (bytes >= 1024)
-    return `${(bytes / 1024).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 })} KiB`;
-  return `${bytes.toLocaleString("en-US")} B`;
+  if (bytes >= 1024) return `${oneDecimal.format(bytes / 1024)} KiB`;
+  return `${num(bytes)} B`;
 }
 
 /**
@@ -49,7 +53,7 @@ export function barChart(rows, { title, tensors = TENSORS }) {
       if (!bytes) continue;
       const w = bytes * scale;
       const rect = el("rect", { x, y, width: Math.max(w, 0.5), height: barH, class: `seg-${t}` });
-      rect.appendChild(el("title", {}, `${t}: ${bytes.toLocaleString("en-US")} bytes`));
+      rect.appendChild(el("title", {}, _("{tensor}: {bytes} bytes", { tensor: t, bytes: num(bytes) })));
       svg.appendChild(rect);
       if (w > 22)
         svg.appendChild(
@@ -83,18 +87,18 @@ export function ratioChart(rows, { title }) {
   const scale = (width - left - right) / max;
   const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, class: "bars ratios", role: "img", "aria-label": title });
   svg.appendChild(el("title", {}, title));
-  const times = (x) => (x >= 10 ? x.toFixed(1) : x.toFixed(2)) + "×";
+  const times = (x) => (x >= 10 ? x.toFixed(1) : x.toFixed(2)).replace(".", decimalMark) + "×";
   rows.forEach((row, i) => {
     const y = top + i * (pair + gap);
     svg.appendChild(el("text", { x: left - 8, y: y + pair / 2 + 5, "text-anchor": "end" }, row.label));
     [
-      ["counted", row.counted, "fewer bytes"],
-      ["measured", row.measured, "as fast"],
+      ["counted", row.counted, (kernel, ratio) => _("{kernel}: {ratio} fewer bytes", { kernel, ratio })],
+      ["measured", row.measured, (kernel, ratio) => _("{kernel}: {ratio} as fast", { kernel, ratio })],
     ].forEach(([kind, value, words], j) => {
       const by = y + j * (barH + 4);
       const w = value > 0 ? value * scale : 0;
       const rect = el("rect", { x: left, y: by, width: Math.max(w, 0.5), height: barH, class: `ratio-${kind}` });
-      rect.appendChild(el("title", {}, `${row.label}: ${times(value)} ${words}`));
+      rect.appendChild(el("title", {}, words(row.label, times(value))));
       svg.appendChild(rect);
       svg.appendChild(el("text", { x: left + w + 6, y: by + barH - 3, class: "ratio-value" }, times(value)));
     });
@@ -103,6 +107,6 @@ export function ratioChart(rows, { title }) {
   const one = left + scale;
   svg.appendChild(el("line", { x1: left, x2: left, y1: top - 4, y2: axisY, class: "axis" }));
   svg.appendChild(el("line", { x1: one, x2: one, y1: top - 4, y2: axisY, class: "axis one" }));
-  svg.appendChild(el("text", { x: one, y: axisY + 16, "text-anchor": "middle" }, "1× = plain"));
+  svg.appendChild(el("text", { x: one, y: axisY + 16, "text-anchor": "middle" }, _("1× = plain")));
   return svg;
 }

@@ -1,6 +1,7 @@
 // A small promise wrapper around the emulator's worker. Cancel terminates the
 // worker (the only way to stop Python mid-loop) and the next request starts a
 // fresh one.
+import { _ } from "./i18n.js";
 import { workerUrl } from "./py-locale.js";
 
 export class EmulatorClient {
@@ -38,8 +39,10 @@ export class EmulatorClient {
       event.preventDefault();
       this.failAll(
         event.message
-          ? `The emulator's worker failed: ${event.message}`
-          : "The emulator's worker could not start (its script did not load). Check the connection, then press the button again.",
+          ? _("The emulator's worker failed: {error}", { error: event.message })
+          : _(
+              "The emulator's worker could not start (its script did not load). Check the connection, then press the button again.",
+            ),
       );
       this.worker.terminate();
       this.worker = null;
@@ -68,7 +71,7 @@ export class EmulatorClient {
     if (this.worker) this.worker.terminate();
     this.worker = null;
     this.ready = false;
-    this.failAll("Python stopped; press the button again.");
+    this.failAll(_("Python stopped; press the button again."));
   }
 
   cancel() {
@@ -76,7 +79,7 @@ export class EmulatorClient {
     this.worker = null;
     this.ready = false;
     for (const [, entry] of this.pending) {
-      entry.resolve({ ok: false, cancelled: true, errors: [{ field: "op", message: "Cancelled." }] });
+      entry.resolve({ ok: false, cancelled: true, errors: [{ field: "op", message: _("Cancelled.") }] });
     }
     this.pending.clear();
   }

@@ -4,8 +4,20 @@
 // build.py in py/bundle.json. Messages in:  {id, request: {op, params, ...}}
 // Messages out: {type: "progress", stage, percent} while booting,
 //               {id, reply: {ok, op, result | errors}} for each request.
+//
+// The page's language (i18n.js, py-locale.js) is imported inside boot(), not
+// at the top: i18n.js fetches its catalog with a top-level await, and a module
+// worker whose imports are still awaiting gets its first messages before
+// self.onmessage exists, and Chrome drops them (the first Count would wait for ever).
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
-import { usePageLanguage } from "./py-locale.js";
+
+let i18n = null; // the page's i18n.js, once boot() has imported it
+
+/** _() of i18n.js once loaded; before that, the English message with its {placeholders} filled. */
+function _(msgid, params = {}) {
+  if (i18n) return i18n._(msgid, params);
+  return msgid.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+}
 
 const base = new URL("../../", import.meta.url);
 let handleJson = null;
@@ -68,7 +80,9 @@ function wasmFailureWatch() {
 }
 
 async function boot() {
-  progress("Starting Python (Pyodide) in this page…", 10);
+  i18n = await import("./i18n.js");
+  const { usePageLanguage } = await import("./py-locale.js");
+  progress(_("Starting Python (Pyodide) in this page…"), 10);
   const watch = wasmFailureWatch();
   let py;
   try {
@@ -76,7 +90,7 @@ async function boot() {
   } finally {
     watch.stop();
   }
-  progress("Loading the emulator…", 80);
+  progress(_("Loading the emulator…"), 80);
   const response = await fetch(new URL("py/bundle.json", base));
   if (!response.ok) throw new Error(`could not load the emulator (${response.status})`);
   const bundle = await response.json();
@@ -86,7 +100,7 @@ async function boot() {
   usePageLanguage(py, bundle);
   py.runPython("from emulator import api");
   handleJson = py.globals.get("api").handle_json;
-  progress("Python is ready.", 100);
+  progress(_("Python is ready."), 100);
   return py;
 }
 
@@ -122,7 +136,12 @@ self.onmessage = async (event) => {
           errors: [
             {
               field: "op",
-              message: `Python could not start in this page: ${message}. Check the connection, then press the button again.`,
+              message: _(
+                "Python could not start in this page: {error}. Check the connection, then press the button again.",
+                {
+                  error: message,
+                },
+              ),
             },
           ],
         },
@@ -143,7 +162,7 @@ self.onmessage = async (event) => {
       reply: {
         ok: false,
         op: request && request.op,
-        errors: [{ field: "op", message: `The emulator stopped: ${message}` }],
+        errors: [{ field: "op", message: _("The emulator stopped: {error}", { error: message }) }],
       },
     });
   }

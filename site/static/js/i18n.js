@@ -80,6 +80,16 @@ export function _(msgid, params) {
 }
 
 /**
+ * The translation of `msgid` in `context`, for a word that two places translate
+ * differently (gettext's pgettext; the catalog keys it "context\u0004msgid"):
+ * pgettext("check verdict", "passed") → "passou", where a step's state says "concluída".
+ */
+export function pgettext(context, msgid, params) {
+  const text = catalog[`${context}\u0004${msgid}`];
+  return fill(typeof text === "string" ? text : msgid, params);
+}
+
+/**
  * The singular or plural message for `n`, translated, with {n} and the other
  * placeholders filled: ngettext("{n} row", "{n} rows", 3) → "3 rows".
  */

@@ -8,6 +8,11 @@
 // parseNumber(text, {integer, label}) ->
 //   {ok: true, value} | {ok: false, reason, message}
 // reason: "empty" | "digits" | "not-a-number" | "ambiguous" | "not-integer".
+//
+// The page's language settles "4.096", "12.000" and "1,650" as its readers
+// write numbers (i18n.js decimalMark; emulator/numbers.py says how), and the
+// messages are in the page's language (the same msgids as numbers.py).
+import { _, decimalMark as pageDecimalMark } from "./i18n.js";
 
 const SPACES = " \u00a0\u2009\u202f";
 const BODY = /^[0-9.,_ \u00a0\u2009\u202f]+$/;
@@ -22,19 +27,18 @@ function shown(text) {
   return chars.length <= 20 ? kept : chars.slice(0, 19).join("") + "…";
 }
 
-function message(label, text, reason, hint = "") {
-  const who = label || "This field";
+function message(label, text, reason, hint = ["", ""]) {
+  if (reason === "empty") return label ? _("{label} is empty: type a number.", { label }) : _("Type a number.");
+  const who = label || _("This field");
   switch (reason) {
-    case "empty":
-      return label ? `${who} is empty: type a number.` : "Type a number.";
     case "digits":
-      return `${who} takes the digits 0–9 only; “${text}” uses other digits.`;
+      return _("{label} takes the digits 0–9 only; “{text}” uses other digits.", { label: who, text });
     case "not-a-number":
-      return `${who} must be a number written with the digits 0–9; “${text}” is not.`;
+      return _("{label} must be a number written with the digits 0–9; “{text}” is not.", { label: who, text });
     case "ambiguous":
-      return `“${text}” could be ${hint}. Type the one you mean.`;
+      return _("“{text}” could be {one} or {other}. Type the one you mean.", { text, one: hint[0], other: hint[1] });
     default:
-      return `${who} must be a whole number, not ${text}.`;
+      return _("{label} must be a whole number, not {text}.", { label: who, text });
   }
 }
 
@@ -69,11 +73,16 @@ function split(rawBody, integer) {
       const tail = body.slice(at + 1);
       const looksGrouped =
         tail.length === 3 && isDigits(tail) && isDigits(head) && head.length <= 3 && head !== "0" && !groupMark;
-      if (looksGrouped) {
+      const commaDecimal = pageDecimalMark === ","; // pt-BR: "." groups, "," is the decimal mark
+      if (looksGrouped && commaDecimal && mark === ".") {
+        groupMark = mark; // "4.096", "12.000": thousands, as Brazilians write them
+      } else if (looksGrouped && commaDecimal && !integer) {
+        decimalMark = mark; // "1,650" is 1.65 where "," is the decimal mark
+      } else if (looksGrouped) {
         if (!integer || tail === "000") {
           const t = tail.replace(/0+$/, "");
-          const small = head + (t ? "." + t : "");
-          return ["ambiguous", `${small} or ${head}${tail}`];
+          const small = head + (t ? pageDecimalMark + t : "");
+          return ["ambiguous", [small, head + tail]];
         }
         groupMark = mark;
       } else {

@@ -6,6 +6,7 @@
 // Buffers: Q, K, V, O, dO (N·d float32 each), L (N, the forward's logsumexp), D (N),
 // dQ, dK, dV (N·d), and S, P, dP, dS (N·N) for a kernel whose passes bind them.
 import { asGpuError, fail } from "./errors.js";
+import { _, num } from "../i18n.js";
 import { loadManifest } from "./files.js";
 import { checkLost, currentState, getAdapter, getDevice, scoped } from "./device.js";
 import { getPipeline } from "./pipelines.js";
@@ -13,9 +14,9 @@ import { BYTES, lessonTiling, webgpuDefaults } from "./plan.js";
 import { encodeUnits, readBuffer } from "./runs.js";
 
 const RESOLUTION_MS = 0.1; // as runs.js: Chrome rounds GPU timestamps to 100 µs
-export const BACKWARD_FLOP_CONVENTION =
-  "FLOP counts 2.5 × the forward's 4·N²·d per head, that is 10·N²·d, the convention of FlashAttention's own benchmarks " +
-  "(the backward does five N²·d matrix products to the forward's two); causal counts half.";
+export const BACKWARD_FLOP_CONVENTION = _(
+  "FLOP counts 2.5 × the forward's 4·N²·d per head, that is 10·N²·d, the convention of FlashAttention's own benchmarks (the backward does five N²·d matrix products to the forward's two); causal counts half.",
+);
 
 const SQUARE = ["S", "P", "dP", "dS"];
 
@@ -51,14 +52,32 @@ export function backwardLimits(manifest, kernel, n, d, workgroupBytes, instrumen
   };
   for (const [name, need] of Object.entries(needs)) {
     if (offered && need > Number(offered[name])) {
-      const why =
-        name === "maxStorageBuffersPerShaderStage"
-          ? `${kernel}'s passes bind ${need} storage buffers${instrumented ? " (the instrumented build's counters included)" : ""}`
-          : `${kernel} at N = ${n.toLocaleString("en-US")}, d = ${d} needs it`;
-      throw fail(
-        "limits",
-        `This run needs ${name} = ${need.toLocaleString("en-US")} (${why}), but this GPU offers ${Number(offered[name]).toLocaleString("en-US")}.`,
-      );
+      const values = {
+        limit: name,
+        need: num(need),
+        offer: num(Number(offered[name])),
+        kernel,
+        n: num(n),
+        d: String(d),
+      };
+      let message;
+      if (name !== "maxStorageBuffersPerShaderStage") {
+        message = _(
+          "This run needs {limit} = {need} ({kernel} at N = {n}, d = {d} needs it), but this GPU offers {offer}.",
+          values,
+        );
+      } else if (instrumented) {
+        message = _(
+          "This run needs {limit} = {need} ({kernel}'s passes bind {need} storage buffers, the instrumented build's counters included), but this GPU offers {offer}.",
+          values,
+        );
+      } else {
+        message = _(
+          "This run needs {limit} = {need} ({kernel}'s passes bind {need} storage buffers), but this GPU offers {offer}.",
+          values,
+        );
+      }
+      throw fail("limits", message);
     }
   }
   return { needs, tiling };
@@ -151,7 +170,7 @@ export async function runBackward({
     const f32 = Object.fromEntries(["Q", "K", "V", "O", "dO", "L"].map((k) => [k, asF32(data[k])]));
     const run = await prepare(s, manifest, { kernel, n, d, causal, tiling, instrumented, data: f32 });
     try {
-      await scoped(s.device, `running ${kernel}`, async () => {
+      await scoped(s.device, _("running {kernel}", { kernel }), async () => {
         s.device.queue.submit([encodeUnits(s.device, run, 0, run.units.length, 1, null).finish()]);
         await s.device.queue.onSubmittedWorkDone();
       });
@@ -231,7 +250,7 @@ export async function timeBackward({
       const run = await prepare(s, manifest, { kernel, n, d, causal, tiling, instrumented: false, data });
       try {
         const sample = async (reps) =>
-          scoped(device, `timing ${kernel}`, async () => {
+          scoped(device, _("timing {kernel}", { kernel }), async () => {
             let qs = null;
             let resolve = null;
             if (s.timestamps) {
@@ -261,7 +280,7 @@ export async function timeBackward({
         const samples = [];
         let below = false;
         for (let attempt = 0; samples.length < minSamples && attempt < minSamples * 3; attempt++) {
-          if (signal && signal.aborted) throw fail("cancelled", "Time cancelled. Earlier results are kept.");
+          if (signal && signal.aborted) throw fail("cancelled", _("Time cancelled. Earlier results are kept."));
           const ms = await sample(reps);
           checkLost(s);
           if (ms > 0) {
@@ -277,7 +296,7 @@ export async function timeBackward({
               samples: minSamples,
             });
         }
-        if (!samples.length) throw fail("internal", `Timing ${kernel} gave no usable sample.`);
+        if (!samples.length) throw fail("internal", _("Timing {kernel} gave no usable sample.", { kernel }));
         const sorted = [...samples].sort((a, b) => a - b);
         const medianMs = sorted[Math.floor(sorted.length / 2)];
         out[kernel] = {

@@ -2,8 +2,12 @@
 // (planned in plan.js), error scopes, and the adapter's description for the page.
 import { asGpuError, fail } from "./errors.js";
 import { planDevice, webgpuDefaults } from "./plan.js";
+import { _, num } from "../i18n.js";
 
-const fmt = (x) => Number(x).toLocaleString("en-US");
+const lostMessage = (s) =>
+  _("The GPU device was lost ({reason}). Press Retry to start a new one.", { reason: s.lostMessage });
+
+const fmt = (x) => num(x);
 
 let state = null; // {adapter, device, limits, lost, pipelines: Map, ...}
 
@@ -29,19 +33,23 @@ export async function getAdapter() {
   if (typeof navigator === "undefined" || !navigator.gpu) {
     throw fail(
       "no-webgpu",
-      "This browser has no WebGPU (navigator.gpu is missing). Chrome and Edge 113+ have it; Firefox and Safari are adding it. Count and Check still work.",
+      _(
+        "This browser has no WebGPU (navigator.gpu is missing). Chrome and Edge 113+ have it; Firefox and Safari are adding it. Count and Check still work.",
+      ),
     );
   }
   let adapter = null;
   try {
     adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
   } catch (err) {
-    throw fail("no-adapter", `WebGPU could not find a graphics adapter: ${err.message}`, err);
+    throw fail("no-adapter", _("WebGPU could not find a graphics adapter: {error}", { error: err.message }), err);
   }
   if (!adapter) {
     throw fail(
       "no-adapter",
-      "WebGPU is present but offered no graphics adapter (it may be turned off, or this GPU is on the browser's block list). Count and Check still work.",
+      _(
+        "WebGPU is present but offered no graphics adapter (it may be turned off, or this GPU is on the browser's block list). Count and Check still work.",
+      ),
     );
   }
   return adapter;
@@ -80,7 +88,7 @@ function rawPlan(limits, defaults) {
  */
 export async function getDevice(manifest, job) {
   if (state && state.lost) {
-    throw fail("device-lost", `The GPU device was lost (${state.lostMessage}). Press Retry to start a new one.`);
+    throw fail("device-lost", lostMessage(state));
   }
   const adapter = state ? state.adapter : await getAdapter();
   const defaults = webgpuDefaults(manifest);
@@ -92,7 +100,11 @@ export async function getDevice(manifest, job) {
     if (Number(value) > Number(adapter.limits[name])) {
       throw fail(
         "limits",
-        `This size needs ${name} = ${fmt(value)}, but this GPU offers ${fmt(adapter.limits[name])}.`,
+        _("This size needs {limit} = {need}, but this GPU offers {offer}.", {
+          limit: name,
+          need: fmt(value),
+          offer: fmt(adapter.limits[name]),
+        }),
       );
     }
     plan.needs[name] = Number(value);
@@ -120,7 +132,7 @@ export async function getDevice(manifest, job) {
   try {
     device = await fresh.requestDevice({ requiredFeatures, requiredLimits });
   } catch (err) {
-    throw fail("limits", `The GPU refused a device with these limits: ${err.message}`, err);
+    throw fail("limits", _("The GPU refused a device with these limits: {error}", { error: err.message }), err);
   }
   const s = {
     adapter: fresh,
@@ -137,7 +149,7 @@ export async function getDevice(manifest, job) {
   };
   device.lost.then((info) => {
     s.lost = true;
-    s.lostMessage = info.message || info.reason || "no reason given";
+    s.lostMessage = info.message || info.reason || _("no reason given");
     if (state === s && s.expectedLoss) state = null;
   });
   device.addEventListener?.("uncapturederror", (ev) => {
@@ -161,7 +173,7 @@ const SOFTWARE = [
 export function softwareAdapter(info = {}, isFallback = false) {
   const text = [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(" ");
   for (const [pattern, name] of SOFTWARE) if (pattern.test(text)) return name;
-  return isFallback ? "a fallback (software) adapter" : null;
+  return isFallback ? _("a fallback (software) adapter") : null;
 }
 
 /** Adapter, limits and features for the GPU card; never throws. */
@@ -214,12 +226,18 @@ export async function scoped(device, what, fn) {
   const oom = await device.popErrorScope();
   const internal = await device.popErrorScope();
   if (thrown) throw asGpuError(thrown);
-  if (oom) throw fail("out-of-memory", `The GPU ran out of memory while ${what}: ${oom.message}. Try a smaller N.`);
-  if (validation) throw fail("validation", `The GPU rejected the work while ${what}: ${validation.message}`);
-  if (internal) throw fail("internal", `The GPU failed while ${what}: ${internal.message}`);
+  // `what` is an infinitive phrase in the page's language ("allocating buffers").
+  if (oom)
+    throw fail(
+      "out-of-memory",
+      _("The GPU ran out of memory while {what}: {error}. Try a smaller N.", { what, error: oom.message }),
+    );
+  if (validation)
+    throw fail("validation", _("The GPU rejected the work while {what}: {error}", { what, error: validation.message }));
+  if (internal) throw fail("internal", _("The GPU failed while {what}: {error}", { what, error: internal.message }));
   return value;
 }
 
 export function checkLost(s) {
-  if (s.lost) throw fail("device-lost", `The GPU device was lost (${s.lostMessage}). Press Retry to start a new one.`);
+  if (s.lost) throw fail("device-lost", lostMessage(s));
 }

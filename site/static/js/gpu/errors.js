@@ -1,6 +1,7 @@
 // Every WebGPU failure becomes one GpuError {kind, message} (webgpu-samples' fail() idea).
 // Kinds: "no-webgpu", "no-adapter", "limits", "device-lost", "out-of-memory",
 // "validation", "internal", "shader", "fetch", "input".
+import { _ } from "../i18n.js";
 
 export class GpuError extends Error {
   constructor(kind, message, cause) {
@@ -24,7 +25,9 @@ export function fail(kind, message, cause) {
 export function asGpuError(err, kind = "internal") {
   if (err instanceof GpuError) return err;
   const msg = (err && err.message) || String(err);
-  if (err && err.name === "GPUPipelineError") return fail("validation", `The GPU refused a kernel: ${msg}`, err);
-  if (err && err.name === "OperationError") return fail("out-of-memory", `The GPU ran out of memory: ${msg}`, err);
+  if (err && err.name === "GPUPipelineError")
+    return fail("validation", _("The GPU refused a kernel: {error}", { error: msg }), err);
+  if (err && err.name === "OperationError")
+    return fail("out-of-memory", _("The GPU ran out of memory: {error}", { error: msg }), err);
   return fail(kind, msg, err);
 }

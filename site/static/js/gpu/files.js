@@ -1,6 +1,7 @@
 // The manifest and the WGSL sources, fetched relative to the site's root (build.py copies
 // kernels_wgsl/ to dist/kernels/), so the site works under any subpath.
 import { asGpuError, fail } from "./errors.js";
+import { _ } from "../i18n.js";
 
 let manifestPromise = null;
 const sourceCache = new Map();
@@ -18,9 +19,10 @@ async function fetchText(rel) {
   try {
     res = await fetch(pageUrl(rel));
   } catch (err) {
-    throw fail("fetch", `Could not load ${rel}: ${err.message}`, err);
+    throw fail("fetch", _("Could not load {file}: {error}", { file: rel, error: err.message }), err);
   }
-  if (!res.ok) throw fail("fetch", `Could not load ${rel}: HTTP ${res.status}.`);
+  if (!res.ok)
+    throw fail("fetch", _("Could not load {file}: HTTP {status}.", { file: rel, status: String(res.status) }));
   return res.text();
 }
 

@@ -1,5 +1,6 @@
 // Shader modules and compute pipelines, compiled once per device and cached.
 import { fail } from "./errors.js";
+import { _ } from "../i18n.js";
 import { instrumentSource, loadManifest, loadSource } from "./files.js";
 import { currentState, getAdapter, getDevice, scoped } from "./device.js";
 import { lessonTiling, passVariant } from "./plan.js";
@@ -27,7 +28,7 @@ export async function getPipeline(s, manifest, kernel, passIndex, d, tiling, ins
   if (s.pipelines.has(key)) return s.pipelines.get(key);
   const { file, constants } = passVariant(spec, d, tiling, s.subgroupMin);
   const module = await compileModule(s, manifest, file, instrumented);
-  const pipeline = await scoped(s.device, `building ${file}`, () =>
+  const pipeline = await scoped(s.device, _("building {file}", { file }), () =>
     s.device.createComputePipelineAsync({
       layout: "auto",
       compute: { module, entryPoint: spec.entry_point || "main", constants },

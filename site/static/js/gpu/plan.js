@@ -6,6 +6,7 @@
 // (tests/test_js_parity.py) beside emulator/tiling.py and emulator/api.py gpu_plan.
 
 import { fail } from "./errors.js";
+import { _, num } from "../i18n.js";
 
 export const BYTES = 4; // float32
 
@@ -30,7 +31,7 @@ export function webgpuDefaults(manifest = {}) {
   return out;
 }
 
-const fmt = (x) => Number(x).toLocaleString("en-US");
+const fmt = (x) => num(x);
 
 /** Whether a kernel stores the N×N scores S (and so P) in global memory, per its manifest passes. */
 export function writesScores(spec) {
@@ -44,16 +45,23 @@ export function writesScores(spec) {
  */
 export function lessonTiling(manifest, kernel, d, workgroupBytes = 16384) {
   const spec = manifest.kernels[kernel];
-  if (!spec) throw fail("input", `Unknown kernel “${kernel}”.`);
+  if (!spec) throw fail("input", _("Unknown kernel “{kernel}”.", { kernel }));
   if (!manifest.head_dims.includes(d)) {
-    throw fail("input", `Head dimension d must be one of ${manifest.head_dims.join(", ")}; ${d} is not.`);
+    throw fail(
+      "input",
+      _("Head dimension d must be one of {dims}; {d} is not.", { dims: manifest.head_dims.join(", "), d: String(d) }),
+    );
   }
   if (spec.tiling === "lesson") {
     const bc = Math.floor(Math.floor(workgroupBytes / 2) / (2 * BYTES * d));
     if (bc < manifest.lesson.min_key_tile_rows) {
       throw fail(
         "input",
-        `M = ${workgroupBytes} B leaves fewer than ${manifest.lesson.min_key_tile_rows} key rows at d = ${d}.`,
+        _("M = {m} B leaves fewer than {rows} key rows at d = {d}.", {
+          m: String(workgroupBytes),
+          rows: String(manifest.lesson.min_key_tile_rows),
+          d: String(d),
+        }),
       );
     }
     return { blockRows: 2 * bc, blockCols: bc, workgroupBytes };
@@ -116,9 +124,9 @@ export function passWorkgroupSize(manifest, kernel, pass) {
  * applied. Throws an "input" GpuError for an unknown kernel or a bad size.
  */
 export function kernelNeeds(manifest, kernel, n, d, heads = 1, instrumented = false, workgroupBytes = 16384) {
-  if (!Number.isInteger(n) || n < 1) throw fail("input", `N must be a whole number ≥ 1, not ${n}.`);
+  if (!Number.isInteger(n) || n < 1) throw fail("input", _("N must be a whole number ≥ 1, not {n}.", { n: String(n) }));
   const spec = manifest.kernels[kernel];
-  if (!spec || !spec.wgsl) throw fail("input", `Kernel “${kernel}” has no WGSL build.`);
+  if (!spec || !spec.wgsl) throw fail("input", _("Kernel “{kernel}” has no WGSL build.", { kernel }));
   const tiling = lessonTiling(manifest, kernel, d, workgroupBytes);
   const scores = writesScores(spec);
   const rowBytes = heads * n * d * BYTES;
@@ -203,16 +211,25 @@ export function planDevice(
         "n",
         limit,
         score,
-        `The plain kernel stores S and P in global memory: N²·4 = ${fmt(score)} B each at ` +
-          `N = ${fmt(n)}, but this GPU allows ${fmt(allowed)} B per buffer. Try N ≤ ${fmt(largestSquareRoot(Math.floor(allowed / BYTES)))}.`,
+        _(
+          "The plain kernel stores S and P in global memory: N²·4 = {bytes} B each at N = {n}, but this GPU allows {allowed} B per buffer. Try N ≤ {try_n}.",
+          {
+            bytes: fmt(score),
+            n: fmt(n),
+            allowed: fmt(allowed),
+            try_n: fmt(largestSquareRoot(Math.floor(allowed / BYTES))),
+          },
+        ),
       );
     }
     return refuse(
       "n",
       limit,
       needs.maxStorageBufferBindingSize,
-      `Q, K, V and O take N·d·4 = ${fmt(needs.maxStorageBufferBindingSize)} B each at N = ${fmt(n)}, d = ${d}, ` +
-        `but this GPU allows ${fmt(allowed)} B per buffer. Try a smaller N.`,
+      _(
+        "Q, K, V and O take N·d·4 = {bytes} B each at N = {n}, d = {d}, but this GPU allows {allowed} B per buffer. Try a smaller N.",
+        { bytes: fmt(needs.maxStorageBufferBindingSize), n: fmt(n), d: String(d), allowed: fmt(allowed) },
+      ),
     );
   }
   const maxRow = (manifest.limits || {}).softmax_max_row;
@@ -221,8 +238,10 @@ export function planDevice(
       "n",
       "softmax_max_row",
       n,
-      `The plain kernel's softmax pass holds one row of S (${fmt(n)} scores) in registers; ` +
-        `the WGSL kernels stop at N = ${fmt(maxRow)}. Count and Check still work at this size.`,
+      _(
+        "The plain kernel's softmax pass holds one row of S ({n} scores) in registers; the WGSL kernels stop at N = {max_row}. Count and Check still work at this size.",
+        { n: fmt(n), max_row: fmt(maxRow) },
+      ),
     );
   }
   const lessonNeeds = all.filter((x) => !x.tuned);
@@ -233,8 +252,10 @@ export function planDevice(
       "workgroup_bytes",
       "maxComputeWorkgroupStorageSize",
       workgroupBytes,
-      `M = ${fmt(workgroupBytes)} B of workgroup memory, but this GPU offers ${fmt(wgOffer)} B per workgroup. ` +
-        `Time the kernels with M ≤ ${fmt(wgOffer)}.`,
+      _(
+        "M = {m} B of workgroup memory, but this GPU offers {offer} B per workgroup. Time the kernels with M ≤ {offer}.",
+        { m: fmt(workgroupBytes), offer: fmt(wgOffer) },
+      ),
     );
   }
   const tooBig = tunedNeeds.find((x) => x.workgroupBytes > wgOffer);
@@ -243,7 +264,12 @@ export function planDevice(
       "kernel",
       "maxComputeWorkgroupStorageSize",
       tooBig.workgroupBytes,
-      `${tooBig.kernel} needs ${fmt(tooBig.workgroupBytes)} B of workgroup memory at d = ${d}, and this GPU offers ${fmt(wgOffer)} B.`,
+      _("{kernel} needs {bytes} B of workgroup memory at d = {d}, and this GPU offers {offer} B.", {
+        kernel: tooBig.kernel,
+        bytes: fmt(tooBig.workgroupBytes),
+        d: String(d),
+        offer: fmt(wgOffer),
+      }),
     );
   }
   // Every pass runs at most 256 invocations a workgroup (WebGPU's default); a GPU that
@@ -255,8 +281,10 @@ export function planDevice(
         "workgroup_bytes",
         limit,
         need,
-        `At d = ${d}, M = ${fmt(workgroupBytes)} B, a pass of these kernels runs ${fmt(need)} GPU invocations ` +
-          `in one workgroup, but this GPU runs at most ${fmt(lim(limit))} (${limit}).`,
+        _(
+          "At d = {d}, M = {m} B, a pass of these kernels runs {need} GPU invocations in one workgroup, but this GPU runs at most {offer} ({limit}).",
+          { d: String(d), m: fmt(workgroupBytes), need: fmt(need), offer: fmt(lim(limit)), limit },
+        ),
       );
     }
   }
@@ -265,8 +293,14 @@ export function planDevice(
       "n",
       "maxComputeWorkgroupsPerDimension",
       needs.maxComputeWorkgroupsPerDimension,
-      `N = ${fmt(n)} needs ${fmt(needs.maxComputeWorkgroupsPerDimension)} workgroups in one dispatch, ` +
-        `but this GPU allows ${fmt(lim("maxComputeWorkgroupsPerDimension"))} per dimension. Try a smaller N.`,
+      _(
+        "N = {n} needs {need} workgroups in one dispatch, but this GPU allows {offer} per dimension. Try a smaller N.",
+        {
+          n: fmt(n),
+          need: fmt(needs.maxComputeWorkgroupsPerDimension),
+          offer: fmt(lim("maxComputeWorkgroupsPerDimension")),
+        },
+      ),
     );
   }
   if (needs.maxStorageBuffersPerShaderStage > lim("maxStorageBuffersPerShaderStage")) {
@@ -274,8 +308,10 @@ export function planDevice(
       "kernel",
       "maxStorageBuffersPerShaderStage",
       needs.maxStorageBuffersPerShaderStage,
-      `A kernel binds ${needs.maxStorageBuffersPerShaderStage} storage buffers in one pass, ` +
-        `but this GPU allows ${lim("maxStorageBuffersPerShaderStage")} per shader stage.`,
+      _("A kernel binds {need} storage buffers in one pass, but this GPU allows {offer} per shader stage.", {
+        need: String(needs.maxStorageBuffersPerShaderStage),
+        offer: String(lim("maxStorageBuffersPerShaderStage")),
+      }),
     );
   }
   const requiredLimits = {};
@@ -289,7 +325,7 @@ export function planDevice(
 export function planSizes(manifest, kernel, n, d, heads, instrumented, workgroupBytes = 16384) {
   const need = kernelNeeds(manifest, kernel, n, d, heads, instrumented, workgroupBytes);
   if (instrumented && n * n * heads > 2 ** 31) {
-    throw fail("input", "Instrumented runs count elements in 32-bit counters; use N ≤ 4,096.");
+    throw fail("input", _("Instrumented runs count elements in 32-bit counters; use N ≤ {n}.", { n: fmt(4096) }));
   }
   return need;
 }

@@ -1,4 +1,5 @@
 // Attention runs on the device: buffers, dispatches, read-back, and the timing loop.
+import { _ } from "../i18n.js";
 import { asGpuError, fail } from "./errors.js";
 import { loadManifest } from "./files.js";
 import { checkLost, getDevice, scoped } from "./device.js";
@@ -6,12 +7,15 @@ import { getPipeline } from "./pipelines.js";
 import { BYTES, lessonTiling, planDispatches, planSizes, writesScores } from "./plan.js";
 
 const RESOLUTION_MS = 0.1; // Chrome rounds GPU timestamps to 100 µs (and coarsens performance.now)
-const TIMESTAMP_NOTE =
-  "GPU timestamps (timestamp-query). Chrome rounds them to 100 µs, so each sample batches dispatches until it holds at least 10 ms of GPU work.";
-const WALL_NOTE =
-  "Wall-clock time from submit to onSubmittedWorkDone (this GPU offers no timestamp queries); each sample holds at least 10 ms of work.";
-export const FLOP_CONVENTION =
-  "FLOP counts 4·N²·d per head, forward pass: N²·d multiply-adds for QKᵀ and N²·d for PV, 2 FLOP each; softmax's exponentials are not counted. Causal counts half (N²/2 of the scores), though a tiled kernel computes the diagonal tiles in full.";
+const TIMESTAMP_NOTE = _(
+  "GPU timestamps (timestamp-query). Chrome rounds them to 100 µs, so each sample batches dispatches until it holds at least 10 ms of GPU work.",
+);
+const WALL_NOTE = _(
+  "Wall-clock time from submit to onSubmittedWorkDone (this GPU offers no timestamp queries); each sample holds at least 10 ms of work.",
+);
+export const FLOP_CONVENTION = _(
+  "FLOP counts 4·N²·d per head, forward pass: N²·d multiply-adds for QKᵀ and N²·d for PV, 2 FLOP each; softmax's exponentials are not counted. Causal counts half (N²/2 of the scores), though a tiled kernel computes the diagonal tiles in full.",
+);
 
 const USAGE_STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
@@ -21,7 +25,7 @@ function makeStorage(device, bytes, label) {
 
 async function prepareRun(s, manifest, { kernel, n, d, heads, causal, tiling, instrumented, chunks, headBatch, data }) {
   const device = s.device;
-  return scoped(device, "allocating buffers", async () => {
+  return scoped(device, _("allocating buffers"), async () => {
     const bufs = {};
     for (const name of ["Q", "K", "V"]) {
       bufs[name] = makeStorage(device, heads * n * d * BYTES, name);
@@ -135,7 +139,7 @@ export async function runAttention({
     });
     try {
       const device = s.device;
-      const out = await scoped(device, `running ${kernel}`, async () => {
+      const out = await scoped(device, _("running {kernel}", { kernel }), async () => {
         const enc = device.createCommandEncoder();
         for (const name of ["O", "S", "P", "counters"]) if (run.bufs[name]) enc.clearBuffer(run.bufs[name]);
         device.queue.submit([enc.finish()]);
@@ -179,7 +183,7 @@ function randomFloats(count, seed) {
 }
 
 function throwIfCancelled(signal) {
-  if (signal && signal.aborted) throw fail("cancelled", "Time cancelled. Earlier results are kept.");
+  if (signal && signal.aborted) throw fail("cancelled", _("Time cancelled. Earlier results are kept."));
 }
 
 /**
@@ -197,7 +201,7 @@ async function timeOne(s, manifest, job) {
   const useTs = s.timestamps;
 
   async function submitAndTime(run, from, to, reps) {
-    return scoped(device, `timing ${kernel}`, async () => {
+    return scoped(device, _("timing {kernel}", { kernel }), async () => {
       let querySet = null;
       let resolve = null;
       if (useTs) {
@@ -276,7 +280,10 @@ async function timeOne(s, manifest, job) {
       if (onProgress) onProgress({ kernel, sample: samples.length, of: minSamples });
     }
     if (!samples.length) {
-      throw fail("internal", `Timing ${kernel} gave no usable sample: every timestamp delta was zero or negative.`);
+      throw fail(
+        "internal",
+        _("Timing {kernel} gave no usable sample: every timestamp delta was zero or negative.", { kernel }),
+      );
     }
     const sorted = [...samples].sort((a, b) => a - b);
     const medianMs = sorted[Math.floor(sorted.length / 2)];

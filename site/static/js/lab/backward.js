@@ -3,11 +3,14 @@
 // ("count" and "check" with "direction": "backward"). Time's backward run is
 // in time-backward.js. The cards, messages and stale notes are the forward's.
 import { barChart } from "../bars.js";
+import { _ } from "../i18n.js";
 import { client } from "./client.js";
+import { trafficTable } from "./count.js";
+import { withinWord } from "./check.js";
 import { $, buttons, clearErrors, markShown, readForm, rules, setBusy, showErrors, status, writeHash } from "./form.js";
-import { backwardCheckMaxN } from "./direction.js";
-import { fmt, sci, size } from "./format.js";
-import { html, setHtml } from "./html.js";
+import { backwardCheckMaxN, kernelLabel } from "./direction.js";
+import { fixed, fmt, sci, size } from "./format.js";
+import { fillHtml, html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
 import { quickErrors } from "./rules.js";
 
@@ -21,65 +24,98 @@ export function backwardQuickErrors(p, purpose) {
   if (!errors.length && purpose === "check" && Number.isInteger(n) && n > backwardCheckMaxN) {
     errors.push({
       field: "n",
-      message:
-        `The backward check forms N×N tables in Python, so it stops at N = ${fmt(backwardCheckMaxN)}; ` +
-        `N = ${fmt(n)} would take too long. Count works at any N.`,
+      message: _(
+        "The backward check forms N×N tables in Python, so it stops at N = {limit}; N = {n} would take too long. Count works at any N.",
+        { limit: fmt(backwardCheckMaxN), n: fmt(n) },
+      ),
     });
   }
   if (!errors.length && purpose !== "count" && p.input === "model") {
-    errors.push({ field: "input", message: "The backward check runs on random inputs only." });
+    errors.push({ field: "input", message: _("The backward check runs on random inputs only.") });
   }
   return errors;
 }
 
-function trafficTable(t, caption) {
-  const rows = BACKWARD_TENSORS.filter((name) => t.reads[name] || t.writes[name]).map(
-    (name) =>
-      html`<tr><td><span class="tensor t-${name}">${name}</span></td><td>${fmt(t.reads[name])}</td><td>${fmt(t.writes[name])}</td></tr>`,
-  );
-  return html`<table class="numbers"><caption>${caption}</caption>
-    <thead><tr><th scope="col">Tensor</th><th scope="col">Read (bytes)</th><th scope="col">Written (bytes)</th></tr></thead>
-    <tbody>${rows}</tbody>
-    <tfoot><tr><th scope="row">Total</th><td colspan="2">${fmt(t.total_bytes)} bytes (${size(t.total_bytes)})</td></tr></tfoot></table>`;
+function setupSentence(s, label) {
+  const values = {
+    kernel: label,
+    n: fmt(s.n),
+    d: String(s.d),
+    m: fmt(s.workgroup_bytes),
+    br: fmt(s.block_rows),
+    bc: fmt(s.block_cols),
+    qt: fmt(s.query_tiles),
+    kt: fmt(s.key_tiles),
+  };
+  return s.causal
+    ? _(
+        "{kernel}, N = {n}, d = {d}, causal, M = {m} B: tiles of B_r = {br} query rows and B_c = {bc} key rows ({qt} query tiles, {kt} key tiles).",
+        values,
+      )
+    : _(
+        "{kernel}, N = {n}, d = {d}, M = {m} B: tiles of B_r = {br} query rows and B_c = {bc} key rows ({qt} query tiles, {kt} key tiles).",
+        values,
+      );
 }
 
 /** Draw a backward count reply (emulator/api.py _backward_count). */
 export function renderBackwardCount(r) {
   const s = r.selected;
-  const causal = s.causal ? ", causal" : "";
-  const passes = Object.entries(s.per_pass || {}).map(([name, bytes]) => html`<li>${name}: ${fmt(bytes)} bytes</li>`);
+  const label = kernelLabel(s.kernel, r.label);
+  const passWords = (name, bytes) => _("{pass}: {bytes} bytes", { pass: name, bytes: fmt(bytes) });
+  const passes = Object.entries(s.per_pass || {}).map(([name, bytes]) => html`<li>${passWords(name, bytes)}</li>`);
+  // Words outside the html`` literals, where Babel's extractor finds them.
+  const w = {
+    total: _("{bytes} bytes", { bytes: fmt(s.total_bytes) }),
+    where: _("{size} to and from global memory for the backward pass, one head, float32.", {
+      size: size(s.total_bytes),
+    }),
+    ratio: _("Backward ÷ forward traffic: {ratio} (its forward, {forward}, moves {bytes} bytes)."),
+    caption: _("Bytes per tensor, {kernel}", { kernel: label }),
+    perPass: _("Bytes per pass:"),
+    compare: _(
+      "Plain backward moves {plain} bytes, fused backward {fused}: the plain one moves {ratio} times as much.",
+    ),
+  };
   const used = BACKWARD_TENSORS.filter((t) =>
     [r.plain, r.fused, r.forward].some((x) => (x.reads[t] || 0) + (x.writes[t] || 0) > 0),
   );
   setHtml(
     $("count-body"),
     html`
-    <p>${r.label}, N = ${fmt(s.n)}, d = ${s.d}${causal}, M = ${fmt(s.workgroup_bytes)} B:
-       tiles of B_r = ${s.block_rows} query rows and B_c = ${s.block_cols} key rows
-       (${fmt(s.query_tiles)} query tiles, ${fmt(s.key_tiles)} key tiles).</p>
-    <p class="big-number" id="count-total">${fmt(s.total_bytes)} bytes</p>
-    <p>${size(s.total_bytes)} to and from global memory for the backward pass, one head, float32.</p>
-    <p>Backward ÷ forward traffic: <strong id="count-bwd-ratio">${r.backward_to_forward_ratio.toFixed(2)}</strong>
-       (its forward, ${r.forward.kernel}, moves <span id="count-forward">${fmt(r.forward.total_bytes)}</span> bytes).</p>
-    ${trafficTable(s, "Bytes per tensor, " + r.label)}
-    <p>Bytes per pass:</p><ul>${passes}</ul>
-    <p>Plain backward moves <strong id="count-plain">${fmt(r.plain.total_bytes)}</strong> bytes, fused backward
-       <strong id="count-fused">${fmt(r.fused.total_bytes)}</strong>: the plain one moves
-       <strong id="count-ratio">${r.ratio.toFixed(1)}</strong> times as much.</p>
+    <p>${setupSentence(s, label)}</p>
+    <p class="big-number" id="count-total">${w.total}</p>
+    <p>${w.where}</p>
+    <p>${fillHtml(w.ratio, {
+      ratio: html`<strong id="count-bwd-ratio">${fixed(r.backward_to_forward_ratio, 2)}</strong>`,
+      forward: r.forward.kernel,
+      bytes: html`<span id="count-forward">${fmt(r.forward.total_bytes)}</span>`,
+    })}</p>
+    ${trafficTable(s, w.caption, BACKWARD_TENSORS)}
+    <p>${w.perPass}</p><ul>${passes}</ul>
+    <p>${fillHtml(w.compare, {
+      plain: html`<strong id="count-plain">${fmt(r.plain.total_bytes)}</strong>`,
+      fused: html`<strong id="count-fused">${fmt(r.fused.total_bytes)}</strong>`,
+      ratio: html`<strong id="count-ratio">${fixed(r.ratio, 1)}</strong>`,
+    })}</p>
     <div id="count-chart"></div>
     <ul class="legend-inline" aria-hidden="true">${used.map((t) => html`<li><span class="swatch sw-${t}"></span>${t}</li>`)}</ul>`,
   );
   const rows = [
-    { label: "Forward", traffic: r.forward },
-    { label: "Plain backward", traffic: r.plain },
-    { label: "Fused backward", traffic: r.fused },
+    { label: _("Forward"), traffic: r.forward },
+    { label: _("Plain backward"), traffic: r.plain },
+    { label: _("Fused backward"), traffic: r.fused },
   ];
   $("count-chart").appendChild(
     barChart(rows, {
       tensors: BACKWARD_TENSORS,
-      title:
-        `Bytes moved at N = ${fmt(s.n)}, d = ${s.d}: forward ${size(r.forward.total_bytes)}, ` +
-        `plain backward ${size(r.plain.total_bytes)}, fused backward ${size(r.fused.total_bytes)}`,
+      title: _("Bytes moved at N = {n}, d = {d}: forward {forward}, plain backward {plain}, fused backward {fused}", {
+        n: fmt(s.n),
+        d: String(s.d),
+        forward: size(r.forward.total_bytes),
+        plain: size(r.plain.total_bytes),
+        fused: size(r.fused.total_bytes),
+      }),
     }),
   );
   $("count-result").hidden = false;
@@ -95,7 +131,7 @@ export async function doBackwardCount() {
     return null;
   }
   setBusy(true, "count");
-  status.textContent = client.ready ? "Counting…" : "Starting Python, then counting…";
+  status.textContent = client.ready ? _("Counting…") : _("Starting Python, then counting…");
   const result = resultOf(await client.request("count", p), showErrors);
   setBusy(false);
   if (!result) return null;
@@ -103,9 +139,11 @@ export async function doBackwardCount() {
   writeHash({ ...p, n: String(sel.n), d: String(sel.d), workgroup_bytes: String(sel.workgroup_bytes) });
   markShown("count-result", p);
   renderBackwardCount(result);
-  status.textContent =
-    `Counted: ${result.label}, ${fmt(sel.total_bytes)} bytes, ` +
-    `${result.backward_to_forward_ratio.toFixed(2)} times its forward's.`;
+  status.textContent = _("Counted: {kernel}, {bytes} bytes, {ratio} times its forward's.", {
+    kernel: kernelLabel(sel.kernel, result.label),
+    bytes: fmt(sel.total_bytes),
+    ratio: fixed(result.backward_to_forward_ratio, 2),
+  });
   return result;
 }
 
@@ -115,34 +153,67 @@ export function gradientRows(tensors, prefix = "check") {
     const x = tensors[t];
     return html`<tr><th scope="row"><span class="tensor t-${t}">${t}</span></th>
       <td id="${prefix}-${t}-error">${sci(x.max_abs_error)}</td><td>${sci(x.worst_bound)}</td>
-      <td>${x.passed ? "within" : "exceeded"}</td></tr>`;
+      <td>${withinWord(x.passed)}</td></tr>`;
   });
 }
 
 export function gradientTable(tensors, caption, prefix = "check") {
+  const w = { gradient: _("Gradient"), largest: _("Largest error"), bound: _("Bound"), verdict: _("Verdict") };
   return html`<table class="numbers compact"><caption>${caption}</caption>
-    <thead><tr><th scope="col">Gradient</th><th scope="col">Largest error</th><th scope="col">Bound</th><th scope="col">Verdict</th></tr></thead>
+    <thead><tr><th scope="col">${w.gradient}</th><th scope="col">${w.largest}</th><th scope="col">${w.bound}</th><th scope="col">${w.verdict}</th></tr></thead>
     <tbody>${gradientRows(tensors, prefix)}</tbody></table>`;
 }
 
+function worstEntry(t, x) {
+  const values = { tensor: t, row: fmt(x.worst_row), col: fmt(x.worst_col), count: fmt(x.nan_entries) };
+  return x.nan_entries
+    ? _("{tensor}: worst entry at row {row}, column {col}; {count} entries NaN or infinite.", values)
+    : _("{tensor}: worst entry at row {row}, column {col}.", values);
+}
+
 export function renderBackwardCheck(r) {
+  // Words outside the html`` literals, where Babel's extractor finds them.
+  const w = {
+    passed: _("Passed"),
+    failed: _("Failed"),
+    caption: _("Errors per gradient"),
+    note: _(
+      "Each entry has its own first-order float32 bound; the table shows the largest error and the bound of the entry closest to (or furthest past) its bound.",
+    ),
+    outOfBounds: _("Out of bounds: {tensors}."),
+    identity: _("The identity D = rowsum(dO∘O) = rowsum(dP∘P), in float64: largest residual over the rows {residual}."),
+    took: _("O and L come from the float32 fused forward, as a real backward gets them. Took {seconds} s in Python.", {
+      seconds: fixed(r.seconds, 2),
+    }),
+  };
   const verdict = r.passed
-    ? html`<span class="verdict-pass">Passed</span>`
-    : html`<span class="verdict-fail">Failed</span>`;
+    ? html`<span class="verdict-pass">${w.passed}</span>`
+    : html`<span class="verdict-fail">${w.failed}</span>`;
   const failed = ["dQ", "dK", "dV"].filter((t) => !r.tensors[t].passed);
+  const label = kernelLabel(r.kernel, r.label);
+  const values = { kernel: label, n: fmt(r.n), d: String(r.d), seed: String(r.seed) };
+  const setup = r.causal
+    ? _(
+        "{kernel}, N = {n}, d = {d}, causal, on random inputs and a random dO, seed {seed}: float32 gradients against the exact gradients of the float64 forward.",
+        values,
+      )
+    : _(
+        "{kernel}, N = {n}, d = {d}, on random inputs and a random dO, seed {seed}: float32 gradients against the exact gradients of the float64 forward.",
+        values,
+      );
   setHtml(
     $("check-body"),
     html`
     <p class="big-number" id="check-verdict">${verdict}</p>
-    <p>${r.label}, N = ${fmt(r.n)}, d = ${r.d}${r.causal ? ", causal" : ""}, on random inputs and a random dO, seed ${r.seed}:
-      float32 gradients against the exact gradients of the float64 forward.</p>
-    ${gradientTable(r.tensors, "Errors per gradient")}
-    <p class="note">Each entry has its own first-order float32 bound; the table shows the largest error and the bound of the entry closest to (or furthest past) its bound.</p>
-    ${failed.length ? html`<p id="check-failed">Out of bounds: <strong>${failed.join(", ")}</strong>.</p>` : ""}
-    ${failed.length ? html`<ul>${failed.map((t) => html`<li>${t}: worst entry at row ${r.tensors[t].worst_row}, column ${r.tensors[t].worst_col}${r.tensors[t].nan_entries ? `; ${fmt(r.tensors[t].nan_entries)} entries NaN or infinite` : ""}.</li>`)}</ul>` : ""}
-    <p>The identity D = rowsum(dO∘O) = rowsum(dP∘P), in float64: largest residual over the rows
-      <strong id="check-identity">${sci(r.identity_residual)}</strong>.</p>
-    <p>O and L come from the float32 fused forward, as a real backward gets them. Took ${r.seconds.toFixed(2)} s in Python.</p>`,
+    <p>${setup}</p>
+    ${gradientTable(r.tensors, w.caption)}
+    <p class="note">${w.note}</p>
+    ${failed.length ? html`<p id="check-failed">${fillHtml(w.outOfBounds, { tensors: html`<strong>${failed.join(", ")}</strong>` })}</p>` : ""}
+    ${failed.length ? html`<ul>${failed.map((t) => html`<li>${worstEntry(t, r.tensors[t])}</li>`)}</ul>` : ""}
+    <p>${fillHtml(w.identity, {
+      residual: html`<strong id="check-identity">${sci(r.identity_residual)}</strong>`,
+    })}</p>
+    <p>${w.took}</p>`,
   );
   $("check-result").hidden = false;
 }
@@ -156,7 +227,7 @@ export async function doBackwardCheck() {
     return null;
   }
   setBusy(true, "check");
-  status.textContent = client.ready ? "Checking the backward pass…" : "Starting Python, then checking…";
+  status.textContent = client.ready ? _("Checking the backward pass…") : _("Starting Python, then checking…");
   // One plain request: the chunked check runner is the forward's; Cancel drops this worker.
   const result = resultOf(await client.request("check", p), showErrors);
   setBusy(false);
@@ -164,7 +235,10 @@ export async function doBackwardCheck() {
   writeHash(p);
   renderBackwardCheck(result);
   markShown("check-result", p);
-  status.textContent = `Backward check ${result.passed ? "passed" : "failed"}: identity residual ${sci(result.identity_residual)}.`;
+  const values = { residual: sci(result.identity_residual) };
+  status.textContent = result.passed
+    ? _("Backward check passed: identity residual {residual}.", values)
+    : _("Backward check failed: identity residual {residual}.", values);
   return result;
 }
 
@@ -172,6 +246,6 @@ export async function doBackwardCheck() {
 export function cancelBackwardCheck() {
   client.cancel();
   setBusy(false);
-  status.textContent = "Check cancelled. Earlier results are kept.";
+  status.textContent = _("Check cancelled. Earlier results are kept.");
   buttons.check.focus();
 }

@@ -7,6 +7,7 @@
 // After each chunk, the worker that checked it also merges every part received
 // so far (a few milliseconds), so a merged report is always in hand: Cancel can
 // stop every worker at once, as before, and still show the rows already done.
+import { _ } from "../i18n.js";
 
 const TARGET_SECONDS = 0.4; // aim for chunks about this long, so progress moves
 const FIRST_CHUNK_ROWS = 4; // before the first timing is known
@@ -148,5 +149,5 @@ export class CheckRunner {
 }
 
 function cancelledReply(state) {
-  return { ok: false, cancelled: true, errors: [{ field: "op", message: "Cancelled." }], partial: state.latest };
+  return { ok: false, cancelled: true, errors: [{ field: "op", message: _("Cancelled.") }], partial: state.latest };
 }

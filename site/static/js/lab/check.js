@@ -1,75 +1,151 @@
 // Check: a kernel's float32 answer against exact float64 (emulator/check.py).
 import { CheckRunner } from "./check-runner.js";
 import { EmulatorClient } from "../emulator-client.js";
+import { _ } from "../i18n.js";
 import { client } from "./client.js";
+import { kernelLabel } from "./direction.js";
 import { $, buttons, clearErrors, markShown, readForm, rules, setBusy, showErrors, status, writeHash } from "./form.js";
-import { fmt, rate, sci } from "./format.js";
-import { html, setHtml } from "./html.js";
+import { fixed, fmt, rate, sci } from "./format.js";
+import { fillHtml, html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
 import { quickErrors } from "./rules.js";
 
 // Check runs in chunks of rows, shared with extra workers on a big check.
 const checks = new CheckRunner({ client, makeClient: () => new EmulatorClient() });
 
+/** "within" or "exceeded", as a Result cell says it. */
+export const withinWord = (ok) => (ok ? _("within") : _("exceeded"));
+
+function inputSentence(r, label) {
+  const values = {
+    kernel: label,
+    n: fmt(r.n),
+    d: String(r.d),
+    head: String(r.head),
+    tokens: fmt(r.tokens),
+    seed: String(r.seed),
+  };
+  if (r.input === "model") {
+    return r.causal
+      ? _(
+          "{kernel}, N = {n}, d = {d}, causal, on the model's sentence, head {head} ({tokens} tokens): float32 kernel against exact float64.",
+          values,
+        )
+      : _(
+          "{kernel}, N = {n}, d = {d}, on the model's sentence, head {head} ({tokens} tokens): float32 kernel against exact float64.",
+          values,
+        );
+  }
+  return r.causal
+    ? _(
+        "{kernel}, N = {n}, d = {d}, causal, on random inputs, seed {seed}: float32 kernel against exact float64.",
+        values,
+      )
+    : _("{kernel}, N = {n}, d = {d}, on random inputs, seed {seed}: float32 kernel against exact float64.", values);
+}
+
 export function renderCheck(r) {
+  // Words outside the html`` literals, where Babel's extractor finds them.
+  const w = {
+    passed: r.complete === false ? _("Passed so far") : _("Passed"),
+    failed: _("Failed"),
+    value: _("Value"),
+    result: _("Result"),
+    share: _("Share"),
+    measure: _("Measure"),
+    errors: _("Errors"),
+    largest: _("Largest error of this kernel, any output entry"),
+    bound: _("First-order float32 bound for that row"),
+    faLimit: _(
+      "Limit from FlashAttention's rule: this kernel's largest error must stay within 2 × the plain kernel's largest error + a margin of 8u·max|V|",
+    ),
+    faTwice: _("… of which 2 × the plain kernel's error (plain: {plain})", { plain: sci(r.plain_max_abs_error) }),
+    faMargin: _("… and the margin 8u·max|V| (u = 2⁻²⁴, float32's unit roundoff)"),
+    firstFailing: _("First failing row: {row}, in query tile {tile} (error {error} against a bound of {bound})."),
+    rowsChecked: _("Rows checked: {rows}. {took}"),
+    safe: _("The float32 bound is first-order and deliberately safe, so it grows with N and d."),
+  };
   // A cancelled check (complete: false) passes only "so far": its rows are a part of the plan.
   const verdict = r.passed
-    ? html`<span class="verdict-pass">Passed${r.complete === false ? " so far" : ""}</span>`
-    : html`<span class="verdict-fail">Failed</span>`;
-  const input =
-    r.input === "model" ? `the model's sentence, head ${r.head} (${r.tokens} tokens)` : `random inputs, seed ${r.seed}`;
+    ? html`<span class="verdict-pass">${w.passed}</span>`
+    : html`<span class="verdict-fail">${w.failed}</span>`;
+  const label = kernelLabel(r.kernel, r.label || r.kernel);
   const failing =
     r.first_failing_row !== null && r.first_failing_row !== undefined
-      ? html`<p>First failing row: <strong id="check-first-row">${fmt(r.first_failing_row)}</strong>, in query tile ${fmt(r.first_failing_tile)}
-      (error ${sci(r.first_failing_error)} against a bound of ${sci(r.first_failing_bound)}).</p>`
+      ? html`<p>${fillHtml(w.firstFailing, {
+          row: html`<strong id="check-first-row">${fmt(r.first_failing_row)}</strong>`,
+          tile: fmt(r.first_failing_tile),
+          error: sci(r.first_failing_error),
+          bound: sci(r.first_failing_bound),
+        })}</p>`
       : "";
   // Each error on a human scale too: float32 ulps at the output's largest magnitude,
   // and a share of the output's range (both from emulator/check.py).
+  const humanWords = (e) =>
+    _("{ulps} float32 ulps; {share} of the output's range", {
+      ulps: rate(e / r.output_ulp),
+      share: sci(e / r.output_range),
+    });
   const human = (e) =>
     r.output_ulp > 0 && r.output_range > 0 && Number.isFinite(e)
-      ? html`<br><span class="note">${rate(e / r.output_ulp)} float32 ulps; ${sci(e / r.output_range)} of the output's range</span>`
+      ? html`<br><span class="note">${humanWords(e)}</span>`
       : "";
   const fused = r.fa_rule_limit !== null && r.fa_rule_limit !== undefined;
-  const share = (x) => `${Math.round((100 * x) / r.fa_rule_limit)}% of the limit`;
+  const share = (x) => _("{percent}% of the limit", { percent: fmt(Math.round((100 * x) / r.fa_rule_limit)) });
   const marginRules = fused && r.fa_rule_margin > r.fa_rule_limit / 2;
   const fa = fused
-    ? html`<tr><th scope="row">Limit from FlashAttention's rule: this kernel's largest error must stay within
-        2 × the plain kernel's largest error + a margin of 8u·max|V|</th>
-        <td data-label="Value" id="check-fa-limit">${sci(r.fa_rule_limit)}${human(r.fa_rule_limit)}</td><td data-label="Result" id="check-fa-verdict">${r.fa_rule_passed ? "within" : "exceeded"}</td></tr>
-      <tr class="part"><th scope="row">… of which 2 × the plain kernel's error (plain: ${sci(r.plain_max_abs_error)})</th>
-        <td data-label="Value" id="check-fa-twice-plain">${sci(r.fa_rule_twice_plain)}</td><td data-label="Share">${share(r.fa_rule_twice_plain)}</td></tr>
-      <tr class="part"><th scope="row">… and the margin 8u·max|V| (u = 2⁻²⁴, float32's unit roundoff)</th>
-        <td data-label="Value" id="check-fa-margin">${sci(r.fa_rule_margin)}</td><td data-label="Share">${share(r.fa_rule_margin)}</td></tr>`
+    ? html`<tr><th scope="row">${w.faLimit}</th>
+        <td data-label="${w.value}" id="check-fa-limit">${sci(r.fa_rule_limit)}${human(r.fa_rule_limit)}</td><td data-label="${w.result}" id="check-fa-verdict">${withinWord(r.fa_rule_passed)}</td></tr>
+      <tr class="part"><th scope="row">${w.faTwice}</th>
+        <td data-label="${w.value}" id="check-fa-twice-plain">${sci(r.fa_rule_twice_plain)}</td><td data-label="${w.share}">${share(r.fa_rule_twice_plain)}</td></tr>
+      <tr class="part"><th scope="row">${w.faMargin}</th>
+        <td data-label="${w.value}" id="check-fa-margin">${sci(r.fa_rule_margin)}</td><td data-label="${w.share}">${share(r.fa_rule_margin)}</td></tr>`
     : "";
-  const faNote = !fused
-    ? ""
-    : marginRules
-      ? html`<p class="note" id="check-fa-note">Here the margin is ${share(r.fa_rule_margin)}, so FlashAttention's rule
-        says little more than “the error is tiny”: at this size it is not a sharper test than the bound.</p>`
-      : html`<p class="note" id="check-fa-note">Here twice the plain kernel's error is ${share(r.fa_rule_twice_plain)}:
-        the rule asks this kernel to be about as accurate as the plain one, a sharper test than the bound.</p>`;
-  const scale =
+  let faText = "";
+  if (fused && marginRules) {
+    faText = _(
+      "Here the margin is {share}, so FlashAttention's rule says little more than “the error is tiny”: at this size it is not a sharper test than the bound.",
+      { share: share(r.fa_rule_margin) },
+    );
+  } else if (fused) {
+    faText = _(
+      "Here twice the plain kernel's error is {share}: the rule asks this kernel to be about as accurate as the plain one, a sharper test than the bound.",
+      { share: share(r.fa_rule_twice_plain) },
+    );
+  }
+  const faNote = fused ? html`<p class="note" id="check-fa-note">${faText}</p>` : "";
+  const scaleText =
     r.output_range > 0
-      ? html`<p class="note">The exact output spans ${sci(r.output_range)} (largest minus smallest entry over the rows checked);
-        one float32 ulp at its largest magnitude is ${sci(r.output_ulp)}.</p>`
+      ? _(
+          "The exact output spans {range} (largest minus smallest entry over the rows checked); one float32 ulp at its largest magnitude is {ulp}.",
+          { range: sci(r.output_range), ulp: sci(r.output_ulp) },
+        )
       : "";
+  const scale = scaleText ? html`<p class="note">${scaleText}</p>` : "";
+  const took =
+    r.workers > 1
+      ? _("Took {seconds} s in Python, in {workers} workers.", {
+          seconds: fixed(r.seconds, 2),
+          workers: String(r.workers),
+        })
+      : _("Took {seconds} s in Python.", { seconds: fixed(r.seconds, 2) });
   setHtml(
     $("check-body"),
     html`
     <p class="big-number" id="check-verdict">${verdict}</p>
-    <p>${r.label || r.kernel}, N = ${fmt(r.n)}, d = ${r.d}${r.causal ? ", causal" : ""}, on ${input}: float32 kernel against exact float64.</p>
-    <table class="numbers check-table stack"><caption>Errors</caption>
-      <thead><tr><th scope="col">Measure</th><th scope="col">Value</th><th scope="col">Result</th></tr></thead>
+    <p>${inputSentence(r, label)}</p>
+    <table class="numbers check-table stack"><caption>${w.errors}</caption>
+      <thead><tr><th scope="col">${w.measure}</th><th scope="col">${w.value}</th><th scope="col">${w.result}</th></tr></thead>
       <tbody>
-      <tr><th scope="row">Largest error of this kernel, any output entry</th><td data-label="Value" id="check-error">${sci(r.max_abs_error)}${human(r.max_abs_error)}</td><td data-label="Result">–</td></tr>
-      <tr><th scope="row">First-order float32 bound for that row</th><td data-label="Value" id="check-bound">${sci(r.bound)}${human(r.bound)}</td><td data-label="Result">${r.bound_passed ? "within" : "exceeded"}</td></tr>
+      <tr><th scope="row">${w.largest}</th><td data-label="${w.value}" id="check-error">${sci(r.max_abs_error)}${human(r.max_abs_error)}</td><td data-label="${w.result}">–</td></tr>
+      <tr><th scope="row">${w.bound}</th><td data-label="${w.value}" id="check-bound">${sci(r.bound)}${human(r.bound)}</td><td data-label="${w.result}">${withinWord(r.bound_passed)}</td></tr>
       ${fa}
       </tbody></table>
     ${faNote}
     ${failing}
     ${scale}
-    <p>Rows checked: <span id="check-rows">${r.rows_description}</span>. Took ${r.seconds.toFixed(2)} s in Python${r.workers > 1 ? `, in ${r.workers} workers` : ""}.</p>
-    <p class="note">The float32 bound is first-order and deliberately safe, so it grows with N and d.</p>`,
+    <p>${fillHtml(w.rowsChecked, { rows: html`<span id="check-rows">${r.rows_description}</span>`, took })}</p>
+    <p class="note">${w.safe}</p>`,
   );
   $("check-result").hidden = false;
 }
@@ -83,11 +159,14 @@ export async function doCheck() {
     return null;
   }
   setBusy(true, "check");
-  status.textContent = client.ready ? "Checking…" : "Starting Python, then checking…";
+  status.textContent = client.ready ? _("Checking…") : _("Starting Python, then checking…");
   const reply = await checks.run(p, {
     onProgress: ({ done, total, workers }) => {
+      const values = { done: fmt(done), left: fmt(total - done), workers: String(workers) };
       status.textContent =
-        `Checking: ${fmt(done)} rows done, ${fmt(total - done)} to go` + (workers > 1 ? ` (${workers} workers).` : ".");
+        workers > 1
+          ? _("Checking: {done} rows done, {left} to go ({workers} workers).", values)
+          : _("Checking: {done} rows done, {left} to go.", values);
     },
   });
   setBusy(false);
@@ -95,9 +174,10 @@ export async function doCheck() {
     reply.partial.seconds = reply.partial.seconds || 0;
     renderCheck(reply.partial);
     markShown("check-result", p);
-    status.textContent =
-      `Check cancelled after ${fmt(reply.partial.rows_checked)} of ${fmt(reply.partial.rows_planned)} rows: ` +
-      "the result shown covers only those rows.";
+    status.textContent = _("Check cancelled after {done} of {planned} rows: the result shown covers only those rows.", {
+      done: fmt(reply.partial.rows_checked),
+      planned: fmt(reply.partial.rows_planned),
+    });
     return null;
   }
   const result = resultOf(reply, showErrors);
@@ -105,7 +185,10 @@ export async function doCheck() {
   writeHash(p);
   renderCheck(result);
   markShown("check-result", p);
-  status.textContent = `Check ${result.passed ? "passed" : "failed"}: largest error ${sci(result.max_abs_error)}, bound ${sci(result.bound)}.`;
+  const values = { error: sci(result.max_abs_error), bound: sci(result.bound) };
+  status.textContent = result.passed
+    ? _("Check passed: largest error {error}, bound {bound}.", values)
+    : _("Check failed: largest error {error}, bound {bound}.", values);
   return result;
 }
 
@@ -113,6 +196,6 @@ export async function doCheck() {
 export function cancelCheck() {
   checks.cancel();
   setBusy(false);
-  status.textContent = "Check cancelled. Earlier results are kept.";
+  status.textContent = _("Check cancelled. Earlier results are kept.");
   buttons.check.focus();
 }

@@ -3,6 +3,8 @@
 // (the template lists every kernel whose "direction" is "backward"), and the
 // direction's value in the link (dir=forward|backward).
 // (No import of form.js: form.js imports this module.)
+import { _ } from "../i18n.js";
+
 const $ = (id) => document.getElementById(id);
 
 export const DIRECTIONS = ["forward", "backward"];
@@ -33,6 +35,18 @@ export function showKernels(dir, wanted) {
   shownDirection = dir;
 }
 
+/**
+ * A kernel's name as the Kernel menu shows it (in the page's language: the
+ * template writes the options), or `fallback` (the manifest's English label).
+ */
+export function kernelLabel(name, fallback) {
+  for (const dir of DIRECTIONS) {
+    const option = [...$(`kernels-${dir}`).content.querySelectorAll("option")].find((o) => o.value === name);
+    if (option) return option.textContent.trim();
+  }
+  return fallback || name;
+}
+
 /** Set the radio group and the Kernel menu to a direction. */
 export function setDirection(dir, kernel) {
   $(dir === "backward" ? "dir-backward" : "dir-forward").checked = true;
@@ -51,7 +65,10 @@ export function readDirection(raw) {
   const shown = String(raw).length > 20 ? String(raw).slice(0, 19) + "…" : String(raw);
   return {
     ok: false,
-    message: `Your link's dir=${shown}: Direction takes forward or backward. It stays ${direction()}.`,
+    message:
+      direction() === "backward"
+        ? _("Your link's dir={value}: Direction takes forward or backward. It stays backward.", { value: shown })
+        : _("Your link's dir={value}: Direction takes forward or backward. It stays forward.", { value: shown }),
   };
 }
 

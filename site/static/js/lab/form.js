@@ -1,5 +1,6 @@
 // The lab's form: its values, the link (URL fragment) that carries them, the
 // messages next to each control, the busy state, and which results are out of date.
+import { _ } from "../i18n.js";
 import { readBoolean } from "./rules.js";
 import { direction, readDirection, setDirection } from "./direction.js";
 
@@ -75,7 +76,13 @@ export function readHash() {
   if (q.has("causal")) {
     const causal = readBoolean(q.get("causal"), rules);
     if (causal.ok) $("causal").checked = causal.value;
-    else showErrors([{ field: "causal", message: `Your link's causal=${q.get("causal")}: ${causal.message}` }]);
+    else
+      showErrors([
+        {
+          field: "causal",
+          message: _("Your link's causal={value}: {problem}", { value: q.get("causal"), problem: causal.message }),
+        },
+      ]);
   }
   if (q.has("seed")) $("seed").value = q.get("seed");
   if (q.get("input") === "model") {
@@ -186,6 +193,6 @@ export function markStale() {
       el.querySelector("h3").after(note);
     }
     note.hidden = !stale;
-    note.textContent = stale ? "These results are for earlier settings; press the button again to update them." : "";
+    note.textContent = stale ? _("These results are for earlier settings; press the button again to update them.") : "";
   }
 }

@@ -49,3 +49,20 @@ export function setHtml(element, markup) {
 export function appendHtml(element, markup) {
   element.insertAdjacentHTML("beforeend", piece(markup));
 }
+
+/**
+ * A translated sentence with markup in it: `text` comes from _() called without
+ * params (its {name} placeholders left in place); each placeholder becomes
+ * params[name], escaped unless it is markup from html``, and the rest of the
+ * sentence is escaped. fillHtml(_("Plain moves {plain} bytes."), { plain: html`<strong>1</strong>` }).
+ */
+export function fillHtml(text, params) {
+  const out = String(text)
+    .split(/(\{\w+\})/)
+    .map((part) => {
+      const m = /^\{(\w+)\}$/.exec(part);
+      return m && m[1] in params ? piece(params[m[1]]) : escapeHtml(part);
+    })
+    .join("");
+  return new Markup(out);
+}

@@ -8,6 +8,7 @@
 //   reply.js   the one worker reply check
 //   client.js  the emulator's worker client and the boot progress bar
 //   count.js, check.js, time.js   one card each: its run and its render
+import { _, num } from "../i18n.js";
 import { client, hideBootIfStopped } from "./client.js";
 import { cancelCheck, doCheck } from "./check.js";
 import { doCount } from "./count.js";
@@ -27,7 +28,7 @@ function openFromLink() {
   if (!readHash()) return;
   $("lab").scrollIntoView();
   if (!status.textContent) {
-    status.textContent = "The settings from your link are filled in below. Press Count, Check or Time.";
+    status.textContent = _("The settings from your link are filled in below. Press Count, Check or Time.");
   }
 }
 
@@ -38,7 +39,10 @@ function useModelSizes() {
   $("n").value = radio.dataset.n;
   $("d").value = radio.dataset.d;
   $("causal").checked = false;
-  status.textContent = `The model's sentence has N = ${radio.dataset.n} tokens and d = ${radio.dataset.d}; the form now says so.`;
+  status.textContent = _("The model's sentence has N = {n} tokens and d = {d}; the form now says so.", {
+    n: num(Number(radio.dataset.n)),
+    d: radio.dataset.d,
+  });
 }
 
 form.addEventListener("submit", guarded(byDirection(doCount, doBackwardCount)));

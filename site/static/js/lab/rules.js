@@ -6,9 +6,10 @@
 //
 // Pure: no DOM, so node runs it. `rules` is {head_dims, lesson} from
 // kernels_wgsl/manifest.json (the page reads it from the form's data-rules attribute).
+import { _, num } from "../i18n.js";
 import { parseNumber } from "../parse-number.js";
 
-const fmt = (x) => Number(x).toLocaleString("en-US");
+const fmt = (x) => num(x, 0);
 
 const LESSON_KERNELS = ["plain", "fused", "fused-no-rescale"];
 const BYTES = 4;
@@ -24,8 +25,11 @@ function shown(text) {
   return chars.length <= 20 ? kept : chars.slice(0, 19).join("") + "…";
 }
 
+// "a, b or c" in the page's language (tiling.py _either writes the same).
 const either = (words) =>
-  words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words[0];
+  words.length > 1
+    ? _("{first} or {last}", { first: words.slice(0, -1).join(", "), last: words[words.length - 1] })
+    : words[0];
 
 /**
  * A yes/no value as links, forms and the CLI write it, in one vocabulary: the
@@ -33,7 +37,7 @@ const either = (words) =>
  * parse_bool reads too. Returns {ok: true, value} or {ok: false, message} in
  * parse_bool's words.
  */
-export function readBoolean(raw, rules, label = "Causal") {
+export function readBoolean(raw, rules, label = _("Causal")) {
   if (raw === null || raw === undefined || typeof raw === "boolean") return { ok: true, value: Boolean(raw) };
   if (raw === 0 || raw === 1) return { ok: true, value: raw === 1 };
   const { true_words: yes, false_words: no } = rules.lesson;
@@ -42,7 +46,12 @@ export function readBoolean(raw, rules, label = "Causal") {
   if (no.includes(text)) return { ok: true, value: false };
   return {
     ok: false,
-    message: `${label} takes ${either(yes)} to turn it on and ${either(no)} to turn it off; “${shown(String(raw))}” is neither.`,
+    message: _("{label} takes {yes} to turn it on and {no} to turn it off; “{text}” is neither.", {
+      label,
+      yes: either(yes),
+      no: either(no),
+      text: shown(String(raw)),
+    }),
   };
 }
 
@@ -62,41 +71,51 @@ export function quickErrors(params, purpose, rules) {
   const out = {};
   const limit = purpose === "check" ? L.check_max_n : L.count_max_n;
 
-  const n = integer(params.n, "Sequence length N");
+  const n = integer(params.n, _("Sequence length N"));
   if (n.error) errors.push({ field: "n", message: n.error });
   else if (n.value < 1) {
     errors.push({
       field: "n",
-      message: `Sequence length N must be at least 1; ${fmt(n.value)} has no rows to attend to.`,
+      message: _("Sequence length N must be at least 1; {n} has no rows to attend to.", { n: fmt(n.value) }),
     });
   } else if (n.value > limit) {
     errors.push({
       field: "n",
       message:
         purpose === "check"
-          ? `Check runs every kernel step in Python, so it stops at N = ${fmt(limit)}; ` +
-            `N = ${fmt(n.value)} would take too long. Count works up to N = ${fmt(L.count_max_n)}.`
-          : `Sequence length N must be at most ${fmt(limit)}; ${fmt(n.value)} is too large to count here.`,
+          ? _(
+              "Check runs every kernel step in Python, so it stops at N = {limit}; N = {n} would take too long. Count works up to N = {count_max}.",
+              { limit: fmt(limit), n: fmt(n.value), count_max: fmt(L.count_max_n) },
+            )
+          : _("Sequence length N must be at most {limit}; {n} is too large to count here.", {
+              limit: fmt(limit),
+              n: fmt(n.value),
+            }),
     });
   }
 
-  const d = integer(params.d, "Head dimension d");
+  const d = integer(params.d, _("Head dimension d"));
   if (d.error) errors.push({ field: "d", message: d.error });
   else if (!rules.head_dims.includes(d.value)) {
     errors.push({
       field: "d",
-      message: `Head dimension d must be one of ${rules.head_dims.join(", ")}; ${d.value} is not.`,
+      message: _("Head dimension d must be one of {dims}; {d} is not.", {
+        dims: rules.head_dims.join(", "),
+        d: String(d.value),
+      }),
     });
   } else out.d = d.value;
 
-  const m = integer(params.workgroup_bytes ?? L.workgroup_bytes_default, "Workgroup memory M");
+  const m = integer(params.workgroup_bytes ?? L.workgroup_bytes_default, _("Workgroup memory M"));
   if (m.error) errors.push({ field: "workgroup_bytes", message: m.error });
   else if (m.value < L.workgroup_bytes_min || m.value > L.workgroup_bytes_max) {
     errors.push({
       field: "workgroup_bytes",
-      message:
-        `Workgroup memory M must be from ${fmt(L.workgroup_bytes_min)} to ${fmt(L.workgroup_bytes_max)} bytes; ` +
-        `${fmt(m.value)} is outside.`,
+      message: _("Workgroup memory M must be from {low} to {high} bytes; {m} is outside.", {
+        low: fmt(L.workgroup_bytes_min),
+        high: fmt(L.workgroup_bytes_max),
+        m: fmt(m.value),
+      }),
     });
   } else out.m = m.value;
 
@@ -105,7 +124,7 @@ export function quickErrors(params, purpose, rules) {
     if (!c.ok) errors.push({ field: "causal", message: c.message });
   }
 
-  const seed = integer(params.seed ?? 0, "Seed");
+  const seed = integer(params.seed ?? 0, _("Seed"));
   if (seed.error) errors.push({ field: "seed", message: seed.error });
 
   // The lesson tiling (emulator/tiling.py lesson_blocks): half of M holds a key
@@ -117,10 +136,17 @@ export function quickErrors(params, purpose, rules) {
       const need = 2 * 2 * rowBytes * L.min_key_tile_rows;
       errors.push({
         field: "workgroup_bytes",
-        message:
-          `M = ${fmt(out.m)} B is too small for d = ${out.d}: half of it (${fmt(half)} B) must hold a key tile ` +
-          `and a value tile of at least ${L.min_key_tile_rows} rows of ${fmt(rowBytes)} B each. ` +
-          `Use M ≥ ${fmt(need)} B or a smaller d.`,
+        message: _(
+          "M = {m} B is too small for d = {d}: half of it ({half} B) must hold a key tile and a value tile of at least {rows} rows of {row_bytes} B each. Use M ≥ {need} B or a smaller d.",
+          {
+            m: fmt(out.m),
+            d: String(out.d),
+            half: fmt(half),
+            rows: String(L.min_key_tile_rows),
+            row_bytes: fmt(rowBytes),
+            need: fmt(need),
+          },
+        ),
       });
     }
   }

@@ -3,11 +3,12 @@
 // on the worker's seeded inputs (Q, K, V, dO, and the float32 forward's O and L), and
 // its dQ, dK, dV go back to Python for the float64 check (api "check_backward_output");
 // only kernels that pass are timed. GPU failures take time.js's one path.
+import { _, pgettext } from "../i18n.js";
 import { client } from "./client.js";
 import { gradientTable, backwardQuickErrors, renderBackwardCount } from "./backward.js";
 import { backwardCheckMaxN } from "./direction.js";
 import { $, buttons, clearErrors, markShown, readForm, setBusy, showErrors, status, writeHash } from "./form.js";
-import { fmt, msText, rate } from "./format.js";
+import { fixed, fmt, msText, rate } from "./format.js";
 import { html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
 import { gpu, renderGpuCard, showGpuFailure } from "./time.js";
@@ -33,7 +34,7 @@ export async function doBackwardTime() {
   controller = new AbortController();
   const signal = controller.signal;
   try {
-    status.textContent = "Looking for a WebGPU adapter…";
+    status.textContent = _("Looking for a WebGPU adapter…");
     const g = await gpu();
     const probe = await g.probeGpu();
     if (!probe.ok) {
@@ -63,7 +64,7 @@ export async function doBackwardTime() {
     if (!data) return null;
     const checks = {};
     for (const kernel of kernels) {
-      status.textContent = `Checking ${kernel} on your GPU at N = ${fmt(checkN)} before timing it…`;
+      status.textContent = _("Checking {kernel} on your GPU at N = {n} before timing it…", { kernel, n: fmt(checkN) });
       const run = await g.runBackward({ kernel, n: checkN, d, causal, workgroupBytes, data });
       const rep = await client.request(
         "check_backward_output",
@@ -77,7 +78,7 @@ export async function doBackwardTime() {
       checks[kernel] = rep.result;
     }
     const passed = kernels.filter((k) => checks[k].passed);
-    status.textContent = "Timing the backward kernels on your GPU…";
+    status.textContent = _("Timing the backward kernels on your GPU…");
     const result = passed.length
       ? await g.timeBackward({
           kernels: passed,
@@ -87,7 +88,11 @@ export async function doBackwardTime() {
           workgroupBytes,
           signal,
           onProgress: ({ kernel, sample, samples }) => {
-            status.textContent = `Timing ${kernel} on your GPU: sample ${sample} of ${samples}…`;
+            status.textContent = _("Timing {kernel} on your GPU: sample {sample} of {samples}…", {
+              kernel,
+              sample: String(sample),
+              samples: String(samples),
+            });
           },
         })
       : { kernels: {}, flopConvention: g.BACKWARD_FLOP_CONVENTION };
@@ -118,44 +123,73 @@ function renderBackwardTime(result, counts, { n, d, causal, checks, checkN, kern
   };
   const timed = result.kernels || {};
   const plain = timed["plain-backward"];
+  // Words outside the html`` literals, where Babel's extractor finds them.
+  const setup = { n: fmt(n), d: String(d), check_n: fmt(checkN) };
+  const w = {
+    passed: pgettext("check verdict", "passed"),
+    failed: pgettext("check verdict", "failed"),
+    notTimed: _("not timed: its gradients failed the float64 check"),
+    low: " " + _("(below the timer's resolution)"),
+    setup: causal
+      ? _(
+          "Backward pass, N = {n}, d = {d}, causal, one head, float32, median of the samples. Before timing, each kernel ran once at N = {check_n} on the same seeded inputs as Check (O and L from the float32 forward), and its dQ, dK and dV went through the float64 check.",
+          setup,
+        )
+      : _(
+          "Backward pass, N = {n}, d = {d}, one head, float32, median of the samples. Before timing, each kernel ran once at N = {check_n} on the same seeded inputs as Check (O and L from the float32 forward), and its dQ, dK and dV went through the float64 check.",
+          setup,
+        ),
+    wrong: _("A kernel gave wrong gradients: it is not timed."),
+    table: _("Backward times on your GPU"),
+    kernel: _("Kernel"),
+    checked: _("Checked first"),
+    gbps: _("GB/s (counted bytes)"),
+    speedup: _("Speed-up over plain"),
+    note: _("GB/s divides the emulator's byte count by the time."),
+    method:
+      result.method === "timestamp"
+        ? _("GPU timestamps, rounded to 100 µs by Chrome.")
+        : result.method === "wall"
+          ? _("Wall clock from submit to done (no timestamp queries).")
+          : "",
+  };
   const rows = kernels.map((name) => {
     const k = timed[name];
     const c = checks[name];
     const verdict = c.passed
-      ? html`<span class="verdict-pass">passed</span>`
-      : html`<span class="verdict-fail">failed</span>`;
+      ? html`<span class="verdict-pass">${w.passed}</span>`
+      : html`<span class="verdict-fail">${w.failed}</span>`;
     const bytes = traffic[name] ? traffic[name].total_bytes : null;
     if (!k) {
       return html`<tr><th scope="row">${name}</th><td id="time-${name}-check">${verdict}</td>
-        <td colspan="4">not timed: its gradients failed the float64 check</td></tr>`;
+        <td colspan="4">${w.notTimed}</td></tr>`;
     }
-    const low = k.belowResolution ? " (below the timer's resolution)" : "";
+    const low = k.belowResolution ? w.low : "";
     return html`<tr><th scope="row">${name}</th><td id="time-${name}-check">${verdict}</td>
       <td id="time-${name}-ms">${msText(k.medianMs)}${low}</td><td>${rate(k.gflops)}</td>
       <td>${bytes === null ? "–" : rate(bytes / (k.medianMs / 1000) / 1e9)}</td>
-      <td>${plain && name !== "plain-backward" ? `${(plain.medianMs / k.medianMs).toFixed(2)}×` : "–"}</td></tr>`;
+      <td>${plain && name !== "plain-backward" ? `${fixed(plain.medianMs / k.medianMs, 2)}×` : "–"}</td></tr>`;
   });
-  const checkTables = kernels.map((name) =>
-    gradientTable(checks[name].tensors, `${name} on your GPU against float64 (N = ${fmt(checkN)})`, `time-${name}`),
-  );
+  const caption = (name) => _("{kernel} on your GPU against float64 (N = {n})", { kernel: name, n: fmt(checkN) });
+  const checkTables = kernels.map((name) => gradientTable(checks[name].tensors, caption(name), `time-${name}`));
   const wrong = kernels.some((k) => !checks[k].passed);
   setHtml(
     $("time-body"),
     html`
-    <p>Backward pass, N = ${fmt(n)}, d = ${d}${causal ? ", causal" : ""}, one head, float32, median of the samples.
-      Before timing, each kernel ran once at N = ${fmt(checkN)} on the same seeded inputs as Check (O and L from the
-      float32 forward), and its dQ, dK and dV went through the float64 check.</p>
-    ${wrong ? html`<p class="verdict-fail" id="time-check-warning">A kernel gave wrong gradients: it is not timed.</p>` : ""}
-    <div class="table-scroll" tabindex="0" role="region" aria-label="Backward times on your GPU"><table class="numbers"><caption>Backward times on your GPU</caption>
-      <thead><tr><th scope="col">Kernel</th><th scope="col">Checked first</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">GB/s (counted bytes)</th><th scope="col">Speed-up over plain</th></tr></thead>
+    <p>${w.setup}</p>
+    ${wrong ? html`<p class="verdict-fail" id="time-check-warning">${w.wrong}</p>` : ""}
+    <div class="table-scroll" tabindex="0" role="region" aria-label="${w.table}"><table class="numbers"><caption>${w.table}</caption>
+      <thead><tr><th scope="col">${w.kernel}</th><th scope="col">${w.checked}</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">${w.gbps}</th><th scope="col">${w.speedup}</th></tr></thead>
       <tbody>${rows}</tbody></table></div>
     ${checkTables}
-    <p class="note" id="time-flop">${result.flopConvention} GB/s divides the emulator's byte count by the time.
-      ${result.method === "timestamp" ? "GPU timestamps, rounded to 100 µs by Chrome." : result.method === "wall" ? "Wall clock from submit to done (no timestamp queries)." : ""}</p>`,
+    <p class="note" id="time-flop">${result.flopConvention} ${w.note}
+      ${w.method}</p>`,
   );
   $("time-result").hidden = false;
   status.textContent =
     plain && timed["fused-backward"]
-      ? `Timed: fused backward ${(plain.medianMs / timed["fused-backward"].medianMs).toFixed(2)} times as fast as plain backward.`
-      : "Timed.";
+      ? _("Timed: fused backward {ratio} times as fast as plain backward.", {
+          ratio: fixed(plain.medianMs / timed["fused-backward"].medianMs, 2),
+        })
+      : _("Timed.");
 }

@@ -3,11 +3,12 @@
 // {kind, message}; showGpuFailure is this file's one path for all of them, and
 // Count and Check never depend on the GPU.
 import { ratioChart } from "../bars.js";
+import { _, pgettext } from "../i18n.js";
 import { client } from "./client.js";
 import { renderCount } from "./count.js";
 import { $, alertBox, clearErrors, markShown, readForm, setBusy, showErrors, status, writeHash } from "./form.js";
-import { fmt, msText, rate, sci, size } from "./format.js";
-import { html, setHtml } from "./html.js";
+import { fmt, msText, rate, sci, size, times } from "./format.js";
+import { fillHtml, html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
 
 let gpuModule = null;
@@ -18,7 +19,7 @@ export async function gpu() {
     try {
       gpuModule = await import("../gpu/index.js");
     } catch (err) {
-      throw { kind: "fetch", message: `The page could not load its WebGPU code (${err.message}).` };
+      throw { kind: "fetch", message: _("The page could not load its WebGPU code ({error}).", { error: err.message }) };
     }
   }
   return gpuModule;
@@ -31,23 +32,37 @@ export function renderGpuCard(probe) {
   const info = probe.adapterInfo || {};
   const lim = probe.limits || {};
   const feat = probe.features || {};
-  const yes = (b) => (b ? "yes" : "no");
-  const name = [info.vendor, info.architecture].filter(Boolean).join(", ") || "not reported";
+  const yes = (b) => (b ? _("yes") : _("no"));
+  const name = [info.vendor, info.architecture].filter(Boolean).join(", ") || _("not reported");
   const sizes =
     info.subgroupMinSize === info.subgroupMaxSize
       ? `${info.subgroupMinSize}`
       : `${info.subgroupMinSize}–${info.subgroupMaxSize}`;
+  // Words outside the html`` literals, where Babel's extractor finds them.
+  const w = {
+    title: _("Your GPU"),
+    adapter: _("Adapter"),
+    description: _("Description"),
+    workgroup: _("Workgroup memory"),
+    buffer: _("Largest storage buffer"),
+    invocations: _("Invocations per workgroup"),
+    timestamps: _("Timestamp queries"),
+    subgroups: _("Subgroups"),
+    f16: _("16-bit floats (f16)"),
+    subgroupSizes:
+      feat.subgroups && info.subgroupMinSize ? _("yes ({sizes} invocations)", { sizes }) : yes(feat.subgroups),
+  };
   setHtml(
     $("gpu-card"),
-    html`<div class="gpu-card"><h4>Your GPU</h4><dl>
-    <dt>Adapter</dt><dd>${name}</dd>
-    ${info.description ? html`<dt>Description</dt><dd>${info.description}</dd>` : ""}
-    <dt>Workgroup memory</dt><dd>${fmt(lim.maxComputeWorkgroupStorageSize || 0)} B</dd>
-    <dt>Largest storage buffer</dt><dd>${fmt(lim.maxStorageBufferBindingSize || 0)} B</dd>
-    <dt>Invocations per workgroup</dt><dd>${fmt(lim.maxComputeInvocationsPerWorkgroup || 0)}</dd>
-    <dt>Timestamp queries</dt><dd>${yes(feat.timestamp)}</dd>
-    <dt>Subgroups</dt><dd>${yes(feat.subgroups)}${feat.subgroups && info.subgroupMinSize ? ` (${sizes} invocations)` : ""}</dd>
-    <dt>16-bit floats (f16)</dt><dd>${yes(feat.f16)}</dd></dl></div>`,
+    html`<div class="gpu-card"><h4>${w.title}</h4><dl>
+    <dt>${w.adapter}</dt><dd>${name}</dd>
+    ${info.description ? html`<dt>${w.description}</dt><dd>${info.description}</dd>` : ""}
+    <dt>${w.workgroup}</dt><dd>${fmt(lim.maxComputeWorkgroupStorageSize || 0)} B</dd>
+    <dt>${w.buffer}</dt><dd>${fmt(lim.maxStorageBufferBindingSize || 0)} B</dd>
+    <dt>${w.invocations}</dt><dd>${fmt(lim.maxComputeInvocationsPerWorkgroup || 0)}</dd>
+    <dt>${w.timestamps}</dt><dd>${yes(feat.timestamp)}</dd>
+    <dt>${w.subgroups}</dt><dd>${w.subgroupSizes}</dd>
+    <dt>${w.f16}</dt><dd>${yes(feat.f16)}</dd></dl></div>`,
   );
 }
 
@@ -55,15 +70,15 @@ export function renderGpuCard(probe) {
 export function showGpuFailure(err) {
   const kind = (err && err.kind) || "internal";
   let message = (err && err.message) || String(err);
-  if (kind === "shader") message = `Your browser could not compile one of the WGSL kernels: ${message}.`;
-  if (!/Count and Check still work/.test(message)) {
-    message += " Count and Check still work: they run in Python, not on the GPU.";
-  }
+  if (kind === "shader")
+    message = _("Your browser could not compile one of the WGSL kernels: {error}.", { error: message });
+  const still = _("Count and Check still work: they run in Python, not on the GPU.");
+  if (!message.includes(still.split(":")[0])) message += " " + still;
   lastGpuFailure = kind;
   alertBox.dataset.kind = kind;
   alertBox.textContent = message;
   $("time-retry").hidden = !RETRYABLE.has(kind);
-  status.textContent = "Time did not run.";
+  status.textContent = _("Time did not run.");
 }
 
 let controller = null;
@@ -71,11 +86,11 @@ let controller = null;
 /** Stop Time after the sample it is on; the results shown before stay. */
 export function cancelTime() {
   if (controller) controller.abort();
-  status.textContent = "Cancelling Time after this step…";
+  status.textContent = _("Cancelling Time after this step…");
 }
 
 function stopIfCancelled() {
-  if (controller && controller.signal.aborted) throw { kind: "cancelled", message: "Time cancelled." };
+  if (controller && controller.signal.aborted) throw { kind: "cancelled", message: _("Time cancelled.") };
 }
 
 /** The result of a worker reply during Time; stops (as cancelled) if Cancel was pressed meanwhile. */
@@ -92,7 +107,7 @@ export async function doTime() {
   const signal = controller.signal;
   setBusy(true, "time");
   try {
-    status.textContent = "Looking for a WebGPU adapter…";
+    status.textContent = _("Looking for a WebGPU adapter…");
     const g = await gpu();
     if (lastGpuFailure && RETRYABLE.has(lastGpuFailure)) g.resetDevice();
     lastGpuFailure = null;
@@ -142,7 +157,12 @@ export async function doTime() {
     const data = timeResult(await client.request("inputs", { ...p, n: String(checkN) }));
     if (!data) return;
     for (const [i, kernel] of kernels.entries()) {
-      status.textContent = `Checking on your GPU before timing: kernel ${i + 1} of ${kernels.length} (${kernel}), N = ${fmt(checkN)}…`;
+      status.textContent = _("Checking on your GPU before timing: kernel {i} of {k} ({kernel}), N = {n}…", {
+        i: String(i + 1),
+        k: String(kernels.length),
+        kernel,
+        n: fmt(checkN),
+      });
       const run = await g.runAttention({
         kernel,
         n: checkN,
@@ -171,7 +191,13 @@ export async function doTime() {
       workgroupBytes,
       signal,
       onProgress: ({ kernel, index, kernels: of, sample, samples }) => {
-        status.textContent = `Timing on your GPU: kernel ${index} of ${of} (${kernel}), sample ${Math.min(sample + 1, samples)} of ${samples}…`;
+        status.textContent = _("Timing on your GPU: kernel {i} of {k} ({kernel}), sample {sample} of {samples}…", {
+          i: String(index),
+          k: String(of),
+          kernel,
+          sample: String(Math.min(sample + 1, samples)),
+          samples: String(samples),
+        });
       },
     });
     writeHash(p);
@@ -179,7 +205,7 @@ export async function doTime() {
     markShown("time-result", p);
   } catch (err) {
     if (err && err.kind === "cancelled") {
-      status.textContent = "Time cancelled. Earlier results are kept.";
+      status.textContent = _("Time cancelled. Earlier results are kept.");
     } else {
       showGpuFailure(err);
     }
@@ -188,8 +214,6 @@ export async function doTime() {
     setBusy(false);
   }
 }
-
-const times = (x) => (x >= 10 ? x.toFixed(1) : x.toFixed(2)) + "×";
 
 // One sentence each on why a tuned kernel tiles differently (site/content/lab.toml [tuned]).
 function tunedNotes() {
@@ -205,6 +229,16 @@ function renderTime(result, counts, opts) {
   const kernels = result.kernels || {};
   const plain = kernels.plain;
   const notes = tunedNotes();
+  const head = {
+    kernel: _("Kernel"),
+    bytes: _("Bytes (counted)"),
+    intensity: _("FLOP per byte"),
+    speedup: _("Speed-up over plain"),
+    checked: _("Checked first (N = {n})", { n: fmt(checkN) }),
+    samples: _("Samples × timer"),
+    passed: pgettext("check verdict", "passed"),
+    failed: pgettext("check verdict", "failed"),
+  };
   const rows = [];
   const ratios = [];
   const stats = {};
@@ -225,25 +259,29 @@ function renderTime(result, counts, opts) {
     stats[name] = st;
     if (name !== "plain" && st.speedup && st.fewer)
       ratios.push({ label: name, counted: st.fewer, measured: st.speedup });
-    const low = k.belowResolution ? " (below the timer's resolution)" : "";
+    const low = k.belowResolution ? " " + _("(below the timer's resolution)") : "";
     const c = checks[name];
     const checked = !c
       ? "–"
       : c.passed
-        ? html`<span class="verdict-pass">passed</span> (${sci(c.max_abs_error)})`
-        : html`<span class="verdict-fail">failed</span> (${c.error ? c.error : sci(c.max_abs_error)})`;
+        ? html`<span class="verdict-pass">${head.passed}</span> (${sci(c.max_abs_error)})`
+        : html`<span class="verdict-fail">${head.failed}</span> (${c.error ? c.error : sci(c.max_abs_error)})`;
+    const timer =
+      k.method === "timestamp"
+        ? _("{samples} × GPU timestamps", { samples: String(k.samples) })
+        : _("{samples} × wall clock", { samples: String(k.samples) });
     const shaders = (k.shaders || []).map((file, i) => (i ? html`<br>${file}` : file));
     const wb = Number(traffic.workgroup_bytes);
-    const atM = wb === workgroupBytes ? `M = ${fmt(wb)} B` : `${fmt(wb)} B of workgroup memory`;
+    const atM = wb === workgroupBytes ? `M = ${fmt(wb)} B` : _("{bytes} B of workgroup memory", { bytes: fmt(wb) });
     rows.push(html`<tr><th scope="row">${name}<br><span class="note">B_r = ${traffic.block_rows}, B_c = ${traffic.block_cols}, ${atM}</span><br><span class="note" id="time-${name}-shader">${shaders}</span></th>
-      <td data-label="Bytes (counted)">${fmt(bytes)}<br><span class="note">${size(bytes)}</span></td>
+      <td data-label="${head.bytes}">${fmt(bytes)}<br><span class="note">${size(bytes)}</span></td>
       <td data-label="ms" id="time-${name}-ms">${msText(ms)}${low}</td>
       <td data-label="GB/s" id="time-${name}-gbps">${rate(st.gbps)}</td>
       <td data-label="GFLOP/s" id="time-${name}-gflops">${rate(k.gflops)}</td>
-      <td data-label="FLOP per byte" id="time-${name}-intensity">${rate(st.intensity)}</td>
-      <td data-label="Speed-up over plain" id="time-${name}-speedup">${name === "plain" ? "–" : times(st.speedup)}</td>
-      <td data-label="Checked first (N = ${fmt(checkN)})" id="time-${name}-check">${checked}</td>
-      <td data-label="Samples × timer">${k.samples} × ${k.method === "timestamp" ? "GPU timestamps" : "wall clock"}</td></tr>`);
+      <td data-label="${head.intensity}" id="time-${name}-intensity">${rate(st.intensity)}</td>
+      <td data-label="${head.speedup}" id="time-${name}-speedup">${name === "plain" ? "–" : times(st.speedup)}</td>
+      <td data-label="${head.checked}" id="time-${name}-check">${checked}</td>
+      <td data-label="${head.samples}">${timer}</td></tr>`);
   }
   const tuned = Object.keys(kernels).filter((name) => name !== "plain" && name !== "fused");
   const tunedList = tuned.map((name) => {
@@ -251,9 +289,17 @@ function renderTime(result, counts, opts) {
     const wb = Number(t.workgroup_bytes);
     const m =
       wb === workgroupBytes
-        ? html`Counted and run at M = ${fmt(wb)} B, as the form says.`
-        : html`Counted and run with its own ${fmt(wb)} B of workgroup memory at d = ${d}, not the form's M = ${fmt(workgroupBytes)} B: its tiles are fixed for each d.`;
-    return html`<li id="time-${name}-note"><strong>${name}</strong>: ${notes[name] || "A fused kernel tuned for timing."} ${m}</li>`;
+        ? _("Counted and run at M = {m} B, as the form says.", { m: fmt(wb) })
+        : _(
+            "Counted and run with its own {bytes} B of workgroup memory at d = {d}, not the form's M = {m} B: its tiles are fixed for each d.",
+            {
+              bytes: fmt(wb),
+              d: String(d),
+              m: fmt(workgroupBytes),
+            },
+          );
+    const note = notes[name] || _("A fused kernel tuned for timing.");
+    return html`<li id="time-${name}-note"><strong>${name}</strong>: ${note} ${m}</li>`;
   });
   const wrong = Object.values(checks).some((c) => !c.passed);
   const software = probe.software;
@@ -263,66 +309,142 @@ function renderTime(result, counts, opts) {
   best.sort((a, b) => b[1] - a[1]);
   const lead =
     f && f.speedup
-      ? html`Fused moves <strong id="time-fewer">${times(f.fewer)}</strong> fewer bytes than plain (counted) and ran
-        <strong id="time-speedup">${times(f.speedup)}</strong> as fast (measured).`
+      ? fillHtml(_("Fused moves {fewer} fewer bytes than plain (counted) and ran {speedup} as fast (measured)."), {
+          fewer: html`<strong id="time-fewer">${times(f.fewer)}</strong>`,
+          speedup: html`<strong id="time-speedup">${times(f.speedup)}</strong>`,
+        })
       : "";
   // What the clock says beside the count, in plain words.
-  let verdict = " The count covers memory traffic only; the clock also depends on three other things:";
+  let verdict = " " + _("The count covers memory traffic only; the clock also depends on three other things:");
   if (software) {
-    verdict = ` ${software} runs on a CPU, so the measured number says nothing about a GPU's memory; on a GPU, the clock also depends on three other things:`;
+    verdict =
+      " " +
+      _(
+        "{adapter} runs on a CPU, so the measured number says nothing about a GPU's memory; on a GPU, the clock also depends on three other things:",
+        { adapter: software },
+      );
   } else if (f && f.speedup && f.speedup >= 0.8 * f.fewer && f.speedup <= 1.25 * f.fewer) {
     verdict =
-      " Here the clock roughly follows the count: this GPU spends its time moving bytes. Still, three other things count:";
+      " " +
+      _(
+        "Here the clock roughly follows the count: this GPU spends its time moving bytes. Still, three other things count:",
+      );
   }
+  const needWords = (k) =>
+    _("{kernel} needs {bytes} B of workgroup memory at d = {d}", { kernel: k.name, bytes: fmt(k.need), d: String(d) });
+  // Words outside the html`` literals, where Babel's extractor finds them.
+  const setup = { n: fmt(n), d: String(d), check_n: fmt(checkN) };
+  const w = {
+    software: _(
+      "{adapter} runs WebGPU on this computer's CPU, not on a graphics chip. These times say nothing about a GPU's memory: they time CPU code, so do not read the lesson's claim from them.",
+    ),
+    setup: causal
+      ? _(
+          "N = {n}, d = {d}, causal, one head, float32, median of the samples. Before timing, each kernel ran once at N = {check_n} on the same seeded inputs as Check, and its output went through the float64 checker (largest error in brackets).",
+          setup,
+        )
+      : _(
+          "N = {n}, d = {d}, one head, float32, median of the samples. Before timing, each kernel ran once at N = {check_n} on the same seeded inputs as Check, and its output went through the float64 checker (largest error in brackets).",
+          setup,
+        ),
+    wrong: _("A kernel gave wrong answers on this GPU: its time measures nothing useful."),
+    table: _("Times on your GPU"),
+    fewer: _("fewer bytes than plain (counted)"),
+    fast: _("as fast as plain (measured)"),
+    memory: _(
+      "{title} Every kernel does the same {gflop} GFLOP. Plain does {plain} FLOP per byte it moves, fused {fused}. A GPU that can do more arithmetic per byte than a kernel asks for waits on memory, and there fewer bytes win; where the arithmetic is the slow part (a CPU adapter, a small N), fewer bytes buy little.",
+    ),
+    memoryTitle: _("Memory against arithmetic."),
+    invocations: _(
+      "{title} The lesson's fused kernel runs one workgroup per query tile of B_r = {br} rows, so at N = {n} it has {workgroups} workgroups in all, each of at most 256 invocations. A GPU hides memory waits by keeping many invocations busy; with few workgroups (a small N) much of it sits idle, whatever the bytes.",
+    ),
+    invocationsTitle: _("Invocations per workgroup."),
+    untuned: best.length
+      ? _(
+          "{title} The lesson's kernels are written to be read. The tuned kernels keep the same idea (S and P never leave the bench) with the arithmetic laid out for the hardware; the fastest here, {kernel}, ran {speedup} as fast as plain.",
+        )
+      : _(
+          "{title} The lesson's kernels are written to be read. The tuned kernels keep the same idea (S and P never leave the bench) with the arithmetic laid out for the hardware.",
+        ),
+    untunedTitle: _("Untuned code."),
+    tuned: _("Why the tuned kernels tile differently, each counted with its own tiles:"),
+    leftOut: _("Not timed here: {kernels}, and this GPU offers {offer} B.", {
+      kernels: leftOut.map(needWords).join("; "),
+      offer: fmt(wgLimit),
+    }),
+    gbps: _(
+      "GB/s divides the emulator's byte count by the time; caches can make it exceed what memory alone delivers.",
+    ),
+  };
   setHtml(
     $("time-body"),
     html`
-    ${software ? html`<p class="time-software" id="time-software"><strong>${software}</strong> runs WebGPU on this computer's CPU, not on a graphics chip. These times say nothing about a GPU's memory: they time CPU code, so do not read the lesson's claim from them.</p>` : ""}
-    <p>N = ${fmt(n)}, d = ${d}${causal ? ", causal" : ""}, one head, float32, median of the samples.
-      Before timing, each kernel ran once at N = ${fmt(checkN)} on the same seeded inputs as Check, and its output
-      went through the float64 checker (largest error in brackets).</p>
-    ${wrong ? html`<p class="verdict-fail" id="time-check-warning">A kernel gave wrong answers on this GPU: its time measures nothing useful.</p>` : ""}
-    <div class="table-scroll" tabindex="0" role="region" aria-label="Times on your GPU"><table class="numbers stack" id="time-table"><caption>Times on your GPU</caption>
-      <thead><tr><th scope="col">Kernel</th><th scope="col">Bytes (counted)</th><th scope="col">ms</th><th scope="col">GB/s</th><th scope="col">GFLOP/s</th><th scope="col">FLOP per byte</th><th scope="col">Speed-up over plain</th><th scope="col">Checked first (N = ${fmt(checkN)})</th><th scope="col">Samples × timer</th></tr></thead>
+    ${software ? html`<p class="time-software" id="time-software">${fillHtml(w.software, { adapter: html`<strong>${software}</strong>` })}</p>` : ""}
+    <p>${w.setup}</p>
+    ${wrong ? html`<p class="verdict-fail" id="time-check-warning">${w.wrong}</p>` : ""}
+    <div class="table-scroll" tabindex="0" role="region" aria-label="${w.table}"><table class="numbers stack" id="time-table"><caption>${w.table}</caption>
+      <thead><tr><th scope="col">${head.kernel}</th><th scope="col">${head.bytes}</th><th scope="col">ms</th><th scope="col">GB/s</th><th scope="col">GFLOP/s</th><th scope="col">${head.intensity}</th><th scope="col">${head.speedup}</th><th scope="col">${head.checked}</th><th scope="col">${head.samples}</th></tr></thead>
       <tbody>${rows}</tbody></table></div>
     <div id="time-chart"></div>
-    <ul class="legend-inline" aria-hidden="true"><li><span class="swatch sw-counted"></span>fewer bytes than plain (counted)</li><li><span class="swatch sw-measured"></span>as fast as plain (measured)</li></ul>
+    <ul class="legend-inline" aria-hidden="true"><li><span class="swatch sw-counted"></span>${w.fewer}</li><li><span class="swatch sw-measured"></span>${w.fast}</li></ul>
     <div class="time-why" id="time-why">
       <p>${lead}${verdict}</p>
       <ul>
-        <li><strong>Memory against arithmetic.</strong> Every kernel does the same ${rate(plain ? plain.flop / 1e9 : 0)} GFLOP.
-          Plain does ${rate(p ? p.intensity : 0)} FLOP per byte it moves, fused ${rate(f ? f.intensity : 0)}. A GPU that can do more
-          arithmetic per byte than a kernel asks for waits on memory, and there fewer bytes win; where the arithmetic is
-          the slow part (a CPU adapter, a small N), fewer bytes buy little.</li>
-        <li><strong>Invocations per workgroup.</strong> The lesson's fused kernel runs one workgroup per query tile of
-          B_r = ${f ? f.traffic.block_rows : "–"} rows, so at N = ${fmt(f ? f.traffic.n : 0)} it has
-          ${fmt(f ? f.traffic.query_tiles : 0)} workgroups in all, each of at most 256 invocations. A GPU hides memory waits
-          by keeping many invocations busy; with few workgroups (a small N) much of it sits idle, whatever the bytes.</li>
-        <li><strong>Untuned code.</strong> The lesson's kernels are written to be read. The tuned kernels keep the same idea (S and P never
-          leave the bench) with the arithmetic laid out for the hardware${best.length ? html`; the fastest here, ${best[0][0]}, ran ${times(best[0][1])} as fast as plain` : ""}.</li>
+        <li>${fillHtml(w.memory, {
+          title: html`<strong>${w.memoryTitle}</strong>`,
+          gflop: rate(plain ? plain.flop / 1e9 : 0),
+          plain: rate(p ? p.intensity : 0),
+          fused: rate(f ? f.intensity : 0),
+        })}</li>
+        <li>${fillHtml(w.invocations, {
+          title: html`<strong>${w.invocationsTitle}</strong>`,
+          br: f ? String(f.traffic.block_rows) : "–",
+          n: fmt(f ? f.traffic.n : 0),
+          workgroups: fmt(f ? f.traffic.query_tiles : 0),
+        })}</li>
+        <li>${fillHtml(w.untuned, {
+          title: html`<strong>${w.untunedTitle}</strong>`,
+          kernel: best.length ? best[0][0] : "",
+          speedup: best.length ? times(best[0][1]) : "",
+        })}</li>
       </ul>
     </div>
-    ${tuned.length ? html`<p>Why the tuned kernels tile differently, each counted with its own tiles:</p><ul class="note" id="time-tuned">${tunedList}</ul>` : ""}
-    ${leftOut.length ? html`<p id="time-left-out">Not timed here: ${leftOut.map((k) => `${k.name} needs ${fmt(k.need)} B of workgroup memory at d = ${d}`).join("; ")}, and this GPU offers ${fmt(wgLimit)} B.</p>` : ""}
-    <p class="note">${result.flopConvention || ""} GB/s divides the emulator's byte count by the time;
-      caches can make it exceed what memory alone delivers. ${result.note || ""}</p>`,
+    ${tuned.length ? html`<p>${w.tuned}</p><ul class="note" id="time-tuned">${tunedList}</ul>` : ""}
+    ${leftOut.length ? html`<p id="time-left-out">${w.leftOut}</p>` : ""}
+    <p class="note">${result.flopConvention || ""} ${w.gbps} ${result.note || ""}</p>`,
   );
+  const ratioWords = (r) =>
+    _("{kernel} moves {fewer} fewer bytes and ran {speedup} as fast", {
+      kernel: r.label,
+      fewer: times(r.counted),
+      speedup: times(r.measured),
+    });
   if (ratios.length) {
     $("time-chart").appendChild(
       ratioChart(ratios, {
-        title:
-          "Against plain, for each kernel: " +
-          ratios
-            .map((r) => `${r.label} moves ${times(r.counted)} fewer bytes and ran ${times(r.measured)} as fast`)
-            .join("; "),
+        title: _("Against plain, for each kernel: {list}", { list: ratios.map(ratioWords).join("; ") }),
       }),
     );
   }
   $("time-result").hidden = false;
+  const summary = { fewer: f ? times(f.fewer) : "", speedup: f ? times(f.speedup) : "" };
   status.textContent =
     f && f.speedup
-      ? `Timed: the lesson's fused kernel moves ${times(f.fewer)} fewer bytes and ran ${times(f.speedup)} as fast as plain` +
-        (best.length ? `; ${best[0][0]} ${times(best[0][1])}.` : ".") +
-        (software ? ` ${software} runs on the CPU: these times say nothing about a GPU's memory.` : "")
-      : "Timed.";
+      ? (best.length
+          ? _(
+              "Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain; {kernel} {best}.",
+              {
+                ...summary,
+                kernel: best[0][0],
+                best: times(best[0][1]),
+              },
+            )
+          : _(
+              "Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain.",
+              summary,
+            )) +
+        (software
+          ? " " + _("{adapter} runs on the CPU: these times say nothing about a GPU's memory.", { adapter: software })
+          : "")
+      : _("Timed.");
 }
