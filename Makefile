@@ -54,7 +54,7 @@ facts: facts-model
 
 # JavaScript: eslint (eslint.config.js) and prettier --check (.prettierrc.json,
 # .prettierignore), both pinned in package-lock.json.
-JS_LINTED := site/static/js tests/js_parity.mjs eslint.config.js
+JS_LINTED := site/static/js tests/js_parity.mjs tests/js_lang.mjs eslint.config.js
 lint-js: node_modules/.installed
 	npx --no-install eslint $(JS_LINTED)
 	npx --no-install prettier --check $(JS_LINTED)
