@@ -117,12 +117,12 @@ def test_the_pt_br_film_plays_with_pt_br_captions_takes_16_5_and_answers_in_port
     expect(page.locator("#film-q-input")).to_be_focused()
     # a wrong answer: the hint, in Portuguese
     page.locator("#film-q-input").fill("3")
-    page.get_by_role("button", name="Conferir").click()
+    page.locator("#film-player").get_by_role("button", name="Conferir").click()
     expect(page.locator(".film-q-feedback")).to_have_text(q["hint"])
     expect(page.locator(".film-q-rewatch")).to_contain_text("Rever “A contagem”")
     # "16,5", the Brazilian way, is right
     page.locator("#film-q-input").fill("16,5")
-    page.get_by_role("button", name="Conferir").click()
+    page.locator("#film-player").get_by_role("button", name="Conferir").click()
     expect(panel).to_be_hidden()
     status = page.locator(".film-status")
     expect(status).to_have_text(q["right"])
