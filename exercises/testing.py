@@ -110,6 +110,24 @@ def given(description: str):
         _current.pop()
 
 
+def describe_case(label: str, br: int, bc: int, causal: bool, key_mask=None, fp16: bool = False) -> str:
+    """One attention case as a failure names it, in the active language:
+    "N = 5, d = 3, seed 1, block_rows 2, block_cols 3, causal, keys masked: 4, fp16".
+
+    label: the sizes (already worded); br, bc: the tile sizes the learner's
+    code was given; key_mask: one bool per key (False = masked), or None.
+    """
+    if causal:
+        text = _("{case}, block_rows {br}, block_cols {bc}, causal")
+    else:
+        text = _("{case}, block_rows {br}, block_cols {bc}, full")
+    text = text.format(case=label, br=br, bc=bc)
+    if key_mask is not None:
+        masked = ", ".join(str(j) for j, keep in enumerate(key_mask) if not keep) or _("none")
+        text = _("{case}, keys masked: {keys}").format(case=text, keys=masked)
+    return text + ", fp16" if fp16 else text
+
+
 def current() -> str:
     """Description of the input being tried ('' outside ``given``)."""
     return _current[-1] if _current else ""

@@ -5,7 +5,7 @@
 import { barChart } from "../bars.js";
 import { _ } from "../i18n.js";
 import { client } from "./client.js";
-import { trafficTable } from "./count.js";
+import { setupValues, trafficTable } from "./count.js";
 import { withinWord } from "./check.js";
 import { $, buttons, clearErrors, markShown, readForm, rules, setBusy, showErrors, status, writeHash } from "./form.js";
 import { backwardCheckMaxN, kernelLabel } from "./direction.js";
@@ -37,16 +37,7 @@ export function backwardQuickErrors(p, purpose) {
 }
 
 function setupSentence(s, label) {
-  const values = {
-    kernel: label,
-    n: fmt(s.n),
-    d: String(s.d),
-    m: fmt(s.workgroup_bytes),
-    br: fmt(s.block_rows),
-    bc: fmt(s.block_cols),
-    qt: fmt(s.query_tiles),
-    kt: fmt(s.key_tiles),
-  };
+  const values = { ...setupValues(s, label), qt: fmt(s.query_tiles), kt: fmt(s.key_tiles) };
   return s.causal
     ? _(
         "{kernel}, N = {n}, d = {d}, causal, M = {m} B: tiles of B_r = {br} query rows and B_c = {bc} key rows ({qt} query tiles, {kt} key tiles).",

@@ -34,8 +34,9 @@ export function trafficTable(t, caption, tensors = TENSORS) {
 }
 
 /** The sentence that names a count's kernel, sizes and tiles. */
-function setupSentence(s, label) {
-  const values = {
+/** A count's sizes and tiles as the sentences about it name them (the backward count's too). */
+export function setupValues(s, label) {
+  return {
     kernel: label,
     n: fmt(s.n),
     d: String(s.d),
@@ -44,6 +45,10 @@ function setupSentence(s, label) {
     bc: fmt(s.block_cols),
     tiles: fmt(s.query_tiles),
   };
+}
+
+function setupSentence(s, label) {
+  const values = setupValues(s, label);
   return s.causal
     ? ngettext(
         "{kernel}, N = {n}, d = {d}, causal, M = {m} B: tiles of B_r = {br} query rows and B_c = {bc} key rows ({tiles} query tile).",

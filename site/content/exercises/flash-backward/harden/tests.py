@@ -15,7 +15,7 @@ from emulator.backward import forward64
 from emulator.i18n import _, short
 from emulator.inputs import random_qkv
 from exercises import content
-from exercises.testing import N_, Failure, expect_close, expect_pair, fmt, given, need, titled
+from exercises.testing import N_, Failure, describe_case, expect_close, expect_pair, fmt, given, need, titled
 
 TOL = 1e-9
 FP16_TOL = 2e-3
@@ -46,15 +46,7 @@ def square_mask(key_mask, n):
 
 
 def describe(label, br, bc, causal, key_mask, fp16):
-    if causal:
-        text = _("{case}, block_rows {br}, block_cols {bc}, causal")
-    else:
-        text = _("{case}, block_rows {br}, block_cols {bc}, full")
-    text = text.format(case=label, br=br, bc=bc)
-    if key_mask is not None:
-        masked = ", ".join(str(j) for j, keep in enumerate(key_mask) if not keep) or _("none")
-        text = _("{case}, keys masked: {keys}").format(case=text, keys=masked)
-    return text + ", fp16" if fp16 else text
+    return describe_case(label, br, bc, causal, key_mask, fp16)
 
 
 def seeded(n, d, seed):

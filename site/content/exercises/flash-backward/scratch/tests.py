@@ -10,7 +10,7 @@ import math
 from emulator.backward import forward64, random_do, reference
 from emulator.i18n import _
 from emulator.inputs import random_qkv
-from exercises.testing import N_, Failure, expect_close, fmt, given, need, titled
+from exercises.testing import N_, Failure, describe_case, expect_close, fmt, given, need, titled
 
 TOL = 1e-9
 SHIFT = math.log(2.0)   # the L test adds ln 2 to odd rows' L: their P must halve
@@ -21,15 +21,7 @@ def square_mask(key_mask, n):
 
 
 def describe(label, br, bc, causal, key_mask):
-    if causal:
-        text = _("{case}, block_rows {br}, block_cols {bc}, causal")
-    else:
-        text = _("{case}, block_rows {br}, block_cols {bc}, full")
-    text = text.format(case=label, br=br, bc=bc)
-    if key_mask is not None:
-        masked = ", ".join(str(j) for j, keep in enumerate(key_mask) if not keep) or _("none")
-        text = _("{case}, keys masked: {keys}").format(case=text, keys=masked)
-    return text
+    return describe_case(label, br, bc, causal, key_mask)
 
 
 def compare(desc, got, want):
