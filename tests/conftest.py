@@ -85,3 +85,17 @@ def artifacts() -> Path:
     """Folder for screenshots that people look at (git-ignored)."""
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+def open_lab(browser, url: str, width: int = 1280):
+    """A fresh context and page at ``url`` (a lesson page with its lab), whose
+    console errors and page errors collect in ``page.console_errors``.
+    Returns (context, page); the caller closes the context."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    page = ctx.new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.console_errors = errors
+    page.goto(url)
+    return ctx, page

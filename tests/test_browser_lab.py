@@ -9,6 +9,7 @@ import math
 import re
 
 import pytest
+from conftest import open_lab
 from test_emulator import CASES, dig
 
 from emulator import api
@@ -19,13 +20,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def lab(browser, server_url):
-    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
-    page = ctx.new_page()
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.console_errors = errors
-    page.goto(server_url + "#lab")
+    ctx, page = open_lab(browser, server_url + "#lab", width=1200)
     yield page
     ctx.close()
 

@@ -7,6 +7,7 @@ SwiftShader and checks their dQ, dK, dV against float64 first.
 from __future__ import annotations
 
 import pytest
+from conftest import open_lab
 from playwright.sync_api import expect
 
 from emulator import api
@@ -20,13 +21,7 @@ BACKWARD = [name for name, k in MANIFEST["kernels"].items() if k.get("direction"
 
 @pytest.fixture(scope="module")
 def lab(browser, server_url):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = ctx.new_page()
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.console_errors = errors
-    page.goto(server_url + "#lab")
+    ctx, page = open_lab(browser, server_url + "#lab", width=1280)
     yield page
     ctx.close()
 

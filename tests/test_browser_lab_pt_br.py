@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import open_lab
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -19,13 +20,7 @@ PYTHON = 120_000  # ms: Pyodide's first start on a shared CPU
 
 @pytest.fixture(scope="module")
 def lab(browser, server_url):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = ctx.new_page()
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.console_errors = errors
-    page.goto(server_url + "pt-BR/index.html#lab")
+    ctx, page = open_lab(browser, server_url + "pt-BR/index.html#lab", width=1280)
     expect(page.locator("html")).to_have_attribute("lang", "pt-BR")
     yield page
     ctx.close()
