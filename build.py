@@ -172,6 +172,10 @@ def exercises_bundle(out: Path) -> None:
     for path in sorted(base.rglob("*")):
         if path.name in ("exercise.toml", "tests.py") and "wrong" not in path.parts:
             files[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8")
+    for lang in i18n.languages():  # each language's words for the judges (break-it's bug titles)
+        if not lang.default:
+            for path in sorted((SITE / "content" / lang.code / "exercises").glob("*/exercise.toml")):
+                files[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8")
     for toml_path in sorted(base.glob("*/exercise.toml")):  # files a judge reads (exercise.toml `bundle`)
         for pattern in load_toml(toml_path).get("bundle", []):
             for path in sorted(toml_path.parent.glob(pattern)):

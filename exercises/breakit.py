@@ -37,7 +37,7 @@ import os
 import tomllib
 
 from emulator.attention import reference
-from emulator.i18n import _, group, ngettext, short
+from emulator.i18n import _, group, language, ngettext, short
 from emulator.inputs import random_qkv as _emulator_qkv
 
 from .testing import marked
@@ -76,8 +76,19 @@ def meta(folder: str = FOLDER) -> dict:
 
 def bugs(folder: str = FOLDER) -> list[dict]:
     """The five bugs from exercise.toml, each with ``id`` (1–5), ``file``,
-    ``title``, ``kind`` and ``why``, in order."""
-    return meta(folder)["bugs"]
+    ``title``, ``kind`` and ``why``, in order; title, kind and why in the active
+    language (emulator.i18n) when it has this exercise's words, in
+    site/content/<code>/exercises/break-it/exercise.toml (the build ships it)."""
+    listed = meta(folder)["bugs"]
+    content_dir = os.path.dirname(os.path.dirname(os.path.abspath(folder)))
+    words = os.path.join(content_dir, language(), "exercises", os.path.basename(os.path.abspath(folder)),
+                         "exercise.toml")
+    if os.path.isfile(words):
+        with open(words, "rb") as f:
+            said = tomllib.load(f).get("bugs", [])
+        listed = [dict(b, **{k: w[k] for k in ("title", "kind", "why") if k in w})
+                  for b, w in zip(listed, said, strict=True)]
+    return listed
 
 
 def bug_info(bug_id: int, folder: str = FOLDER) -> dict:

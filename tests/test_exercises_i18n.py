@@ -54,3 +54,14 @@ def test_english_comes_back_after_portuguese(portuguese):
     first = check_wrong("no_rescale.py")["results"][0]
     assert first["message"] == "scores [1, 2, 3, 0], block 2: expected l = 1.5530, got 2.4177"
     assert first["title"] == "the worked example: scores [1, 2, 3, 0] in tiles of 2"
+
+
+def test_break_its_judge_names_the_bugs_in_the_page_language(portuguese):
+    """The judge's messages quote a bug's title: on the pt-BR page, the
+    Portuguese one the page shows (site/content/pt-BR/exercises/break-it/exercise.toml)."""
+    from exercises import breakit
+    titles = [b["title"] for b in breakit.bugs()]
+    assert titles[0] == "a reescala esquecida" and len(set(titles)) == 5
+    assert [b["file"] for b in breakit.bugs()] == [b["file"] for b in breakit.meta()["bugs"]]
+    emulator.i18n.use("en")
+    assert breakit.bugs()[0]["title"] == breakit.meta()["bugs"][0]["title"] == "the rescale left out"
