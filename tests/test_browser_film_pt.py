@@ -136,7 +136,7 @@ def test_the_pt_br_film_plays_with_pt_br_captions_takes_16_5_and_answers_in_port
     seek(page, cue(pt_data, q["answer_cue"])["end_s"] - 0.2)
     expect(page.locator(".film-guess")).to_have_text("seu palpite: 16,5")
     drawing = page.locator(".film-canvas-host svg")
-    expect(drawing).to_have_attribute("aria-label", re.compile(r"^Desenho: .*contagem: 16,52 vezes menos"))
+    expect(drawing).to_have_attribute("aria-label", re.compile(r"^Desenho: .*contagem: 16,52× menos"))
     expect(drawing).to_have_attribute("aria-label", re.compile("seu palpite: 16,5"))
     # the transcript is the Portuguese one, its answer line now shown
     expect(page.locator("#transcript-title")).to_have_text("Tudo o que o filme diz")
