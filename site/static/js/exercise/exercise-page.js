@@ -513,5 +513,7 @@ setupPanel(() => {
 refresh();
 steps.setAttribute("aria-busy", "false");
 window.cannery = Object.assign(window.cannery || {}, { exercise: { runner, ready: true } });
+// A Run or Check pressed before this module ran (static/js/early-press.js): run it now.
+window.canneryReady?.(steps);
 // Boot Python early: the learner reads the prompt while it starts (not for an exercise run elsewhere).
 if (sections.length) runner.start();

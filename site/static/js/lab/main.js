@@ -69,6 +69,9 @@ $("input-model").addEventListener("change", () => {
 form.addEventListener("input", markStale);
 form.addEventListener("change", markStale);
 
+// Count, Check or Time pressed before this module ran (static/js/early-press.js): run it now.
+window.canneryReady?.(form);
+
 // For tests and for the curious: the lab's actions, callable from the console.
 window.cannery = Object.assign(window.cannery || {}, {
   lab: { doCount, doCheck, doTime, doBackwardCount, doBackwardCheck, doBackwardTime, client },
