@@ -210,8 +210,14 @@ def max_error(O, want) -> float:
 _CASE_KEYS = ("Q", "K", "V", "causal", "key_mask", "masked_keys")
 _GEN_ARGS = ("n", "d", "seed", "scale", "n_keys", "causal", "key_mask", "masked_keys")
 
-EXAMPLE = ('random_qkv(n=10, d=4, seed=1, scale=1.0, causal=False, masked_keys=[0, 1])  '
-           'or  {"Q": [[1.0, 0.0]], "K": [[1.0, 0.0], [0.0, 1.0]], "V": [[1.0], [2.0]], "causal": False}')
+# The two ways to write an input, as the messages show them (Python, in every language).
+EXAMPLE_CALL = "random_qkv(n=10, d=4, seed=1, scale=1.0, causal=False, masked_keys=[0, 1])"
+EXAMPLE_LITERAL = '{"Q": [[1.0, 0.0]], "K": [[1.0, 0.0], [0.0, 1.0]], "V": [[1.0], [2.0]], "causal": False}'
+
+
+def example() -> str:
+    """Both ways to write an input, joined by "or" in the active language."""
+    return _("{call}  or  {literal}").format(call=EXAMPLE_CALL, literal=EXAMPLE_LITERAL)
 
 
 def parse_input(text: str) -> dict:
@@ -229,7 +235,7 @@ def parse_input(text: str) -> dict:
     evaluated. Raises InputError with a message for the learner.
     """
     if not isinstance(text, str) or not text.strip():
-        raise InputError(_("Write an input first, for example {example}").format(example=EXAMPLE))
+        raise InputError(_("Write an input first, for example {example}").format(example=example()))
     if len(text) > MAX_TEXT:
         raise InputError(_("That input is {length} characters long; keep it under {limit} "
                            "(at most {rows} rows, {keys} keys and d = {d}).").format(
@@ -238,7 +244,7 @@ def parse_input(text: str) -> dict:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
         raise InputError(_("Python cannot read that input (line {line}: {error}). Write it as {example}").format(
-            line=exc.lineno, error=exc.msg, example=EXAMPLE)) from None
+            line=exc.lineno, error=exc.msg, example=example())) from None
     except (RecursionError, MemoryError):
         raise InputError(_("That input is nested too deeply to read.")) from None
     except ValueError as exc:  # e.g. an integer literal past Python's 4,300 digits
@@ -255,7 +261,7 @@ def parse_input(text: str) -> dict:
         raise InputError(_("Only numbers, True/False/None, lists and a dict of them are allowed "
                            "(no names, arithmetic or other calls); or one call of random_qkv(...).")) from None
     raise InputError(_("An input is a dict of Q, K and V, or a call of random_qkv(...): {example}")
-                     .format(example=EXAMPLE))
+                     .format(example=example()))
 
 
 def _from_call(node: ast.Call) -> dict:
@@ -347,7 +353,7 @@ def _matrix(name: str, value, width: int | None = None) -> list:
 def _case(value) -> dict:
     if not isinstance(value, dict):
         raise InputError(_("An input is a dict of Q, K and V, or a call of random_qkv(...): {example}")
-                         .format(example=EXAMPLE))
+                         .format(example=example()))
     unknown = [k for k in value if k not in _CASE_KEYS]
     if unknown:
         raise InputError(_("unknown key {key}; an input may have {keys}.").format(

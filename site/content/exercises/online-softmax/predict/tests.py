@@ -10,6 +10,8 @@ from exercises import content
 from exercises.testing import N_, Failure, fmt, given, need, titled
 
 STEP = content.step("online-softmax", "predict")
+# The kernels as the page's inputs name them ("simples" and "fundido" in pt-BR).
+KERNEL_WORDS = {"plain": N_("plain"), "fused": N_("fused")}
 N, D, M, TOL = STEP["n"], STEP["d"], STEP["workgroup_bytes"], STEP["tolerance"]
 
 
@@ -28,9 +30,10 @@ def _judge(mod, name, kernel):
                 message = _("{input}: your {kernel} figure is too high (more than {share}% from the count)")
             else:
                 message = _("{input}: your {kernel} figure is too low (more than {share}% from the count)")
-            raise Failure(message.format(input=setting, kernel=kernel, share=share),
+            word = _(KERNEL_WORDS[kernel])
+            raise Failure(message.format(input=setting, kernel=word, share=share),
                           input=setting, expected=_("{kernel} within {share}% of the emulator's count")
-                          .format(kernel=kernel, share=share),
+                          .format(kernel=word, share=share),
                           got=f"{group(guess)} B")
 
 
