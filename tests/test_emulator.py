@@ -225,12 +225,12 @@ def test_gpu_plan_names_a_timed_kernel_that_does_not_fit():
 @pytest.mark.parametrize("kernel", list(MANIFEST_KERNELS))
 @pytest.mark.parametrize("d", HEAD_DIMS)
 def test_every_pass_is_sized_from_its_shader_within_what_the_tiling_declares(kernel, d):
-    from emulator.shaders import pass_needs
+    from emulator.plan import pass_plan
 
     tiling = make_tiling(kernel, 1000, d, False, 16384)
     for index in range(len(MANIFEST_KERNELS[kernel]["wgsl"])):
         for subgroup_min in (0, 32):
-            pn = pass_needs(kernel, index, tiling, 1, subgroup_min)
+            pn = pass_plan(kernel, index, tiling, 1, subgroup_min)
             assert 0 < pn["workgroup_bytes"] <= tiling.workgroup_bytes, pn
             assert 1 <= pn["invocations"] <= 256, pn  # every kernel runs at WebGPU's defaults here
             # One storage buffer per tensor the manifest binds, plus the instrument's counters;

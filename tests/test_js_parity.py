@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from emulator import api
+from emulator import api, plan
 from emulator.tiling import MANIFEST, InputError, parse_request
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +100,7 @@ def python_plan(case) -> dict:
     p = parse_request({"kernel": "fused", "n": str(case["n"]), "d": str(case["d"]),
                        "workgroup_bytes": str(case["M"])})
     try:
-        out = api.gpu_plan(p, case["limits"])
+        out = plan.gpu_plan(p, case["limits"])
     except InputError as e:
         return {"fits": False, "field": e.field}
     return {"fits": out["fits"], "required_limits": out["required_limits"]}
@@ -207,7 +207,7 @@ def test_the_page_and_pythons_gpu_plan_agree_for_every_forward_kernel_alone():
     for (kernel, n, d, m, lim), reply in zip(SIZES, replies, strict=True):
         p = parse_request({"kernel": "fused", "n": str(n), "d": str(d), "workgroup_bytes": str(m)})
         try:
-            plan = api.gpu_plan(p, lim, [kernel])
+            planned = plan.gpu_plan(p, lim, [kernel])
         except InputError as e:
             assert not reply["value"]["fits"], (kernel, n, d, m, lim, e.message)
             assert reply["value"]["refusal"]["field"] == e.field, (kernel, n, d, m, lim, e.message, reply)
@@ -216,7 +216,7 @@ def test_the_page_and_pythons_gpu_plan_agree_for_every_forward_kernel_alone():
         # The same limits, except that plan.js takes a lesson kernel's workgroup memory
         # to be M (its tiles are cut from M), where Python sizes each pass's WGSL arrays
         # (plain's scores pass holds Q and K tiles only): the page asks for the larger.
-        mine, theirs = dict(reply["value"]["requiredLimits"]), dict(plan["required_limits"])
+        mine, theirs = dict(reply["value"]["requiredLimits"]), dict(planned["required_limits"])
         wg_js, wg_py = mine.pop("maxComputeWorkgroupStorageSize", 0), theirs.pop("maxComputeWorkgroupStorageSize", 0)
         assert mine == theirs, (kernel, n, d, m, lim)
         assert wg_py <= wg_js <= max(wg_py, m), (kernel, n, d, m, lim)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from page_language import node_env, python_speaks
 
-from emulator import api, check
+from emulator import api, check, plan
 from emulator import i18n as emulator_i18n
 from emulator.tiling import MANIFEST, make_tiling
 
@@ -76,7 +76,7 @@ def test_the_check_describes_its_rows_in_portuguese():
 def test_a_gpu_refusal_is_in_portuguese_with_the_fix():
     p = api.parse_request({"kernel": "fused", "n": "4096", "d": "16", "workgroup_bytes": "16384"})
     with python_speaks("pt-BR"), pytest.raises(api.InputError) as err:
-        api.gpu_plan(p, {"maxStorageBufferBindingSize": 1 << 20, "maxBufferSize": 1 << 20})
+        plan.gpu_plan(p, {"maxStorageBufferBindingSize": 1 << 20, "maxBufferSize": 1 << 20})
     message = err.value.message
     assert message.startswith("Com N = 4.096, d = 16 e M = 16.384 B, a passada")
     assert "mas esta GPU aceita 1.048.576 B (maxStorageBufferBindingSize). Tente N ≤ " in message
