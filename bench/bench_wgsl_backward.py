@@ -47,8 +47,8 @@ from cannery_host.wgsl import (
     backward_gflops,
     check_backward,
     gflops,
-    kernel_tiling,
 )
+from emulator.tiling import make_tiling
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "bench" / "results" / "wgsl-backward.json"
@@ -68,7 +68,7 @@ def check_kernels(runner: Runner, kernels, ds) -> list:
         for causal in (False, True):
             shared = {}  # one float64 reference per (d, mask, B_c), shared by the kernels
             for kern in kernels:
-                bc = kernel_tiling(kern, d).block_cols
+                bc = make_tiling(kern, 1, d).block_cols
                 o, lse = bw.forward32(q, k, v, causal, None, bc)
                 dq, dk, dv, _ = runner.run_backward(kern, f(q), f(k), f(v), f(o), f(lse), f(do), causal)
                 rep = check_backward(q, k, v, do, causal, dq, dk, dv, bc, shared.get(bc))

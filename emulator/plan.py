@@ -155,14 +155,15 @@ _FIGURES: dict = {}
 
 def _shader_figures(spec: dict, tiling, subgroup_min: int, instrumented: bool) -> tuple:
     """(file, constants, workgroup size, workgroup bytes, storage buffers) of one pass's
-    shader: they depend on d, B_r, B_c and the device, never on N, so each is
+    shader: they depend on the shader and its constants, never on N, so each is
     evaluated once per process (a plan's searches ask for the same shaders again)."""
-    key = (id(spec), tiling.d, tiling.block_rows, tiling.block_cols, subgroup_min, bool(instrumented))
+    file, constants = _shaders.pass_variant(spec, tiling.d, tiling, subgroup_min)
+    constants = {k: int(v) for k, v in constants.items()}
+    key = (file, bool(instrumented), tuple(sorted(constants.items())))
     if key not in _FIGURES:
-        file, constants, shader = _shaders.pass_shader(spec, tiling.d, tiling, subgroup_min, instrumented)
-        _FIGURES[key] = (file, {k: int(v) for k, v in constants.items()}, shader.workgroup_size(),
-                         shader.workgroup_bytes(), shader.storage_buffers())
-    return _FIGURES[key]
+        _file, _constants, shader = _shaders.pass_shader(spec, tiling.d, tiling, subgroup_min, instrumented)
+        _FIGURES[key] = (shader.workgroup_size(), shader.workgroup_bytes(), shader.storage_buffers())
+    return (file, constants, *_FIGURES[key])
 
 
 def _pass_figure(pp: dict, key: str) -> int:

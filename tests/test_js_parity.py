@@ -183,8 +183,7 @@ def test_the_page_and_the_native_host_agree_on_what_fits():
     tiles = js([{"fn": "lessonTiling", "args": [k, d, m]} for k, n, d, m, lim in SIZES])
     fits = refused = 0
     for (kernel, n, d, m, lim), reply, tile in zip(SIZES, replies, tiles, strict=True):
-        runner = SimpleNamespace(max_wg_bytes=lim["maxComputeWorkgroupStorageSize"],
-                                 max_binding=lim["maxStorageBufferBindingSize"], max_buffer=lim["maxBufferSize"])
+        runner = SimpleNamespace(limits=lim, subgroup_min=0)
         try:
             plan = host.Runner.plan(runner, kernel, n, d, 1, m)
         except host.KernelError:
@@ -193,8 +192,8 @@ def test_the_page_and_the_native_host_agree_on_what_fits():
             continue
         assert reply["ok"] and reply["value"]["fits"], (kernel, n, d, m, lim, reply)
         t = plan["tiling"]
-        assert tile["value"] == {"blockRows": t.block_rows, "blockCols": t.block_cols,
-                                 "workgroupBytes": t.workgroup_bytes}
+        assert tile["value"] == {"blockRows": t["block_rows"], "blockCols": t["block_cols"],
+                                 "workgroupBytes": t["workgroup_bytes"]}
         fits += 1
     assert fits and refused
 

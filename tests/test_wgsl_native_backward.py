@@ -75,9 +75,9 @@ def _reference(n, d, causal, seed, block_cols):
 
 
 def _run(runner, kernel, n, d, causal, seed=0, instrumented=False):
-    from cannery_host.wgsl import kernel_tiling
+    from emulator.tiling import make_tiling
 
-    bc = kernel_tiling(kernel, d).block_cols
+    bc = make_tiling(kernel, 1, d).block_cols
     q, k, v, do, o, lse = _inputs(n, d, causal, seed, bc)
     f = lambda x: np.array(x, np.float32)  # noqa: E731
     dq, dk, dv, counts = runner.run_backward(kernel, f(q), f(k), f(v), f(o), f(lse), f(do), causal,
