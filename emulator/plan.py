@@ -186,7 +186,7 @@ def kernel_plan(kernel: str, n: int, d: int, causal: bool = False, workgroup_byt
     not given), at least one.
 
     Returns {"kernel", "direction", "n", "d", "causal", "heads", "head_batch",
-    "instrumented", "tiling": {"block_rows", "block_cols", "workgroup_bytes"},
+    "instrumented", "subgroup_min", "tiling": {"block_rows", "block_cols", "workgroup_bytes"},
     "passes": [pass_plan, ...], "buffers": {tensor: bytes} (every tensor a pass binds,
     (N, N) tables for head_batch heads), "needs": {limit: value}}. Raises InputError
     for an unknown kernel, a d outside the manifest's head_dims, or a tile that does
@@ -214,6 +214,7 @@ def kernel_plan(kernel: str, n: int, d: int, causal: bool = False, workgroup_byt
     return {
         "kernel": kernel, "direction": entry.get("direction", "forward"), "n": n, "d": d,
         "causal": bool(causal), "heads": heads, "head_batch": batch, "instrumented": bool(instrumented),
+        "subgroup_min": subgroup_min,
         "tiling": {"block_rows": tiling.block_rows, "block_cols": tiling.block_cols,
                    "workgroup_bytes": tiling.workgroup_bytes},
         "passes": passes, "buffers": buffers, "needs": needs,
@@ -380,7 +381,8 @@ def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0, *, head
     is skipped, one over another limit refuses like any other.
 
     Returns {"fits": True, "kernels": [planned, in order: kernels, then the optional
-    ones kept], "left_out": [{"kernel", "limit", "need", "offer"}], "plans": {kernel:
+    ones kept], "optional": [the optional ones kept], "left_out": [{"kernel", "limit",
+    "need", "offer"}: optional ones past the workgroup memory], "plans": {kernel:
     kernel_plan}, "needs": {limit: value}, "by_kernel": {kernel: {limit: value}},
     "required_limits": {limit: value}}; required_limits holds every need above
     WebGPU's default, what requestDevice must ask for.
@@ -401,6 +403,7 @@ def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0, *, head
     if refusal is not None:
         raise _refusal_error(refusal, p, limits, kernels, subgroup_min, heads, instrumented)
     left_out = []
+    kept = []
     planned = list(kernels)
     room = offered(limits, "maxComputeWorkgroupStorageSize")
     for kernel in _optional_list(optional):
@@ -416,6 +419,7 @@ def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0, *, head
                              "offer": room})
             continue
         plans[kernel] = plan
+        kept.append(kernel)
         planned.append(kernel)
     refusal = _first_refusal(plans, limits)
     if refusal is not None:
@@ -423,8 +427,8 @@ def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0, *, head
     by_kernel = {k: dict(plan["needs"]) for k, plan in plans.items()}
     needs = {name: max(b[name] for b in by_kernel.values()) for name, _k, _w, _f in LIMITS}
     required = {name: value for name, value in needs.items() if value > DEFAULT_LIMITS[name]}
-    return {"fits": True, "kernels": planned, "left_out": left_out, "plans": plans, "needs": needs,
-            "by_kernel": by_kernel, "required_limits": required}
+    return {"fits": True, "kernels": planned, "optional": kept, "left_out": left_out, "plans": plans,
+            "needs": needs, "by_kernel": by_kernel, "required_limits": required}
 
 
 # ---------------------------------------------------------------------------

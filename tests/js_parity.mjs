@@ -4,7 +4,6 @@
 // The page's language: CANNERY_LANG and CANNERY_CATALOG (tests/js_lang.mjs, imported first).
 import "./js_lang.mjs";
 import { softwareAdapter } from "../site/static/js/gpu/device.js";
-import { kernelNeeds, lessonTiling, passVariant, planDevice } from "../site/static/js/gpu/plan.js";
 import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";
 import { parseNumber } from "../site/static/js/parse-number.js";
 
@@ -18,13 +17,6 @@ const FNS = {
   readBoolean: (raw) => readBoolean(raw, rules),
   parseNumber: (raw, options) => parseNumber(raw, options),
   softwareAdapter: (info, isFallback) => softwareAdapter(info, isFallback),
-  planDevice: (job, offer) => planDevice(manifest, job, offer),
-  kernelNeeds: (kernel, n, d, heads, instrumented, m) => kernelNeeds(manifest, kernel, n, d, heads, instrumented, m),
-  lessonTiling: (kernel, d, m) => lessonTiling(manifest, kernel, d, m),
-  passVariant: (kernel, passIndex, d, m, subgroupMin) => {
-    const tiling = lessonTiling(manifest, kernel, d, m);
-    return passVariant(manifest.kernels[kernel].wgsl[passIndex], d, tiling, subgroupMin);
-  },
 };
 
 const out = calls.map(({ fn, args }) => {

@@ -6,6 +6,7 @@ import { createEditor } from "./editor.js";
 import * as progress from "./progress.js";
 import { _, num } from "../i18n.js";
 import { compileSource, runSource } from "../gpu/source-run.js";
+import { probeGpu, subgroupMinOf } from "../gpu/device.js";
 import { loadSource } from "../gpu/files.js";
 import { timeKernels } from "../gpu/runs.js";
 
@@ -152,8 +153,14 @@ export function setupWgslStep(section, ctx) {
     }));
     let compiled = { messages: [] };
     if (gpu) {
+      const plans = await send(
+        section,
+        { op: "wgsl-plan", step, workgroup_bytes: Number(select.value) },
+        _("Compiling your shader on this GPU…"),
+      );
+      if (!plans) return { clean: false, compiled: false };
       status.textContent = _("Compiling your shader on this GPU…");
-      compiled = await compileSource(editor.value, { workgroupBytes: Number(select.value) });
+      compiled = await compileSource(editor.value, { plan: plans.compile });
     }
     items.push(...compiled.messages);
     showMessages(items);
@@ -180,11 +187,8 @@ export function setupWgslStep(section, ctx) {
       status.textContent = _("Running case {k} of {n} on this GPU…", { k: index + 1, n: cases.length });
       const out = await runSource({
         code: editor.value,
-        n: c.n,
-        d: c.d,
-        causal: c.causal,
+        plan: c.plan,
         constants: c.constants,
-        workgroupBytes: m,
         q: new Float32Array(c.q),
         k: new Float32Array(c.k),
         v: new Float32Array(c.v),
@@ -271,23 +275,28 @@ export function setupWgslStep(section, ctx) {
   section.querySelector(".time-button").addEventListener("click", () =>
     guarded(async () => {
       const m = Number(select.value);
-      status.textContent = _("Timing on this GPU at N = {n}, d = {d}…", { n: String(TIME_N), d: TIME_D });
-      const br = m / 2 / (4 * TIME_D);
+      const timing = _("Timing on this GPU at N = {n}, d = {d}…", { n: String(TIME_N), d: TIME_D });
+      const probe = await probeGpu();
+      const request = { op: "wgsl-plan", step, workgroup_bytes: m, time: [TIME_N, TIME_D] };
+      const plans = await send(
+        section,
+        { ...request, limits: probe.limits, subgroup_min_size: subgroupMinOf(probe) },
+        timing,
+      );
+      if (!plans) return;
+      status.textContent = timing;
       const size = TIME_N * TIME_D;
       const rand = () => Float32Array.from({ length: size }, () => Math.random() * 2 - 1);
       const yours = await runSource({
         code: editor.value,
-        n: TIME_N,
-        d: TIME_D,
-        causal: false,
-        workgroupBytes: m,
-        constants: { D: TIME_D, BR: br, BC: br / 2 },
+        plan: plans.time.yours,
+        constants: plans.time.constants,
         q: rand(),
         k: rand(),
         v: rand(),
         timeRuns: TIME_RUNS,
       });
-      const fused = await timeKernels({ n: TIME_N, d: TIME_D, kernels: ["fused"], workgroupBytes: m });
+      const fused = await timeKernels({ plan: plans.time.fused });
       const f = fused.kernels.fused;
       const method = fused.method === "timestamp" ? _("GPU timestamps") : _("wall clock");
       status.textContent = _(

@@ -118,9 +118,13 @@ export async function doTime() {
     }
     renderGpuCard(probe);
     stopIfCancelled();
-    // The emulator decides whether this size fits this GPU (emulator/api.py gpu_plan)...
-    const pyPlan = timeResult(await client.request("gpu_plan", p, { limits: probe.limits }));
-    if (!pyPlan) return;
+    // The emulator plans every run (emulator/plan.py): whether this size fits this GPU,
+    // each kernel's tiles, shaders and dispatches, and the limits to ask for. Time runs
+    // the lesson's kernels, plus the tuned fused kernels that fit this GPU's workgroup
+    // memory ("optional": the others come back in left_out).
+    const gpuParams = { limits: probe.limits, subgroup_min_size: g.subgroupMinOf(probe), instrumented: false };
+    const plan = timeResult(await client.request("gpu_plan", p, { ...gpuParams, optional: "timed" }));
+    if (!plan) return;
     const counts = timeResult(await client.request("count", p));
     if (!counts) return;
     renderCount(counts);
@@ -130,29 +134,18 @@ export async function doTime() {
     const d = Number(s.d);
     const causal = Boolean(s.causal);
     const workgroupBytes = Number(s.workgroup_bytes);
-    // ...and the page's planner names every other limit a kernel can pass
-    // (invocations per workgroup, workgroups per dispatch, buffers per stage).
-    const manifest = await g.loadManifest();
-    const plan = g.planDevice(manifest, { kernels: ["plain", "fused"], n, d, workgroupBytes }, probe.limits);
-    if (!plan.fits) {
-      showErrors([{ field: plan.refusal.field, message: plan.refusal.message }]);
-      return;
-    }
-    // The lesson's kernels, plus the tuned fused kernels that fit this GPU's
-    // workgroup memory (the manifest says how much each declares).
-    const kernels = ["plain", "fused"];
+    const kernels = ["plain", "fused", ...plan.optional];
     const wgLimit = Number((probe.limits || {}).maxComputeWorkgroupStorageSize || 16384);
-    const leftOut = [];
-    for (const [name, t] of Object.entries(counts.timed || {})) {
-      const need = Number(t.workgroup_bytes);
-      if (need <= wgLimit) kernels.push(name);
-      else leftOut.push({ name, need });
-    }
+    const leftOut = plan.left_out.map((k) => ({ name: k.kernel, need: k.need }));
     // Check before timing: every kernel's output at a small ragged size goes
     // back to Python and through the float64 checker, so a wrong kernel can
     // never report a speed-up unnoticed. One device for the checks and the timing.
-    await g.openDevice({ kernels, n, d, heads: 1, workgroupBytes, extraLimits: pyPlan.required_limits });
+    await g.openDevice(plan);
     const checkN = Math.min(n, 300);
+    const checkPlan = timeResult(
+      await client.request("gpu_plan", { ...p, n: String(checkN) }, { ...gpuParams, kernels }),
+    );
+    if (!checkPlan) return;
     const checks = {};
     const data = timeResult(await client.request("inputs", { ...p, n: String(checkN) }));
     if (!data) return;
@@ -164,14 +157,11 @@ export async function doTime() {
         n: fmt(checkN),
       });
       const run = await g.runAttention({
+        plan: checkPlan,
         kernel,
-        n: checkN,
-        d,
-        causal,
         Q: Float32Array.from(data.Q),
         K: Float32Array.from(data.K),
         V: Float32Array.from(data.V),
-        workgroupBytes,
       });
       stopIfCancelled();
       const rep = await client.request(
@@ -183,12 +173,8 @@ export async function doTime() {
       checks[kernel] = rep.ok ? rep.result : { passed: false, max_abs_error: NaN, error: rep.errors[0].message };
     }
     const result = await g.timeKernels({
-      n,
-      d,
-      causal,
-      heads: 1,
+      plan,
       kernels,
-      workgroupBytes,
       signal,
       onProgress: ({ kernel, index, kernels: of, sample, samples }) => {
         status.textContent = _("Timing on your GPU: kernel {i} of {k} ({kernel}), sample {sample} of {samples}…", {
