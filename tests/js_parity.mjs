@@ -1,5 +1,5 @@
 // Runs the page's pure ES modules under node for tests/test_js_parity.py.
-// stdin: {"manifest": {...}, "calls": [{"fn": name, "args": [...]}, ...]}
+// stdin: {"manifest": {...}, "rules"?: the lab form's data-rules, "calls": [{"fn": name, "args": [...]}, ...]}
 // stdout: [{"ok": true, "value": ...} | {"ok": false, "error": {kind, message}}, ...]
 // The page's language: CANNERY_LANG and CANNERY_CATALOG (tests/js_lang.mjs, imported first).
 import "./js_lang.mjs";
@@ -9,8 +9,9 @@ import { parseNumber } from "../site/static/js/parse-number.js";
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
-const { manifest, calls } = JSON.parse(Buffer.concat(chunks).toString("utf-8"));
-const rules = { head_dims: manifest.head_dims, lesson: manifest.lesson };
+const input = JSON.parse(Buffer.concat(chunks).toString("utf-8"));
+const { manifest, calls } = input;
+const rules = input.rules || { head_dims: manifest.head_dims, lesson: manifest.lesson };
 
 const FNS = {
   quickErrors: (params, purpose) => quickErrors(params, purpose, rules),

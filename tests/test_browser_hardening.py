@@ -540,9 +540,9 @@ def test_a_download_dropped_while_python_starts(path, browser, server_url, artif
 # Issue 11's faults, each held in the page.
 
 def test_a_plainly_bad_n_on_a_cold_page_gets_its_message_before_python_starts(browser, server_url):
-    """Python's WebAssembly never arrives here, yet N = 0, −5 and "abc" get Python's own
-    words at once: site/static/js/lab/rules.js needs no Python (tests/test_js_parity.py
-    holds its words to emulator/tiling.py's)."""
+    """Python's WebAssembly never arrives here, yet N = 0, −5 and "abc", and an M too small
+    for d, get Python's own words at once: site/static/js/lab/rules.js needs no Python
+    (tests/test_js_parity.py holds its words to emulator/tiling.py's)."""
     ctx, page = open_page(browser, server_url)
     page.route("**/vendor/pyodide/pyodide.asm.wasm", lambda route: None)  # never answered
     try:
@@ -555,6 +555,16 @@ def test_a_plainly_bad_n_on_a_cold_page_gets_its_message_before_python_starts(br
             assert page.get_attribute("#n", "aria-invalid") == "true"
             assert page.get_attribute("#lab-form", "aria-busy") != "true"
             assert not page.evaluate("window.cannery.lab.client.ready")
+        # An M too small for d: the tiling rule's refusal, from the planner's table the build
+        # wrote into the form (emulator/plan.py cold_rules), in Python's words.
+        page.fill("#n", "1024")
+        page.fill("#d", "128")
+        page.fill("#workgroup_bytes", "8192")
+        page.click("#count-button")
+        expected = api.handle({"op": "count", "params": params(d="128", workgroup_bytes="8192")})
+        page.wait_for_selector("#workgroup_bytes-error:not(:empty)", timeout=2_000)
+        assert page.inner_text("#workgroup_bytes-error") == expected["errors"][0]["message"]
+        assert not page.evaluate("window.cannery.lab.client.ready")
         assert page.console_errors == []
     finally:
         ctx.close()

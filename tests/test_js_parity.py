@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator import api
-from emulator.tiling import MANIFEST, InputError, parse_request
+from emulator import api, plan
+from emulator.tiling import HEAD_DIMS, M_MAX, M_MIN, MANIFEST, InputError, parse_request
 
 ROOT = Path(__file__).resolve().parent.parent
 BRIDGE = Path(__file__).with_name("js_parity.mjs")
@@ -27,10 +27,18 @@ NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
-def js(calls: list) -> list:
-    """Run [{"fn", "args"}] through tests/js_parity.mjs; one node process per batch."""
-    out = subprocess.run([NODE, str(BRIDGE)], input=json.dumps({"manifest": MANIFEST, "calls": calls}),
-                         capture_output=True, text=True, check=True, timeout=60, cwd=ROOT)
+def lab_rules() -> dict:
+    """The lab form's data-rules as build.py writes them, in the emulator's active language:
+    the manifest's input rules and the planner's table (emulator.plan.cold_rules)."""
+    return {"head_dims": MANIFEST["head_dims"], "lesson": MANIFEST["lesson"], **plan.cold_rules()}
+
+
+def js(calls: list, rules: dict | None = None, env: dict | None = None) -> list:
+    """Run [{"fn", "args"}] through tests/js_parity.mjs with these form rules (default:
+    lab_rules()); one node process per batch."""
+    payload = {"manifest": MANIFEST, "rules": rules or lab_rules(), "calls": calls}
+    out = subprocess.run([NODE, str(BRIDGE)], input=json.dumps(payload), capture_output=True, text=True,
+                         check=True, timeout=60, cwd=ROOT, env=env)
     return json.loads(out.stdout)
 
 
@@ -57,6 +65,41 @@ def test_the_page_refuses_what_python_refuses_in_the_same_words(case, js_rules):
     here, there = python_rules(case), js_rules[case["id"]]
     assert [e["field"] for e in here] == case["refused"]
     assert there == here
+
+
+def test_the_cold_pages_tiling_refusals_are_the_planners_at_every_edge():
+    """Every kernel the tiling rule applies to, every d, and the M on each side of the
+    smallest that tiles (and the range's ends): rules.js, reading the planner's table,
+    refuses exactly where emulator/tiling.py does, in its words."""
+    table = plan.cold_rules()["tiling"]
+    assert table, "the table lists no refusal: nothing below would be tested"
+    cases = []
+    for group in table:
+        for kernel in group["kernels"]:
+            for d in HEAD_DIMS:
+                smallest = group["by_d"].get(str(d), {}).get("smallest_m", M_MIN)
+                for m in sorted({M_MIN, smallest - 1, smallest, smallest + 1, M_MAX} & set(range(M_MIN, M_MAX + 1))):
+                    cases.append({"kernel": kernel, "n": "64", "d": str(d), "workgroup_bytes": str(m)})
+    replies = js([{"fn": "quickErrors", "args": [c, "count"]} for c in cases])
+    refused = 0
+    for case, reply in zip(cases, replies, strict=True):
+        try:
+            parse_request(case)
+            expected = []
+        except InputError as e:
+            expected = [{"field": e.field, "message": e.message}]
+            refused += 1
+        assert reply["value"] == expected, case
+    assert refused >= 2 * len(table[0]["kernels"])  # d = 64 and 128 refuse small M
+
+
+def test_without_the_planners_table_the_page_refuses_no_tiling():
+    """The rule lives in Python only: rules.js given no table has no tiling rule of its own."""
+    case = next(c for c in RULE_CASES if c["id"] == "M = 8,192 too small for d = 128")
+    rules = {"head_dims": MANIFEST["head_dims"], "lesson": MANIFEST["lesson"]}
+    [reply] = js([{"fn": "quickErrors", "args": [{**RULES["base"], **case["params"]}, case["purpose"]]}], rules)
+    assert reply["value"] == []
+    assert python_rules(case)[0]["field"] == "workgroup_bytes"
 
 
 def test_both_read_causal_from_one_vocabulary():

@@ -89,12 +89,14 @@ def test_a_gpu_refusal_is_in_portuguese_with_the_fix():
 def test_the_page_refuses_what_python_refuses_in_the_same_portuguese_words(tmp_path):
     cases = RULES["cases"]
     calls = [{"fn": "quickErrors", "args": [{**RULES["base"], **c["params"]}, c["purpose"]]} for c in cases]
-    out = subprocess.run([shutil.which("node"), str(ROOT / "tests" / "js_parity.mjs")],
-                         input=json.dumps({"manifest": MANIFEST, "calls": calls}), capture_output=True,
-                         text=True, check=True, timeout=60, cwd=ROOT, env=node_env("pt-BR", tmp_path))
-    there = [r["value"] for r in json.loads(out.stdout)]
     with python_speaks("pt-BR"):
         here = [validate(c["params"], c["purpose"]) for c in cases]
+        rules = {"head_dims": MANIFEST["head_dims"], "lesson": MANIFEST["lesson"], **plan.cold_rules()}
+    out = subprocess.run([shutil.which("node"), str(ROOT / "tests" / "js_parity.mjs")],
+                         input=json.dumps({"manifest": MANIFEST, "rules": rules, "calls": calls}),
+                         capture_output=True, text=True, check=True, timeout=60, cwd=ROOT,
+                         env=node_env("pt-BR", tmp_path))
+    there = [r["value"] for r in json.loads(out.stdout)]
     for case, mine, theirs in zip(cases, here, there, strict=True):
         assert [e["field"] for e in mine] == case["refused"], case["id"]
         assert theirs == mine, case["id"]
