@@ -210,21 +210,13 @@ function tunedNotes() {
   }
 }
 
-function renderTime(result, counts, opts) {
-  const { n, d, causal, workgroupBytes, checks = {}, checkN = 0, leftOut = [], wgLimit = 0, probe = {} } = opts;
-  const kernels = result.kernels || {};
+/**
+ * The time table's rows, one per timed kernel, and the figures the rest of the card reads:
+ * {rows, ratios: [{label, counted, measured}], stats: {kernel: {bytes, ms, gbps, intensity,
+ * speedup, fewer, traffic}}}.
+ */
+function timeRows(kernels, counts, checks, head, workgroupBytes) {
   const plain = kernels.plain;
-  const notes = tunedNotes();
-  const head = {
-    kernel: _("Kernel"),
-    bytes: _("Bytes (counted)"),
-    intensity: _("FLOP per byte"),
-    speedup: _("Speed-up over plain"),
-    checked: _("Checked first (N = {n})", { n: fmt(checkN) }),
-    samples: _("Samples × timer"),
-    passed: pgettext("check verdict", "passed"),
-    failed: pgettext("check verdict", "failed"),
-  };
   const rows = [];
   const ratios = [];
   const stats = {};
@@ -269,8 +261,13 @@ function renderTime(result, counts, opts) {
       <td data-label="${head.checked}" id="time-${name}-check">${checked}</td>
       <td data-label="${head.samples}">${timer}</td></tr>`);
   }
-  const tuned = Object.keys(kernels).filter((name) => name !== "plain" && name !== "fused");
-  const tunedList = tuned.map((name) => {
+  return { rows, ratios, stats };
+}
+
+/** One list item per tuned kernel: why it tiles differently, and at which M it ran. */
+function tunedItems(tuned, stats, d, workgroupBytes) {
+  const notes = tunedNotes();
+  return tuned.map((name) => {
     const t = stats[name] ? stats[name].traffic : {};
     const wb = Number(t.workgroup_bytes);
     const m =
@@ -287,6 +284,46 @@ function renderTime(result, counts, opts) {
     const note = notes[name] || _("A fused kernel tuned for timing.");
     return html`<li id="time-${name}-note"><strong>${name}</strong>: ${note} ${m}</li>`;
   });
+}
+
+/** The status line after Time: fused's counted and measured ratios, and the best tuned kernel. */
+function timeStatus(f, best, software) {
+  const summary = { fewer: f ? times(f.fewer) : "", speedup: f ? times(f.speedup) : "" };
+  if (!(f && f.speedup)) return _("Timed.");
+  return (
+    (best.length
+      ? _(
+          "Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain; {kernel} {best}.",
+          {
+            ...summary,
+            kernel: best[0][0],
+            best: times(best[0][1]),
+          },
+        )
+      : _("Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain.", summary)) +
+    (software
+      ? " " + _("{adapter} runs on the CPU: these times say nothing about a GPU's memory.", { adapter: software })
+      : "")
+  );
+}
+
+function renderTime(result, counts, opts) {
+  const { n, d, causal, workgroupBytes, checks = {}, checkN = 0, leftOut = [], wgLimit = 0, probe = {} } = opts;
+  const kernels = result.kernels || {};
+  const plain = kernels.plain;
+  const head = {
+    kernel: _("Kernel"),
+    bytes: _("Bytes (counted)"),
+    intensity: _("FLOP per byte"),
+    speedup: _("Speed-up over plain"),
+    checked: _("Checked first (N = {n})", { n: fmt(checkN) }),
+    samples: _("Samples × timer"),
+    passed: pgettext("check verdict", "passed"),
+    failed: pgettext("check verdict", "failed"),
+  };
+  const { rows, ratios, stats } = timeRows(kernels, counts, checks, head, workgroupBytes);
+  const tuned = Object.keys(kernels).filter((name) => name !== "plain" && name !== "fused");
+  const tunedList = tunedItems(tuned, stats, d, workgroupBytes);
   const wrong = Object.values(checks).some((c) => !c.passed);
   const software = probe.software;
   const f = stats.fused;
@@ -413,24 +450,5 @@ function renderTime(result, counts, opts) {
     );
   }
   $("time-result").hidden = false;
-  const summary = { fewer: f ? times(f.fewer) : "", speedup: f ? times(f.speedup) : "" };
-  status.textContent =
-    f && f.speedup
-      ? (best.length
-          ? _(
-              "Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain; {kernel} {best}.",
-              {
-                ...summary,
-                kernel: best[0][0],
-                best: times(best[0][1]),
-              },
-            )
-          : _(
-              "Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain.",
-              summary,
-            )) +
-        (software
-          ? " " + _("{adapter} runs on the CPU: these times say nothing about a GPU's memory.", { adapter: software })
-          : "")
-      : _("Timed.");
+  status.textContent = timeStatus(f, best, software);
 }
