@@ -14,19 +14,24 @@ Every figure comes from one of two sources:
 * each pass's WGSL source, read by emulator.shaders with the pass's override constants:
   workgroup size (x, y, z), ``var<workgroup>`` bytes, ``var<storage>`` bindings.
 
-and is held to the WebGPU limits it is bound by (WebGPU §3.6.2 "Limits"; a limit an
+Each is held to the WebGPU limit that bounds it (WebGPU §3.6.2 "Limits"; a limit an
 adapter does not report counts at WebGPU's default, the manifest's
-``webgpu_default_limits``). Sizes are bytes of float32 (4 bytes an element).
+``webgpu_default_limits``), in the order of :data:`LIMITS`. Sizes are bytes of float32
+(4 bytes an element).
 
 Public API
   kernel_plan(kernel, n, d, ...)   one kernel: tiles, each pass's shader, constants,
                                    workgroup size and dispatch, buffers, head batch,
                                    and the limits it needs
+  pass_plan(kernel, index, tiling) one pass of it
   gpu_plan(p, limits, ...)         several kernels on one device: the limits to ask
                                    for, or an InputError naming the field to change
-  fits(p, limits, ...)             gpu_plan as a yes or no
+                                   and a size that passes every check
+  fits(p, limits, kernels)         gpu_plan as a yes or no
   cold_rules()                     the table the page shows before Python starts
-  TIMED                            the manifest's timed kernels beyond the lesson's
+  offered(limits, name)            an adapter's limit, WebGPU's default if unreported
+  LIMITS, DEFAULT_LIMITS, TIMED    the limits checked, WebGPU's defaults, Time's
+                                   optional kernels
 """
 from __future__ import annotations
 
