@@ -499,7 +499,7 @@ def _check_backward_output_op(p: dict, outputs) -> dict:
     do = _backward.random_do(n, d, p["seed"])
     ref = _backward.reference(q, k, v, do, causal)
     bnd = _backward.bounds(q, k, v, do, ref, causal, None, p["tiling"].block_cols)
-    tensors = {t: _backward._compare(got[t], ref[t], bnd[t]) for t in ("dQ", "dK", "dV")}
+    tensors = {t: _backward.compare(got[t], ref[t], bnd[t]) for t in ("dQ", "dK", "dV")}
     return {"kernel": p["kernel"], "direction": "backward", "n": n, "d": d, "causal": causal,
             "workgroup_bytes": p["workgroup_bytes"], "seed": p["seed"],
             "passed": all(t["passed"] for t in tensors.values()), "tensors": tensors,

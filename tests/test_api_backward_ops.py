@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulator import api
+from emulator import api, backward_mirrors
 from emulator import backward as bwd
 from emulator.inputs import random_qkv
 
@@ -28,7 +28,7 @@ def test_backward_inputs_are_the_checks_seeded_inputs_and_float32_forward():
     assert (x["block_rows"], x["block_cols"], x["kernel"]) == (128, 64, "fused-backward")
 
 
-def _mirror(n, d, causal, seed, fn=bwd.fused):
+def _mirror(n, d, causal, seed, fn=backward_mirrors.fused):
     q, k, v = random_qkv(n, d, seed)
     do = bwd.random_do(n, d, seed)
     o, lse = bwd.forward32(q, k, v, causal, block_cols=64)
@@ -41,7 +41,7 @@ def test_the_mirrors_gradients_pass_and_the_broken_ones_fail_on_dq_and_dk():
     assert good["ok"] and good["result"]["passed"], good
     assert good["result"]["identity_residual"] < 1e-12
     bad = api.handle({"op": "check_backward_output", "params": _params(70),
-                      "outputs": _mirror(70, 16, True, 3, bwd.fused_no_d)})["result"]
+                      "outputs": _mirror(70, 16, True, 3, backward_mirrors.fused_no_d)})["result"]
     assert not bad["passed"]
     assert [t for t in ("dQ", "dK", "dV") if not bad["tensors"][t]["passed"]] == ["dQ", "dK"]
 
