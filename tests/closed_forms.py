@@ -10,7 +10,29 @@ from __future__ import annotations
 
 from emulator.backward import kernel_name
 from emulator.backward_mirrors import _totals
-from emulator.tiling import BYTES, M_DEFAULT, lesson_blocks
+from emulator.tiling import BYTES, M_DEFAULT, MANIFEST, Tiling, lesson_blocks
+
+
+def forward(tiling: Tiling) -> int:
+    """Total bytes of a forward kernel from a formula (the oracle of emulator.traffic.walk).
+
+    With T = T_r, R = B_r and B_c dividing R, the keys visited summed over
+    query tiles are  ΣKV = T·N (full) or R·T(T−1)/2 + N (causal), and the
+    score elements are  ΣS = N² (full) or R²·T(T−1)/2 + (N − (T−1)R)·N (causal).
+      fused = 4·(2·N·d + 2·d·ΣKV)
+      plain = 4·(2·N·d + 2·d·ΣKV + 4·ΣS)
+    """
+    n, d, t, r = tiling.n, tiling.d, tiling.query_tiles, tiling.block_rows
+    if tiling.causal:
+        sum_kv = r * t * (t - 1) // 2 + n
+        sum_s = r * r * t * (t - 1) // 2 + (n - (t - 1) * r) * n
+    else:
+        sum_kv = t * n
+        sum_s = n * n
+    elements = 2 * n * d + 2 * d * sum_kv
+    if any("S" in spec["writes"] for spec in MANIFEST["kernels"][tiling.kernel]["passes"]):  # plain: S, P out and back
+        elements += 4 * sum_s
+    return BYTES * elements
 
 
 def _blocks(d, workgroup_bytes, block_rows, block_cols):

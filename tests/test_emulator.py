@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from closed_forms import forward as closed_form
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ from emulator import attention as att
 from emulator.check import check, check_arrays, rows_to_check
 from emulator.inputs import random_qkv
 from emulator.tiling import HEAD_DIMS, M_MAX, M_MIN, InputError, make_tiling, parse_request
-from emulator.traffic import closed_form, count, walk
+from emulator.traffic import count, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST_KERNELS = json.loads((ROOT / "kernels_wgsl" / "manifest.json").read_text())["kernels"]
