@@ -18,29 +18,17 @@ importable from here too.
 """
 from __future__ import annotations
 
-from . import backward_mirrors as _mirrors
+from . import mirrors
 from .backward_bounds import bounds, compare
-from .backward_mirrors import TENSORS, _blocks, forward32
+from .backward_mirrors import TENSORS, forward32
 from .backward_reference import allowed_keys, forward64, reference
 from .i18n import _, group
 from .inputs import random_do, random_qkv
-from .tiling import M_DEFAULT, InputError
+from .tiling import M_DEFAULT, MANIFEST, InputError, lesson_blocks
 
-__all__ = ["CHECK_MAX_N", "KERNELS", "FORWARD_OF", "TENSORS", "allowed_keys", "bounds", "check",
-           "check_arrays", "compare", "forward32", "forward64", "kernel_name", "random_do", "reference",
-           "too_large_message"]
+__all__ = ["CHECK_MAX_N", "TENSORS", "allowed_keys", "bounds", "check", "check_arrays", "compare", "forward32",
+           "forward64", "forward_of", "kernel_name", "lab_names", "random_do", "reference", "too_large_message"]
 
-#: The lab's kernel names (with "direction": "backward") → manifest entries.
-KERNELS = {
-    "plain": "plain-backward",
-    "fused": "fused-backward",
-    "fused-no-D": "fused-backward-no-D",
-}
-#: The forward kernel whose output each backward kernel differentiates (for backward ÷ forward).
-FORWARD_OF = {"plain-backward": "plain", "fused-backward": "fused", "fused-backward-no-D": "fused"}
-#: The float32 mirror of each backward kernel.
-MIRRORS = {"plain-backward": _mirrors.plain, "fused-backward": _mirrors.fused,
-           "fused-backward-no-D": _mirrors.fused_no_d}
 #: Check forms N×N tables in Python: it stops at this N (counts go to 65,536).
 CHECK_MAX_N = 256
 
@@ -51,24 +39,50 @@ def too_large_message(n: int) -> str:
              "too long. Count works at any N.").format(limit=group(CHECK_MAX_N), n=group(n))
 
 
+def _backward_kernels() -> dict:
+    """The manifest's backward kernels, in its order: {name: entry}."""
+    return {name: e for name, e in MANIFEST["kernels"].items() if e.get("direction") == "backward"}
+
+
+def lab_names() -> tuple:
+    """The names the lab's backward kernels answer to (manifest "lab_name"), in manifest order."""
+    return tuple(e["lab_name"] for e in _backward_kernels().values() if e.get("lab_name"))
+
+
 def kernel_name(kernel: str) -> str:
-    """Manifest name of a backward kernel given its lab name or manifest name.
+    """Manifest name of a backward kernel given its lab name ("lab_name") or manifest name.
 
     Raises InputError (field "kernel") for any other name.
     """
-    if kernel in KERNELS:
-        return KERNELS[kernel]
-    if kernel in KERNELS.values():
-        return kernel
+    for name, entry in _backward_kernels().items():
+        if kernel in (name, entry.get("lab_name")):
+            return name
     raise InputError("kernel", _("Unknown backward kernel {kernel}; choose one of {names}.").format(
-        kernel=repr(kernel), names=", ".join(KERNELS)))
+        kernel=repr(kernel), names=", ".join(lab_names())))
 
+
+def forward_of(kernel: str) -> str:
+    """The forward kernel whose output a backward kernel differentiates (its manifest
+    "forward"), for backward ÷ forward traffic. Raises InputError as :func:`kernel_name`."""
+    return MANIFEST["kernels"][kernel_name(kernel)]["forward"]
+
+
+def _blocks(d: int, workgroup_bytes: int, block_rows, block_cols):
+    """(B_r, B_c): the given tiles, or the lesson's from M when either is None.
+
+    Raises ValueError when B_c does not divide B_r, and InputError for a tile that does not fit.
+    """
+    if block_rows is None or block_cols is None:
+        return lesson_blocks(d, workgroup_bytes)
+    if block_rows % block_cols:
+        raise ValueError(f"B_r = {block_rows} must be a multiple of B_c = {block_cols}")
+    return block_rows, block_cols
 
 
 def check_arrays(kernel: str, q: list, k: list, v: list, do: list, causal: bool = False,
                  mask: list | None = None, workgroup_bytes: int = M_DEFAULT,
                  block_rows: int | None = None, block_cols: int | None = None) -> dict:
-    """Run a backward mirror and hold dQ, dK, dV to float64 within :func:`bounds`.
+    """Run a backward kernel's mirror (emulator.mirrors) and hold dQ, dK, dV to float64 within :func:`bounds`.
 
     q, k, v, do: (N, d) float32 rows. The mirror gets O and L from the float32
     fused forward (:func:`forward32`), as a real backward gets them from its
@@ -80,8 +94,8 @@ def check_arrays(kernel: str, q: list, k: list, v: list, do: list, causal: bool 
     "tensors": {"dQ"|"dK"|"dV": {"passed", "max_abs_error", "max_bound",
     "worst_ratio", "worst_error", "worst_bound", "worst_row", "worst_col",
     "nan_entries"}}, "identity_residual" (float64, see :func:`reference`),
-    "bound_rule"}. Raises InputError for an unknown kernel or a tile that
-    does not fit.
+    "bound_rule"}. Raises InputError for an unknown kernel, one without a
+    mirror, or a tile that does not fit.
     """
     name = kernel_name(kernel)
     n, d = len(q), len(q[0])
@@ -89,8 +103,9 @@ def check_arrays(kernel: str, q: list, k: list, v: list, do: list, causal: bool 
     o32, l32 = forward32(q, k, v, causal, mask, bc)
     ref = reference(q, k, v, do, causal, mask)
     bnd = bounds(q, k, v, do, ref, causal, mask, bc)
-    dq, dk, dv, _traffic = MIRRORS[name](q, k, v, o32, l32, do, causal, mask, workgroup_bytes, br, bc)
-    tensors = {t: compare(got, ref[t], bnd[t]) for t, got in (("dQ", dq), ("dK", dk), ("dV", dv))}
+    got = mirrors.run(name, {"Q": q, "K": k, "V": v, "O": o32, "L": l32, "dO": do, "causal": causal, "mask": mask},
+                      br, bc)
+    tensors = {t: compare(got[t], ref[t], bnd[t]) for t in ("dQ", "dK", "dV")}
     return {
         "kernel": name, "direction": "backward", "n": n, "d": d, "causal": bool(causal),
         "workgroup_bytes": workgroup_bytes, "block_rows": br, "block_cols": bc,

@@ -82,7 +82,7 @@ import math
 from . import attention as att
 from .attention import NEG_INF, f32, f32s
 from .backward_reference import allowed_keys, columns, dot
-from .tiling import BYTES, M_DEFAULT, TENSOR_ORDER, lesson_blocks
+from .tiling import BYTES, TENSOR_ORDER
 
 #: Tensors a backward kernel may move, in the manifest's display order.
 TENSORS = TENSOR_ORDER
@@ -166,22 +166,12 @@ def _element(qi, kj, scale, lse_i, doi, vj, di):
     return p, ds
 
 
-def _blocks(d: int, workgroup_bytes: int, block_rows, block_cols):
-    if block_rows is None or block_cols is None:
-        return lesson_blocks(d, workgroup_bytes)
-    if block_rows % block_cols:
-        raise ValueError(f"B_r = {block_rows} must be a multiple of B_c = {block_cols}")
-    return block_rows, block_cols
-
-
-def fused(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool = False,
-          mask: list | None = None, workgroup_bytes: int = M_DEFAULT,
-          block_rows: int | None = None, block_cols: int | None = None, use_d: bool = True):
-    """Float32 mirror of the fused backward (``fused-backward``; ``use_d=False``: ``fused-backward-no-D``).
+def _fused(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool, mask: list | None,
+           br: int, bc: int, use_d: bool = True):
+    """The fused backward's arithmetic (``fused-backward``; ``use_d=False``: ``fused-backward-no-D``).
 
     q, k, v, do: (N, d) float32 rows; o (N, d) and lse (N) are the forward's
-    saved O and L (float32; L = −∞ for a row with no key). Tiles from
-    ``workgroup_bytes`` (module docstring) unless block_rows/block_cols are given.
+    saved O and L (float32; L = −∞ for a row with no key); br × bc the tiles.
 
     Three passes (FlashAttention-2, arXiv:2307.08691, Algorithm 2, with dQ
     moved to its own pass so no float atomics are needed): preprocess D; dkv,
@@ -196,7 +186,6 @@ def fused(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool 
     float32 inputs, so the same float32 values.
     """
     n, d = len(q), len(q[0])
-    br, bc = _blocks(d, workgroup_bytes, block_rows, block_cols)
     scale = f32(1.0 / math.sqrt(d))
     ok = _may_attend(n, causal, mask)
     tally = _Tally()
@@ -277,29 +266,20 @@ def fused(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool 
     return dq, dk, dv, tally.as_bytes()
 
 
-def fused_no_d(q, k, v, o, lse, do, causal=False, mask=None, workgroup_bytes=M_DEFAULT,
-               block_rows=None, block_cols=None):
-    """The broken control: :func:`fused` with D left out (dS = P ∘ dP)."""
-    return fused(q, k, v, o, lse, do, causal, mask, workgroup_bytes, block_rows, block_cols,
-                 use_d=False)
+def _plain(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool, mask: list | None,
+           br: int, bc: int):
+    """The plain backward's arithmetic (``plain-backward``).
 
-
-def plain(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool = False,
-          mask: list | None = None, workgroup_bytes: int = M_DEFAULT,
-          block_rows: int | None = None, block_cols: int | None = None):
-    """Float32 mirror of the plain backward (``plain-backward``).
-
-    Same inputs as :func:`fused`. Seven passes, each a dispatch of its own,
+    Same inputs as :func:`_fused`. Seven passes, each a dispatch of its own,
     that write S, P, dP and dS to global memory and read them back (module
     docstring; the standard backward of FlashAttention, arXiv:2205.14135,
     Appendix B, Algorithm 3, with S and P recomputed from the saved L and D
     from dO∘O, as the fused kernel does, so only the memory trips differ).
     Entries outside a row's keys are stored as S = −∞, P = dP = dS = 0.
 
-    Returns (dQ, dK, dV, traffic) as :func:`fused`.
+    Returns (dQ, dK, dV, traffic) as :func:`_fused`.
     """
     n, d = len(q), len(q[0])
-    br, bc = _blocks(d, workgroup_bytes, block_rows, block_cols)
     scale = f32(1.0 / math.sqrt(d))
     ok = _may_attend(n, causal, mask)
     tally = _Tally()
@@ -366,9 +346,47 @@ def plain(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool 
     return dq, dk, dv, tally.as_bytes()
 
 
+def _inputs(x: dict, block_rows: int, block_cols: int) -> tuple:
+    """The mirrors' positional inputs from the named ones (emulator.mirrors); checks the tiles."""
+    if block_rows < 1 or block_cols < 1 or block_rows % block_cols:
+        raise ValueError(f"B_r = {block_rows} must be a positive multiple of B_c = {block_cols}")
+    return (x["Q"], x["K"], x["V"], x["O"], x["L"], x["dO"], bool(x.get("causal", False)), x.get("mask"),
+            block_rows, block_cols)
+
+
+def _named(dq: list, dk: list, dv: list, traffic: dict) -> dict:
+    return {"dQ": dq, "dK": dk, "dV": dv, "traffic": traffic}
+
+
+def fused(x: dict, block_rows: int, block_cols: int) -> dict:
+    """Float32 mirror of fused-backward (manifest "mirror": "backward_mirrors.fused").
+
+    Called as every mirror is (emulator.mirrors): x = {"Q", "K", "V", "dO",
+    "O", "L", "causal", "mask"}, tiles B_r × B_c (B_c divides B_r). Returns
+    {"dQ", "dK", "dV": (N, d) float32 rows, "traffic": {"passes", "reads",
+    "writes", "total_bytes"} in bytes}. Raises ValueError for tiles where
+    B_c does not divide B_r. The arithmetic: :func:`_fused`.
+    """
+    return _named(*_fused(*_inputs(x, block_rows, block_cols)))
+
+
+def fused_no_d(x: dict, block_rows: int, block_cols: int) -> dict:
+    """The broken control (manifest "mirror": "backward_mirrors.fused_no_d"): :func:`fused`
+    with D left out, dS = P ∘ dP, and no preprocess pass. Arguments and result as :func:`fused`."""
+    return _named(*_fused(*_inputs(x, block_rows, block_cols), use_d=False))
+
+
+def plain(x: dict, block_rows: int, block_cols: int) -> dict:
+    """Float32 mirror of plain-backward (manifest "mirror": "backward_mirrors.plain").
+
+    Arguments and result as :func:`fused`; the arithmetic and the seven passes: :func:`_plain`.
+    """
+    return _named(*_plain(*_inputs(x, block_rows, block_cols)))
+
+
 def forward32(q: list, k: list, v: list, causal: bool = False, mask: list | None = None,
               block_cols: int = 1):
-    """The fused forward's float32 O (N, d) and saved L (N, float32), from emulator.attention.fused.
+    """The fused forward's float32 O (N, d) and saved L (N, float32), from emulator.attention.fused_row.
 
     A row's keys are passed to the forward in order; with a mask they are
     gathered first, so its key tiles then hold a row's allowed keys only.
@@ -377,7 +395,7 @@ def forward32(q: list, k: list, v: list, causal: bool = False, mask: list | None
     o, lse = [], []
     for i, ks in enumerate(allowed_keys(n, causal, mask)):
         vt = [[v[j][c] for j in ks] for c in range(d)]
-        oi, li = att.fused([dot(q[i], k[j]) for j in ks], vt, d, block_cols)
+        oi, li = att.fused_row([dot(q[i], k[j]) for j in ks], vt, d, block_cols)
         o.append(oi)
         lse.append(f32(li))
     return o, lse

@@ -41,12 +41,16 @@ def _blocks(d, workgroup_bytes, block_rows, block_cols):
     return block_rows, block_cols
 
 
+#: The backward kernels these formulas are written for (manifest names; a new kernel needs its own).
+BACKWARD_KERNELS = ("plain-backward", "fused-backward", "fused-backward-no-D")
+
+
 def backward(kernel: str, n: int, d: int, causal: bool = False,
-                workgroup_bytes: int = M_DEFAULT, block_rows: int | None = None,
-                block_cols: int | None = None) -> dict:
+             workgroup_bytes: int = M_DEFAULT, block_rows: int | None = None,
+             block_cols: int | None = None) -> dict:
     """Bytes each pass of a backward kernel reads and writes, per tensor, from formulas.
 
-    kernel: "plain", "fused", "fused-no-D" or their manifest names.
+    kernel: one of BACKWARD_KERNELS, or the name the lab gives it ("plain", "fused", "fused-no-D").
     With R = B_r, B = B_c, k = R/B, T = ⌈N/R⌉ query tiles, T_c = ⌈N/B⌉ key
     tiles; causal key tile t is streamed qv_t = N − ⌊t/k⌋·R query rows; with
     G = ⌊T_c/k⌋ and g = T_c mod k, Σ_t ⌊t/k⌋ = k·G(G−1)/2 + g·G:
@@ -58,9 +62,12 @@ def backward(kernel: str, n: int, d: int, causal: bool = False,
     Each pass's elements (emulator/backward_mirrors.py's docstring) summed with these, times 4 bytes.
     Returns {"kernel", "block_rows", "block_cols", "passes": [{"name", "reads",
     "writes"}], "reads", "writes", "total_bytes"} (bytes, per tensor in TENSORS).
-    Raises InputError for an unknown kernel or a tile that does not fit.
+    Raises InputError for an unknown kernel or a tile that does not fit, and
+    KeyError for a backward kernel no formula here is written for.
     """
     name = kernel_name(kernel)
+    if name not in BACKWARD_KERNELS:
+        raise KeyError(f"no closed form for the backward kernel {name!r}")
     r, b = _blocks(d, workgroup_bytes, block_rows, block_cols)
     t, tc = -(-n // r), -(-n // b)
     if causal:
@@ -85,7 +92,7 @@ def backward(kernel: str, n: int, d: int, causal: bool = False,
             ("dq", {"dS": ss, "K": skv * d}, {"dQ": nd}),
             ("dkv", {"dS": sc, "P": sc, "Q": sqv * d, "dO": sqv * d}, {"dK": nd, "dV": nd}),
         ]
-    else:
+    else:  # fused-backward, and fused-backward-no-D below
         dkv = {"K": nd, "V": nd, "Q": sqv * d, "dO": sqv * d, "L": sqv, "D": sqv}
         dq = {"Q": nd, "dO": nd, "L": n, "D": n, "K": skv * d, "V": skv * d}
         passes = [pre, ("dkv", dkv, {"dK": nd, "dV": nd}), ("dq", dq, {"dQ": nd})]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from closed_forms import BACKWARD_KERNELS
 from closed_forms import backward as closed_form
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,19 @@ from emulator import backward as bw
 from emulator import backward_mirrors as mirrors
 from emulator.attention import f32
 from emulator.inputs import random_qkv
-from emulator.tiling import lesson_blocks
+from emulator.mirrors import run as run_mirror
+from emulator.tiling import MANIFEST, lesson_blocks
+
+#: Every backward kernel the manifest declares with a mirror (a new one is found here).
+MIRRORED = [name for name, e in MANIFEST["kernels"].items() if e["direction"] == "backward" and e["mirror"]]
+
+
+def _run(kernel, q, k, v, o, lse, do, causal, mask, br, bc):
+    """A backward kernel's mirror through the manifest's "mirror" key: (dQ, dK, dV, traffic)."""
+    x = {"Q": q, "K": k, "V": v, "O": o, "L": lse, "dO": do, "causal": causal, "mask": mask}
+    out = run_mirror(bw.kernel_name(kernel), x, br, bc)
+    return out["dQ"], out["dK"], out["dV"], out["traffic"]
+
 
 # ---- the float64 reference ----------------------------------------------------
 
@@ -158,9 +171,9 @@ def test_bound_covers_a_gpus_rounding_after_every_addition(kernel, monkeypatch):
             acc = f32(acc + f32(x * y))
         return acc
 
-    exact = bw.MIRRORS[bw.kernel_name(kernel)](q, k, v, o, lse, do, True, None, 16384, 2 * bc, bc)
+    exact = _run(kernel, q, k, v, o, lse, do, True, None, 2 * bc, bc)
     monkeypatch.setattr(mirrors, "dot", sequential)
-    gpu = bw.MIRRORS[bw.kernel_name(kernel)](q, k, v, o, lse, do, True, None, 16384, 2 * bc, bc)
+    gpu = _run(kernel, q, k, v, o, lse, do, True, None, 2 * bc, bc)
     monkeypatch.undo()
     for name, got, once in zip(("dQ", "dK", "dV"), gpu[:3], exact[:3], strict=True):
         cmp = bw.compare(got, ref[name], bound[name])
@@ -175,8 +188,8 @@ def test_rows_with_no_keys_give_zero_gradients():
     mask = [[not (i in (0, 5) or j == 7) for j in range(n)] for i in range(n)]
     o, lse = bw.forward32(q, k, v, True, mask, 4)
     assert lse[0] == lse[5] == -math.inf
-    for mirror in (mirrors.fused, mirrors.plain):
-        dq, dk, dv, _ = mirror(q, k, v, o, lse, do, True, mask, block_rows=8, block_cols=4)
+    for kernel in ("fused", "plain"):
+        dq, dk, dv, _ = _run(kernel, q, k, v, o, lse, do, True, mask, 8, 4)
         assert dq[0] == dq[5] == [0.0] * d
         assert dk[7] == dv[7] == [0.0] * d
         assert all(x == x for row in dq + dk + dv for x in row)  # no NaN
@@ -208,16 +221,16 @@ def test_fused_mirror_within_bound_random_shapes(n, d, causal, m, seed):
 def _tally(kernel, n, d, causal, m):
     q, k, v = random_qkv(n, d, seed=0)
     do = bw.random_do(n, d, seed=0)
-    bc = lesson_blocks(d, m)[1]
+    br, bc = lesson_blocks(d, m)
     o, lse = bw.forward32(q, k, v, causal, None, bc)
-    return bw.MIRRORS[bw.kernel_name(kernel)](q, k, v, o, lse, do, causal, None, m)[3]
+    return _run(kernel, q, k, v, o, lse, do, causal, None, br, bc)[3]
 
 
 COUNT_CASES = [(1, 16, False, 4096), (65, 16, True, 4096), (77, 32, False, 4096),
                (77, 32, True, 4096), (100, 16, True, 8192), (33, 64, True, 16384)]
 
 
-@pytest.mark.parametrize("kernel", list(bw.KERNELS))
+@pytest.mark.parametrize("kernel", BACKWARD_KERNELS)
 @pytest.mark.parametrize("n,d,causal,m", COUNT_CASES,
                          ids=[f"{n=}-{d=}-{causal=}-{m=}" for n, d, causal, m in COUNT_CASES])
 def test_mirror_loads_equal_closed_form(kernel, n, d, causal, m):
@@ -229,9 +242,22 @@ def test_mirror_loads_equal_closed_form(kernel, n, d, causal, m):
     assert tally["total_bytes"] == closed["total_bytes"]
 
 
+@pytest.mark.parametrize("kernel", MIRRORED)
+@pytest.mark.parametrize("n,d,causal,m", COUNT_CASES,
+                         ids=[f"{n=}-{d=}-{causal=}-{m=}" for n, d, causal, m in COUNT_CASES])
+def test_mirror_loads_equal_the_manifest_walk(kernel, n, d, causal, m):
+    """Whatever backward kernel the manifest declares, its mirror moves what its passes declare."""
+    from emulator import traffic
+    tally = _tally(kernel, n, d, causal, m)
+    walked = traffic.count(kernel, n, d, causal, m)
+    assert tally["reads"] == walked.reads and tally["writes"] == walked.writes
+    assert {p["name"]: sum(p["reads"].values()) + sum(p["writes"].values()) for p in tally["passes"]} == walked.per_pass
+    assert tally["total_bytes"] == walked.total_bytes > 0
+
+
 @settings(max_examples=15, deadline=None)
 @given(n=st.integers(1, 48), d=st.sampled_from([16, 32]), causal=st.booleans(),
-       m=st.sampled_from([4096, 8192, 16384]), kernel=st.sampled_from(list(bw.KERNELS)))
+       m=st.sampled_from([4096, 8192, 16384]), kernel=st.sampled_from(BACKWARD_KERNELS))
 def test_mirror_loads_equal_closed_form_random_shapes(n, d, causal, m, kernel):
     assert _tally(kernel, n, d, causal, m)["total_bytes"] == closed_form(kernel, n, d, causal, m)["total_bytes"]
 
@@ -284,13 +310,13 @@ WALK_CASES = COUNT_CASES + [(4096, 64, False, 16384), (4096, 16, True, 16384), (
                             (65_536, 128, True, 65536), (1000, 32, True, 8192)]
 
 
-@pytest.mark.parametrize("kernel", list(bw.KERNELS.values()))
+@pytest.mark.parametrize("kernel", BACKWARD_KERNELS)
 def test_closed_form_equals_the_manifest_walk(kernel):
     """The generic walk of emulator.traffic over the passes kernels_wgsl/manifest.json declares."""
     from emulator import traffic
     from emulator.tiling import MANIFEST
     entry = MANIFEST["kernels"][kernel]
-    assert entry["direction"] == "backward" and entry["mirror"] == f"backward.{bw.MIRRORS[kernel].__name__}"
+    assert entry["direction"] == "backward"
     for n, d, causal, m in WALK_CASES:
         walked = traffic.count(kernel, n, d, causal, m)
         closed = closed_form(kernel, n, d, causal, m)
@@ -302,7 +328,7 @@ def test_closed_form_equals_the_manifest_walk(kernel):
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 3000), d=st.sampled_from([16, 32, 64, 128]), causal=st.booleans(),
-       m=st.sampled_from([16384, 32768, 65536]), kernel=st.sampled_from(list(bw.KERNELS.values())))
+       m=st.sampled_from([16384, 32768, 65536]), kernel=st.sampled_from(BACKWARD_KERNELS))
 def test_closed_form_equals_the_manifest_walk_random_shapes(n, d, causal, m, kernel):
     from emulator import traffic
     assert traffic.count(kernel, n, d, causal, m).total_bytes == closed_form(kernel, n, d, causal, m)["total_bytes"]
