@@ -63,8 +63,14 @@ def kernel_name(kernel: str) -> str:
 
 def forward_of(kernel: str) -> str:
     """The forward kernel whose output a backward kernel differentiates (its manifest
-    "forward"), for backward ÷ forward traffic. Raises InputError as :func:`kernel_name`."""
-    return MANIFEST["kernels"][kernel_name(kernel)]["forward"]
+    "forward"), for backward ÷ forward traffic. Raises InputError as :func:`kernel_name`,
+    and ValueError for a backward entry that names no forward kernel."""
+    name = kernel_name(kernel)
+    forward = MANIFEST["kernels"][name].get("forward")
+    if forward not in MANIFEST["kernels"]:
+        raise ValueError(f"kernels_wgsl/manifest.json: the backward kernel {name!r} names no forward kernel "
+                         f"(\"forward\": {forward!r})")
+    return forward
 
 
 def _blocks(d: int, workgroup_bytes: int, block_rows, block_cols):
