@@ -127,7 +127,7 @@ def _strings(value, where=""):
 def _content_problems() -> list[str]:
     out = []
     files = sorted({p for pattern in CONTENT_FILES for p in CONTENT.glob(pattern)})
-    texts = sorted(p for p in (CONTENT / "exercises").rglob("*.md"))
+    texts = sorted(p for folder in ("exercises", "kit") for p in (CONTENT / folder).rglob("*.md"))
     for lang in languages():
         if lang.default:
             continue
