@@ -352,7 +352,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     page_catalogs(out)
     import course  # the module page and exercise pages: data from site/content
     import film  # the film script → captions, chapters, transcript, sources
-    from course import kit  # the offline kit: dist/kit/cannery-exercises.zip
+    from course import kit, teachers  # the offline kit (kit/cannery-exercises.zip), the teachers' page
 
     languages = []
     for lang in i18n.languages():
@@ -375,6 +375,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         course.write_downloads(context["exercises"], out / lang.prefix)
         env = make_env(lang.code)
         env.globals["sri"] = lambda rel: sri(out / rel)
+        context["teachers"] = teachers.build(context, _renderer(env, context), lang=lang.code)
         languages.append((lang, context, env))
     context_kit = kit.write(out, {lang.code: (context["exercises"], _renderer(env, context))
                                   for lang, context, env in languages})

@@ -25,7 +25,7 @@ from . import CONTENT, I18nError, languages, merge, missing_words, overlay_path,
 
 #: Content files with words (relative to site/content); Markdown is found by globbing.
 CONTENT_FILES = ("film.toml", "sources.toml", "module.toml", "lab.toml", "pages/*.toml",
-                 "exercises/*/exercise.toml")
+                 "exercises/*/exercise.toml", "exercises/*/*/teaching.toml")
 
 _PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{[A-Za-z_][\w.]*\}|%\([\w]+\)[sdrf]|%[sd]", re.S)
 _CODE = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<code>.*?</code>", re.S)
