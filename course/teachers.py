@@ -36,6 +36,7 @@ import i18n
 from course.figures import figures
 from emulator import i18n as py_i18n
 from exercises import content, runner
+from exercises.testing import title_of
 
 PAGE = Path("pages") / "teachers.toml"  # under site/content/
 KINDS = ("film", "question", "lab", "exercises", "hand-in")
@@ -70,16 +71,30 @@ def _localedir() -> str:
 
 
 @functools.cache
+def _verdict(slug: str, step_id: str, source: str, tests: str) -> tuple:
+    """(failing test names, passed, total, loads) of step ``slug/step_id``'s tests on
+    ``source`` (``tests``, their text, keys the cache): the same in every language."""
+    report = runner.check(slug, step_id, source, seconds=20.0)
+    return (tuple(r["name"] for r in report["results"] if not r["ok"]), report["passed"], report["total"],
+            report["error"] is None)
+
+
+@functools.cache
+def _titles(slug: str, step_id: str, tests: str, code: str) -> dict:
+    """{test name: title} of a step's tests, in language ``code``."""
+    py_i18n.use(code, _localedir())
+    try:
+        return {fn.__name__: title_of(fn) for fn in runner.load_tests(content.step(slug, step_id))}
+    finally:
+        py_i18n.use(i18n.default().code)
+
+
 def caught(slug: str, step_id: str, source: str, tests: str, code: str) -> dict:
     """What step ``slug/step_id``'s tests (their text ``tests``, for the cache) say to ``source``,
     in language ``code``: {"failed": [test titles], "passed", "total", "loads"}."""
-    py_i18n.use(code, _localedir())
-    try:
-        report = runner.check(slug, step_id, source, seconds=20.0)
-    finally:
-        py_i18n.use(i18n.default().code)
-    return {"failed": [r["title"] for r in report["results"] if not r["ok"]], "passed": report["passed"],
-            "total": report["total"], "loads": report["error"] is None}
+    failed, passed, total, loads = _verdict(slug, step_id, source, tests)
+    titles = _titles(slug, step_id, tests, code)
+    return {"failed": [titles[name] for name in failed], "passed": passed, "total": total, "loads": loads}
 
 
 def _step_answers(ex: dict, st: dict, code: str, render) -> dict:
