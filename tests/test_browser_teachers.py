@@ -43,6 +43,19 @@ def test_axe_finds_nothing_on_the_teachers_page(page, server_url, prefix, scheme
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
 
 
+@pytest.mark.parametrize("prefix", ["", "pt-BR/"])
+def test_on_a_phone_nothing_scrolls_sideways(page, server_url, artifacts, prefix):
+    page.set_viewport_size({"width": 390, "height": 900})
+    try:
+        page.goto(server_url + prefix + "teachers/index.html")
+        for details in page.locator("details.solution-code").all():
+            details.evaluate("(d) => { d.open = true; }")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.screenshot(path=str(artifacts / f"teachers-{prefix.strip('/') or 'en'}-390.png"))
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})
+
+
 def test_printed_the_controls_go_and_the_solutions_show(page, server_url):
     page.goto(server_url + "teachers/index.html")
     code = page.locator("details.solution-code pre").first
