@@ -352,7 +352,9 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     page_catalogs(out)
     import course  # the module page and exercise pages: data from site/content
     import film  # the film script → captions, chapters, transcript, sources
+    from course import kit, teachers  # the offline kit (kit/cannery-exercises.zip), the teachers' page
 
+    languages = []
     for lang in i18n.languages():
         context = {
             "lang": lang,
@@ -373,8 +375,20 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         course.write_downloads(context["exercises"], out / lang.prefix)
         env = make_env(lang.code)
         env.globals["sri"] = lambda rel: sri(out / rel)
+        context["teachers"] = teachers.build(context, _renderer(env, context), lang=lang.code)
+        languages.append((lang, context, env))
+    context_kit = kit.write(out, {lang.code: (context["exercises"], _renderer(env, context))
+                                  for lang, context, env in languages})
+    for _lang, context, env in languages:
+        context["kit"] = context_kit
         render_pages(env, context, out)
     return out
+
+
+def _renderer(env: jinja2.Environment, context: dict):
+    """render(text, **names): content text rendered as a Jinja template with the
+    page context and ``names`` (the Markdown a page would show, before HTML)."""
+    return lambda text, **names: env.from_string(text).render(dict(context, **names))
 
 
 def compare_dirs(a: Path, b: Path) -> list:

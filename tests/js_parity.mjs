@@ -7,6 +7,7 @@ import { softwareAdapter } from "../site/static/js/gpu/device.js";
 import { kernelNeeds, lessonTiling, passVariant, planDevice } from "../site/static/js/gpu/plan.js";
 import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";
 import { parseNumber } from "../site/static/js/parse-number.js";
+import { parse as parseProgress, validate as validateProgress } from "../site/static/js/exercise/progress-schema.js";
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
@@ -26,6 +27,8 @@ const FNS = {
   planDevice: (job, offer) => planDevice(manifest, job, offer),
   kernelNeeds: (kernel, n, d, heads, instrumented, m) => kernelNeeds(manifest, kernel, n, d, heads, instrumented, m),
   lessonTiling: (kernel, d, m) => lessonTiling(manifest, kernel, d, m),
+  validateProgress: (data, strict) => validateProgress(data, { strict }),
+  parseProgress: (text) => parseProgress(text),
   passVariant: (kernel, passIndex, d, m, subgroupMin) => {
     const tiling = lessonTiling(manifest, kernel, d, m);
     return passVariant(manifest.kernels[kernel].wgsl[passIndex], d, tiling, subgroupMin);
@@ -36,7 +39,7 @@ const out = calls.map(({ fn, args }) => {
   try {
     return { ok: true, value: FNS[fn](...args) };
   } catch (err) {
-    return { ok: false, error: { kind: err.kind || err.name, message: err.message } };
+    return { ok: false, error: { kind: err.kind || err.name, message: err.message, field: err.field } };
   }
 });
 process.stdout.write(JSON.stringify(out));

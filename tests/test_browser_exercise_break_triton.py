@@ -5,7 +5,7 @@ test, runs the suite and shows the truth; the Break it step judges an input
 that exposes bug k and one that does not (from solution.toml, as a learner
 would type them), then the weak suite with the five inputs added catches all
 five bugs while the correct kernel still passes. The Triton page says it
-cannot run in a browser and offers its three files from the site's own origin.
+cannot run in a browser and offers its files, our reference solution among them, from the site's own origin.
 axe finds nothing on either page; no CSP violation, no other origin.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 from test_browser_a11y import AXE, TAGS
 from test_browser_exercise import LONG, open_page
 
-from exercises import breakit
+from exercises import breakit, content
 
 pytestmark = pytest.mark.browser
 
@@ -136,9 +136,12 @@ def test_the_triton_page_says_it_cannot_run_here_and_offers_its_files_from_this_
     try:
         expect(page.locator("#cannot-run")).to_contain_text("This exercise cannot run in a browser.")
         links = page.locator(".downloads a")
-        expect(links).to_have_count(3)
+        names = content.load("triton-port")["files"]
+        assert {"starter.py", "test_flash_triton.py", "bench_flash_triton.py", "solution.py"} <= set(names)
+        expect(links).to_have_count(len(names))
+        expect(page.locator(".downloads li", has_text="solution.py")).to_contain_text("our reference solution")
         folder = ROOT / "site/content/exercises/triton-port"
-        for i, name in enumerate(["starter.py", "test_flash_triton.py", "bench_flash_triton.py"]):
+        for i, name in enumerate(names):
             link = links.nth(i)
             expect(link).to_have_text(name)
             href = page.evaluate("(a) => a.href", link.element_handle())

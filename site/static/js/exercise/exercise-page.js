@@ -6,7 +6,7 @@
 import { ExerciseRunner } from "./runner.js";
 import { createEditor } from "./editor.js";
 import * as progress from "./progress.js";
-import { setupPanel, updateProgressLine } from "./panel.js";
+import { setupPanel, showSetAside, updateProgressLine } from "./panel.js";
 import { _ } from "../i18n.js";
 import { setupWgslStep } from "./wgsl-step.js";
 
@@ -511,6 +511,11 @@ setupPanel(() => {
   refresh();
 });
 refresh();
+// A stored record that failed the schema was set aside as the page loaded: say so beside its step.
+showSetAside((key, text) => {
+  const section = sections.find((s) => s.dataset.key === key);
+  if (section) section.querySelector(".step-status").textContent = text;
+});
 steps.setAttribute("aria-busy", "false");
 window.cannery = Object.assign(window.cannery || {}, { exercise: { runner, ready: true } });
 // A Run or Check pressed before this module ran (static/js/early-press.js): run it now.
