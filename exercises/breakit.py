@@ -7,7 +7,9 @@ suites have) and ``exercise.toml`` (the bugs' names and the step texts).
 
 Predict
     :func:`predict` compares the learner's guess of which weak tests catch
-    each bug with the truth, found by running the suite (:func:`truth`).
+    each bug with the truth, found by running the suite (:func:`truth`), and
+    shows the truth only once the learner has predicted every bug (or asked
+    to see it).
 Break it
     :func:`judge_input` parses one learner input (a Python literal, or a
     call of the one whitelisted generator ``random_qkv``; learner text is
@@ -492,6 +494,7 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
     return {"ok": ok, "message": msg, "input": summary, "bound": limit, "buggy": buggy, "correct": correct}
 
 
+
 # ---------------------------------------------------------- weak suite
 
 def weak_tests(folder: str = FOLDER) -> list:
@@ -534,13 +537,22 @@ def truth(folder: str = FOLDER) -> dict:
     return {k: list(v) for k, v in _TRUTH[folder].items()}
 
 
-def predict(predictions: dict, folder: str = FOLDER) -> dict:
+def predict(predictions: dict, folder: str = FOLDER, reveal: bool = False) -> dict:
     """Judge the Predict step.
 
     ``predictions`` maps each bug id (1–5, int or its string) to the names of
-    the weak tests the learner thinks fail on it. Returns {"ok": all right,
-    "right": count, "total": 5, "results": [{"bug", "title", "predicted",
-    "actual", "ok", "message"}]}. Raises InputError for an unknown test name
+    the weak tests the learner thinks fail on it ([] for none), or to None (or
+    leaves it out) for a bug not predicted yet.
+
+    The truth is revealed only once the learner has committed: when every bug
+    has a prediction, or when ``reveal`` is True (the learner chose to see the
+    answers). Until then no result carries the answer: each says whether that
+    bug's prediction is saved, "actual" is None, and "ok" is False.
+
+    Returns {"ok": all right, "right": count, "total": 5, "revealed": bool,
+    "predicted": bugs with a prediction, "results": [{"bug", "title",
+    "predicted" (a list, or None), "actual" (a list, or None until revealed),
+    "ok", "message", "detail"}]}. Raises InputError for an unknown test name
     or bug id.
     """
     names = {t["name"] for t in test_names(folder)}
@@ -551,33 +563,53 @@ def predict(predictions: dict, folder: str = FOLDER) -> dict:
         except (TypeError, ValueError):
             raise InputError(_("there is no bug {bug}; the bugs are numbered 1 to 5").format(bug=repr(key))) from None
         bug_info(bug_id, folder)
+        if chosen is None:
+            continue
         unknown = sorted(set(chosen) - names)
         if unknown:
             raise InputError(_("there is no weak test named {name}").format(name=repr(unknown[0])))
         got[bug_id] = sorted(set(chosen))
-    real = truth(folder)
+    listed = bugs(folder)
+    revealed = reveal or all(b["id"] in got for b in listed)
     results = []
-    for b in bugs(folder):
-        predicted, actual = got.get(b["id"], []), real[b["id"]]
+    if not revealed:
+        for b in listed:
+            if b["id"] in got:
+                detail = _("prediction saved; the answers show once every bug has one ({count} of {total} "
+                           "so far)").format(count=len(got), total=len(listed))
+            else:
+                detail = _("no prediction yet: tick the weak tests you think fail on it, or none of them")
+            results.append({"bug": b["id"], "title": b["title"], "predicted": got.get(b["id"]), "actual": None,
+                            "ok": False, "message": detail, "detail": detail})
+        return {"ok": False, "right": 0, "total": len(listed), "revealed": False, "predicted": len(got),
+                "results": results}
+    real = truth(folder)
+    for b in listed:
+        predicted, actual = got.get(b["id"]), real[b["id"]]
         ok = predicted == actual
         if ok and actual:
             detail = ngettext("{count} of the weak tests catch it", "{count} of the weak tests catch it",
                               len(actual)).format(count=len(actual))
         elif ok:
             detail = _("no weak test catches it")
+        elif predicted is None:
+            detail = _("no prediction was made")
         else:
             missed = sorted(set(predicted) - set(actual))
             caught = sorted(set(actual) - set(predicted))
-            if missed:
-                detail = ngettext("{tests} passes on this bug", "{tests} pass on this bug",
-                                  len(missed)).format(tests=", ".join(missed))
+            passes = ngettext("{tests} passes on this bug", "{tests} pass on this bug",
+                              len(missed)).format(tests=", ".join(missed))
+            catches = ngettext("{tests} catches it", "{tests} catch it", len(caught)).format(tests=", ".join(caught))
+            if missed and caught:
+                detail = _("{passes}, and {catches}").format(passes=passes, catches=catches)
             else:
-                detail = ngettext("{tests} catches it", "{tests} catch it", len(caught)).format(tests=", ".join(caught))
+                detail = passes if missed else catches
         message = (_("right: {detail}") if ok else _("not quite: {detail}")).format(detail=detail)
         results.append({"bug": b["id"], "title": b["title"], "predicted": predicted,
                         "actual": actual, "ok": ok, "message": message, "detail": detail})
     right = [r["ok"] for r in results].count(True)
-    return {"ok": right == len(results), "right": right, "total": len(results), "results": results}
+    return {"ok": right == len(results), "right": right, "total": len(results), "revealed": True,
+            "predicted": len(got), "results": results}
 
 
 def extended_suite(texts: dict, folder: str = FOLDER) -> dict:
@@ -612,7 +644,7 @@ def handle(request: dict) -> dict:
     """The page worker's entry, JSON in and out.
 
     {"op": "bugs"}                               → the bugs with their diffs, the weak tests
-    {"op": "predict", "predictions": {...}}      → :func:`predict`
+    {"op": "predict", "predictions": {...}, "reveal": false} → :func:`predict`
     {"op": "break", "bug": k, "text": "..."}     → :func:`judge_input`
     {"op": "suite", "texts": {k: "..."}}         → :func:`extended_suite`
     Answers {"ok": True, "result": ...} or {"ok": False, "message": ...}.
@@ -625,7 +657,7 @@ def handle(request: dict) -> dict:
                 "tests": test_names(), "bound": TOL,
                 "limits": {"rows": MAX_ROWS, "keys": MAX_KEYS, "d": MAX_D, "abs": MAX_ABS}}}
         if op == "predict":
-            return {"ok": True, "result": predict(request.get("predictions", {}))}
+            return {"ok": True, "result": predict(request.get("predictions", {}), reveal=bool(request.get("reveal")))}
         if op == "break":
             return {"ok": True, "result": judge_input(int(request["bug"]), request.get("text", ""))}
         if op == "suite":
