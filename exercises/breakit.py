@@ -16,7 +16,8 @@ Break it
     never evaluated) and runs the buggy and the correct kernel on it against
     the float64 reference. The input *exposes* bug k when the buggy output
     is off by more than the bound (or is NaN, or the kernel raises) while
-    the correct kernel's output stays within it.
+    the correct kernel's output stays within it, and at least one other bug
+    survives it (an input that breaks all five is not aimed at any).
 After the five
     :func:`extended_suite` adds the learner's inputs to the weak suite and
     runs it on all six kernels.
@@ -39,7 +40,7 @@ import os
 import tomllib
 
 from emulator.attention import reference
-from emulator.i18n import _, group, language, ngettext, short
+from emulator.i18n import _, fixed, group, language, ngettext, short
 from emulator.inputs import random_qkv as _emulator_qkv
 
 from .testing import marked
@@ -459,22 +460,28 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
     """Does this learner input expose bug ``bug_id``?
 
     Returns {"ok": bool, "message": str, "input": summary or "",
-    "bound": float, "buggy": run_case result, "correct": run_case result}.
+    "bound": float, "buggy": run_case result, "correct": run_case result,
+    "broad": True when refused for exposing every bug}.
     ``ok`` is True when the buggy kernel leaves the bound (or gives NaN, or
-    raises) and the correct kernel stays within it. A malformed input gives
-    ok False, a message saying what to fix, and no kernel results.
+    raises) and the correct kernel stays within it, unless every other bug
+    leaves it too: an input that breaks all five kernels (a ragged tile, a
+    masked first tile and scores past exp's range at once) shows that they
+    differ, not which line it catches, and is refused with a message saying
+    so. A malformed input gives ok False, a message saying what to fix, and
+    no kernel results.
     """
     b = bug_info(bug_id, folder)
     try:
         case = parse_input(text)
     except InputError as exc:
         return {"ok": False, "message": exc.message, "input": "", "bound": None,
-                "buggy": None, "correct": None}
+                "buggy": None, "correct": None, "broad": False}
     summary = describe(case)
     want = reference_for(case)
     correct = run_case(load_kernel(0, folder), case, want)
     buggy = run_case(load_kernel(bug_id, folder), case, want)
     limit = correct["bound"]
+    broad = False
     if not correct["ok"]:
         msg = _("{input}: the correct kernel also leaves the bound ({how}), so this input "
                 "tests something else; keep the numbers smaller.").format(input=summary, how=_say(correct))
@@ -485,14 +492,33 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
                     input=summary, bug=bug_id, title=b["title"], error=marked(f"{buggy['max_error']:.2e}"),
                     bound=marked(f"{limit:.2e}"))
         ok = False
+    elif all(not run_case(load_kernel(other["id"], folder), case, want)["ok"] for other in bugs(folder)
+             if other["id"] != bug_id):
+        msg = _("{input}: every one of the five bugs fails on this input (its largest score is {top}), so it "
+                "cannot tell which line it catches. Write one that bug {bug} ({title}) fails and at least one "
+                "other bug survives.").format(input=summary, top=fixed(largest_score(case), 1), bug=bug_id,
+                                              title=b["title"])
+        ok, broad = False, True
     else:
         msg = _("{input}: exposes bug {bug} ({title}). The buggy kernel {buggy}; "
                 "the correct kernel {correct}. Bound: {bound}.").format(
                     input=summary, bug=bug_id, title=b["title"], buggy=_say(buggy), correct=_say(correct),
                     bound=marked(f"{limit:.2e}"))
         ok = True
-    return {"ok": ok, "message": msg, "input": summary, "bound": limit, "buggy": buggy, "correct": correct}
+    return {"ok": ok, "message": msg, "input": summary, "bound": limit, "buggy": buggy, "correct": correct,
+            "broad": broad}
 
+
+def largest_score(case: dict) -> float:
+    """The largest score q·k/√d any row of a parsed case may see (−inf if none)."""
+    Q, K, mask = case["Q"], case["K"], case["key_mask"]
+    scale = 1.0 / math.sqrt(len(Q[0]))
+    top = -math.inf
+    for i, q in enumerate(Q):
+        for j, k in enumerate(K):
+            if (mask is None or mask[j]) and (not case["causal"] or j <= i):
+                top = max(top, math.fsum(a * b for a, b in zip(q, k, strict=True)) * scale)
+    return top
 
 
 # ---------------------------------------------------------- weak suite

@@ -5,7 +5,8 @@ test and "none of them", gives no answer away until every bug has a
 prediction, then runs the suite and shows the truth (which differs between
 bugs); "Show the answers" shows it without predicting. The Break it step
 judges an input that exposes bug k and one that does not (from solution.toml,
-as a learner would type them), then the weak suite with the five inputs added catches all five bugs
+as a learner would type them), refuses one input that breaks all five kernels
+at once, then the weak suite with the five inputs added catches all five bugs
 while the correct kernel still passes. The Triton page says it
 cannot run in a browser and offers its three files from the site's own origin.
 axe finds nothing on either page; no CSP violation, no other origin.
@@ -134,6 +135,19 @@ def test_an_input_that_exposes_bug_k_and_one_that_does_not_are_each_judged_right
     want = breakit.judge_input(bug, CASES[bug]["exposes"])
     assert want["ok"]
     expect(fs.locator(".verdict")).to_have_text("Exposed. " + want["message"])
+
+
+def test_one_input_that_breaks_all_five_kernels_is_refused_as_too_broad(breakit_page):
+    page = breakit_page
+    fs = page.locator('#step-break fieldset.bug[data-bug="4"]')
+    text = "random_qkv(n=10, d=4, seed=1, scale=400.0, masked_keys=[0, 1, 2, 3])"
+    fs.locator("textarea").fill(text)
+    fs.locator(".try-button").click()
+    expect(fs.locator(".verdict")).to_have_attribute("data-state", "broad", timeout=LONG)
+    want = breakit.judge_input(4, text)
+    assert not want["ok"] and want["broad"]
+    expect(fs.locator(".verdict")).to_have_text("Too broad. " + want["message"])
+    expect(fs.locator(".verdict")).to_contain_text("every one of the five bugs fails on this input")
 
 
 def test_a_malformed_input_gets_a_clear_message_and_runs_nothing(breakit_page):

@@ -375,3 +375,25 @@ def test_the_weak_tests_titles_in_exercise_toml_are_their_docstrings_in_every_la
     assert all(titles[k] != docs[k] for k in docs)
     assert "0,01" in titles["test_random_small_scores"]
 
+
+def test_one_input_that_breaks_all_five_kernels_is_refused_for_every_bug():
+    # A ragged tile, a masked first tile and scores in the hundreds at once: every bug
+    # leaves the bound, so the input says nothing about which line it catches.
+    source = (FOLDER / "break" / "wrong" / "one_input_breaks_all_five.py").read_text(encoding="utf-8")
+    text = _content(FOLDER / "break" / "wrong" / "one_input_breaks_all_five.py")["inputs"][1]
+    case = breakit.parse_input(text)
+    assert all(not breakit.run_case(breakit.load_kernel(b), case)["ok"] for b in BUG_IDS)
+    assert breakit.run_case(breakit.load_kernel(0), case)["ok"]
+    r = breakit.judge_input(4, text)
+    assert not r["ok"] and r["broad"] and not r["buggy"]["ok"] and r["correct"]["ok"]
+    assert r["message"] == (
+        "N = 10, N_k = 10, d = 4, 4 of 10 keys masked: every one of the five bugs fails on this input (its largest "
+        "score is 1,022.8), so it cannot tell which line it catches. Write one that bug 4 (the last ragged tile "
+        "skipped) fails and at least one other bug survives.")
+    assert breakit.largest_score(case) == pytest.approx(1022.8, abs=0.05)
+    report = __import__("exercises.runner", fromlist=["check"]).check("break-it", "break", source)
+    failed = [res["name"] for res in report["results"] if not res["ok"]]
+    assert failed == [f"test_bug_{b}" for b in BUG_IDS]  # the suite itself would catch every bug
+    assert all(res["got"] == "every bug fails on it" for res in report["results"] if not res["ok"])
+    for b in BUG_IDS:  # the reference inputs are each aimed: some other bug survives them
+        assert not breakit.judge_input(b, BY_BUG[b]["exposes"])["broad"]

@@ -274,10 +274,11 @@ function setupPredictTestsStep(section) {
   });
 }
 
-function verdict(node, ok, text) {
+// broad: the input exposes every bug at once, so it is not aimed at this one (exercises/breakit.py)
+function verdict(node, ok, text, broad = false) {
   node.textContent = "";
-  node.dataset.state = ok ? "exposed" : "survived";
-  node.append(el("strong", "", ok ? _("Exposed.") : _("Not exposed.")), " ", text);
+  node.dataset.state = ok ? "exposed" : broad ? "broad" : "survived";
+  node.append(el("strong", "", ok ? _("Exposed.") : broad ? _("Too broad.") : _("Not exposed.")), " ", text);
 }
 
 // Break it: one input per bug, each judged by running both kernels; Check runs the step's tests
@@ -318,7 +319,7 @@ function setupBreakStep(section) {
       const text = form.querySelector(`textarea[name="${bug}"]`).value;
       const r = await judge(section, { op: "break", bug: Number(bug), text }, _("Checking…"));
       if (!r) return;
-      verdict(out, r.ok, r.message);
+      verdict(out, r.ok, r.message, r.broad);
       section.querySelector(".step-status").textContent = r.ok
         ? _("Your input exposes bug {bug}.", { bug })
         : _("Your input does not expose bug {bug} yet.", { bug });
