@@ -262,6 +262,8 @@ def test_the_reference_solution_passes_every_case_with_the_emulators_byte_count(
     ("harden/wrong/causal_ignored.wgsl", "beyond the bound"),
     ("harden/wrong/unguarded_loads.wgsl", "the counters saw"),
     ("scratch/wrong/no_max_at_all.wgsl", "holds NaN or inf"),
+    # causal by masking every tile: right O, but the key tiles past the diagonal are loaded
+    ("harden/wrong/causal_masks_every_tile.wgsl", "(K read 25,600 B, the walk 20,992 B)"),
 ])
 def test_each_wrong_shader_fails_some_case_with_a_message_naming_a_row_or_the_bytes(device, rel, says):
     failed = [x for x in _verdicts(device, rel) if not x["passed"]]
