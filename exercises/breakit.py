@@ -601,12 +601,14 @@ def predict(predictions: dict, folder: str = FOLDER, reveal: bool = False) -> di
     if not revealed:
         for b in listed:
             if b["id"] in got:
-                detail = _("prediction saved; the answers show once every bug has one ({count} of {total} "
-                           "so far)").format(count=len(got), total=len(listed))
+                detail = _("the answers show once every bug has a prediction ({count} of {total} so far)").format(
+                    count=len(got), total=len(listed))
+                message = _("prediction saved; {detail}").format(detail=detail)
             else:
-                detail = _("no prediction yet: tick the weak tests you think fail on it, or none of them")
+                detail = _("tick the weak tests you think fail on it, or none of them")
+                message = _("no prediction yet: {detail}").format(detail=detail)
             results.append({"bug": b["id"], "title": b["title"], "predicted": got.get(b["id"]), "actual": None,
-                            "ok": False, "message": detail, "detail": detail})
+                            "ok": False, "message": message, "detail": detail})
         return {"ok": False, "right": 0, "total": len(listed), "revealed": False, "predicted": len(got),
                 "results": results}
     real = truth(folder)

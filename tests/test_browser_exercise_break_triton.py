@@ -74,9 +74,9 @@ def test_a_partial_prediction_gives_nothing_away_then_the_truth_shows_and_a_righ
     expect(section.locator(".step-status")).to_have_text(
         "1 of 5 bugs predicted: the answers show once every bug has a prediction.", timeout=LONG)
     expect(section.locator('fieldset.bug[data-bug="2"] .truth')).to_have_text(
-        "Saved. prediction saved; the answers show once every bug has one (1 of 5 so far)")
+        "Saved: the answers show once every bug has a prediction (1 of 5 so far)")
     expect(section.locator('fieldset.bug[data-bug="1"] .truth')).to_have_text(
-        "No prediction yet. no prediction yet: tick the weak tests you think fail on it, or none of them")
+        "No prediction yet: tick the weak tests you think fail on it, or none of them")
     expect(section.locator(".truth.pending")).to_have_count(5)
     for box in section.locator(".truth").all():
         expect(box).not_to_contain_text("Weak tests that fail")

@@ -144,8 +144,8 @@ def test_predict_gives_no_answer_away_before_every_bug_has_a_prediction():
     partial = breakit.predict({1: [], 2: ["test_one_tile"], 3: None})
     assert not partial["revealed"] and not partial["ok"] and partial["predicted"] == 2
     assert all(r["actual"] is None and not r["ok"] for r in partial["results"])
-    assert partial["results"][0]["message"] == ("prediction saved; the answers show once every bug has one "
-                                                "(2 of 5 so far)")
+    assert partial["results"][0]["message"] == ("prediction saved; the answers show once every bug has a "
+                                                "prediction (2 of 5 so far)")
     assert partial["results"][2]["predicted"] is None
     assert partial["results"][2]["message"] == ("no prediction yet: tick the weak tests you think fail on it, "
                                                 "or none of them")
@@ -162,7 +162,7 @@ def test_through_the_runner_a_partial_prediction_fails_every_test_without_the_an
         assert "tests that fail" not in r["expected"] + r["message"] + r["got"]
         assert r["expected"] in ("", "a list of test names")
     assert report["results"][0]["message"] == ("bug 1 (the rescale left out): prediction saved; the answers show "
-                                               "once every bug has one (2 of 5 so far)")
+                                               "once every bug has a prediction (2 of 5 so far)")
     assert report["results"][0]["got"] == "you predicted: test_key_order_does_not_matter"
     assert report["results"][2]["message"] == ("bug 3 (the sum l rescaled by the wrong factor): no prediction yet; "
                                                "give a list of test names, [] for none")

@@ -224,7 +224,7 @@ function setupPredictTestsStep(section) {
       const head = el("p", "truth-head");
       if (!reply.revealed) {
         box.className = "truth pending";
-        head.append(el("strong", "", r.predicted ? _("Saved.") : _("No prediction yet.")), " ", r.detail);
+        head.append(el("strong", "", r.predicted ? _("Saved:") : _("No prediction yet:")), " ", r.detail);
         box.append(head);
         box.hidden = false;
         continue;
