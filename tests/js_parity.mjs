@@ -11,7 +11,12 @@ import { parseNumber } from "../site/static/js/parse-number.js";
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
 const { manifest, calls } = JSON.parse(Buffer.concat(chunks).toString("utf-8"));
-const rules = { head_dims: manifest.head_dims, lesson: manifest.lesson };
+// As the template writes the form's data-rules: lesson_kernels are the entries with "lesson": true.
+const rules = {
+  head_dims: manifest.head_dims,
+  lesson: manifest.lesson,
+  lesson_kernels: Object.keys(manifest.kernels).filter((name) => manifest.kernels[name].lesson),
+};
 
 const FNS = {
   quickErrors: (params, purpose) => quickErrors(params, purpose, rules),

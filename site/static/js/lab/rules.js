@@ -4,14 +4,14 @@
 // sends every request that passes here to it, and tests/test_js_parity.py runs one
 // case table (tests/lab_rule_cases.json) through both.
 //
-// Pure: no DOM, so node runs it. `rules` is {head_dims, lesson} from
-// kernels_wgsl/manifest.json (the page reads it from the form's data-rules attribute).
+// Pure: no DOM, so node runs it. `rules` is {head_dims, lesson, lesson_kernels} from
+// kernels_wgsl/manifest.json (the page reads it from the form's data-rules attribute;
+// lesson_kernels names the kernels whose manifest entry says "lesson": true, in its order).
 import { _, num } from "../i18n.js";
 import { parseNumber } from "../parse-number.js";
 
 const fmt = (x) => num(x, 0);
 
-const LESSON_KERNELS = ["plain", "fused", "fused-no-rescale"];
 const BYTES = 4;
 
 // The learner's text for a message: control and format marks removed, trimmed, at most
@@ -129,7 +129,7 @@ export function quickErrors(params, purpose, rules) {
 
   // The lesson tiling (emulator/tiling.py lesson_blocks): half of M holds a key
   // tile and a value tile of at least min_key_tile_rows rows.
-  if (!errors.length && LESSON_KERNELS.includes(params.kernel)) {
+  if (!errors.length && rules.lesson_kernels.includes(params.kernel)) {
     const half = Math.floor(out.m / 2);
     const rowBytes = BYTES * out.d;
     if (Math.floor(half / (2 * rowBytes)) < L.min_key_tile_rows) {
