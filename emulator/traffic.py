@@ -151,6 +151,26 @@ def walk(tiling: Tiling) -> Traffic:
     return traffic
 
 
+def pass_elements(tiling: Tiling, pass_name: str) -> dict:
+    """Elements one pass of ``tiling.kernel`` reads and writes, per tensor, walked
+    as :func:`walk` walks it: {"reads": {tensor: elements}, "writes": {...}}.
+
+    The exercise checker holds a learner's row reads to these (exercises.instruments):
+    a row tensor's elements divided by d are its rows. Raises KeyError for a pass
+    the kernel does not declare.
+    """
+    [spec] = [s for s in passes(tiling.kernel) if s["name"] == pass_name] or [None]
+    if spec is None:
+        raise KeyError(f"kernel {tiling.kernel!r} has no pass {pass_name!r}")
+    out = {"reads": dict.fromkeys(spec["reads"], 0), "writes": dict.fromkeys(spec["writes"], 0)}
+    for kind in ("reads", "writes"):
+        for tensor, text in spec[kind].items():
+            code = _formula(text, spec["walk"])
+            for env in _steps(tiling, spec["walk"]):
+                out[kind][tensor] += eval(code, {"__builtins__": {}}, env)  # noqa: S307 (checked by _formula)
+    return out
+
+
 def count(kernel: str, n: int, d: int, causal: bool = False,
           workgroup_bytes: int = M_DEFAULT) -> Traffic:
     """Bytes ``kernel`` moves to and from global memory for one (N, d) head.

@@ -117,6 +117,31 @@ def test_the_checker_runs_the_mirror_each_forward_kernel_names():
     assert check.stores_scores("plain") and not check.stores_scores("fused")
 
 
+@pytest.mark.parametrize("kernel", ["plain", "fused", "fused-backward"])
+@pytest.mark.parametrize("n,causal", [(65, False), (100, True)])
+def test_each_pass_counted_alone_adds_up_to_the_walk(kernel, n, causal):
+    # exercises.instruments holds a learner's row reads to one pass at a time
+    tiling = make_tiling(kernel, n, 16, causal, 16384)
+    walked = traffic.walk(tiling)
+    reads, writes = {}, {}
+    for spec in traffic.passes(kernel):
+        one = traffic.pass_elements(tiling, spec["name"])
+        for tensor, elements in one["reads"].items():
+            reads[tensor] = reads.get(tensor, 0) + elements * 4
+        for tensor, elements in one["writes"].items():
+            writes[tensor] = writes.get(tensor, 0) + elements * 4
+    assert reads == {t: b for t, b in walked.reads.items() if b or t in reads}
+    assert writes == {t: b for t, b in walked.writes.items() if b or t in writes}
+    with pytest.raises(KeyError, match="no pass 'nope'"):
+        traffic.pass_elements(tiling, "nope")
+
+
+def test_the_fused_pass_at_a_learners_tiles_reads_k_once_per_query_tile():
+    # N = 65 in query tiles of 32 rows: 3 tiles, each streaming all 65 keys past it.
+    tiling = traffic.Tiling("fused", 65, 4, False, 32, 8, 4 * 4 * 48)
+    assert traffic.pass_elements(tiling, "fused")["reads"] == {"Q": 65 * 4, "K": 3 * 65 * 4, "V": 3 * 65 * 4}
+
+
 _NEW_KERNELS_SCRIPT = r"""
 import json
 from emulator import api, tiling
