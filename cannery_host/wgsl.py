@@ -272,6 +272,11 @@ class Runner:
         spec = MANIFEST["kernels"][kernel]["wgsl"][0]
         return pass_variant(spec, d, kernel_tiling(kernel, d, self.max_wg_bytes), self.subgroup_min)[0]
 
+    def shaders(self, kernel: str, d: int) -> list[str]:
+        """The .wgsl file this device runs for each pass of ``kernel`` at d, in pass order."""
+        tiling = kernel_tiling(kernel, d, self.max_wg_bytes)
+        return [pass_variant(spec, d, tiling, self.subgroup_min)[0] for spec in MANIFEST["kernels"][kernel]["wgsl"]]
+
     # ----------------------------------------------------------------- buffers
     def _storage(self, size: int, data: np.ndarray | None = None):
         wgpu = self.wgpu

@@ -13,6 +13,12 @@ What is held here (issue 15, "WGSL backward kernels, timed"):
   the same shaders with the override USE_D = false, fails it on dQ and dK; dV, which
   does not use D, passes.
 * No NaN or inf in any gradient (checked on the CPU after readback).
+* The tuned fused-backward-fast (issue 22: bwd_fast_*.wgsl, FlashAttention-2 Algorithm 2
+  with register tiles and lanes) passes the same float64 check and counts the bytes
+  the manifest declares for its own tiles, with its subgroup shaders (a device with
+  subgroups) and without them (one without), at ragged N (77, 300), causal and full,
+  d = 16, 32, 64 and 128; each subgroup shader is its plain twin with only the lanes'
+  sum changed, and every tile the manifest gives fits what the shaders support.
 
 The forward's O and L are computed on the host, not by a WGSL forward: a backward pass
 reads them as inputs, and the counts held here are those of the backward passes alone,
@@ -90,8 +96,17 @@ COUNTED = [(1, 16, True), (65, 64, True), (77, 64, False), (100, 16, False), (10
            (300, 32, True), (65, 128, True), (40, 128, False)]
 
 
+@pytest.fixture(scope="module")
+def runner_no_subgroups(runner):
+    """A second device opened without the subgroup feature: every pass runs the shader any
+    WebGPU device can (bwd_fast_dkv.wgsl, not bwd_fast_dkv_lanes.wgsl)."""
+    from cannery_host.wgsl import Runner
+
+    return Runner(limits="default", subgroups=False)
+
+
 def test_every_backward_kernel_has_a_wgsl_build():
-    assert set(BACKWARD) == {"plain-backward", "fused-backward", "fused-backward-no-D"}
+    assert set(BACKWARD) == {"plain-backward", "fused-backward", "fused-backward-no-D", "fused-backward-fast"}
 
 
 @pytest.mark.parametrize("kernel,n,d,causal", _cases(BACKWARD, COUNTED))
@@ -172,3 +187,116 @@ def test_a_non_finite_l_and_a_wrong_direction_are_refused(runner):
         runner.run("fused-backward", q, q, q)
     with pytest.raises(KernelError, match="use run$"):
         runner.run_backward("fused", q, q, q, q, np.zeros(4, np.float32), q)
+
+
+# ---- the tuned fused backward (issue 22) ---------------------------------------------------
+
+FAST = "fused-backward-fast"
+# Ragged N (77 and 300 are no multiple of any of its tiles, 64 or 128), causal and full, every d.
+FAST_COUNTED = [(77, 16, True), (300, 16, False), (77, 32, False), (300, 32, True),
+                (77, 64, True), (300, 64, False), (77, 128, False), (300, 128, True)]
+# N = 77 already spans two tiles and several chunks of rows and keys at d >= 32; N = 300
+# streams ten chunks of 31 rows past each key tile at d = 32. The reference is pure Python.
+FAST_CHECKED = [(77, 16, False), (77, 16, True), (77, 32, True), (77, 64, False), (77, 64, True),
+                (77, 128, True), (300, 32, True)]
+SUBGROUPS = pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
+
+
+def _device(runner, runner_no_subgroups, subgroups, d):
+    """The device of one case, and the shaders its dkv and dq passes must run there."""
+    r = runner if subgroups else runner_no_subgroups
+    lanes = subgroups and d > 16
+    if lanes and r.subgroup_min < d // 16:
+        pytest.skip(f"this adapter's subgroups hold {r.subgroup_min}; d = {d} needs {d // 16}")
+    tail = "_lanes.wgsl" if lanes else ".wgsl"
+    assert r.shaders(FAST, d) == ["bwd_fast_pre.wgsl", "bwd_fast_dkv" + tail, "bwd_fast_dq" + tail]
+    return r
+
+
+@SUBGROUPS
+@pytest.mark.parametrize("n,d,causal", FAST_COUNTED, ids=[f"{n=}-{d=}-causal={c}" for n, d, c in FAST_COUNTED])
+def test_the_tuned_backward_counts_what_the_manifest_declares(runner, runner_no_subgroups, n, d, causal,
+                                                                subgroups):
+    r = _device(runner, runner_no_subgroups, subgroups, d)
+    _, grads, counts = _run(r, FAST, n, d, causal, seed=2, instrumented=True)
+    expected = count(FAST, n, d, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    # its own tiles: K and V read once per query tile of B_r rows, Q and dO once per key tile
+    t = MANIFEST["kernels"][FAST]["tiling"]
+    br, bc = t["block_rows"][str(d)], t["block_cols"][str(d)]
+    if not causal:
+        assert expected.reads["K"] == (-(-n // br) + 1) * n * d * 4  # dq's query tiles, and dkv once
+        assert expected.reads["Q"] == (-(-n // bc) + 1) * n * d * 4  # dkv's key tiles, and dq once
+    for g in grads:
+        assert g.shape == (n, d) and np.isfinite(g).all()
+
+
+@SUBGROUPS
+@pytest.mark.parametrize("n,d,causal", FAST_CHECKED, ids=[f"{n=}-{d=}-causal={c}" for n, d, c in FAST_CHECKED])
+def test_the_tuned_backward_passes_the_float64_check(runner, runner_no_subgroups, n, d, causal, subgroups):
+    from cannery_host.wgsl import check_backward
+
+    r = _device(runner, runner_no_subgroups, subgroups, d)
+    (q, k, v, do, bc), (dq, dk, dv), _ = _run(r, FAST, n, d, causal)
+    report = check_backward(q, k, v, do, causal, dq, dk, dv, bc, _reference(n, d, causal, 0, bc))
+    assert report["passed"], report["tensors"]
+    assert all(t["nan_entries"] == 0 for t in report["tensors"].values())
+
+
+def test_a_tuned_backward_with_a_wrong_dq_fails_the_check(runner):
+    """The check can fail the tuned kernel too: its dQ with one row's values swapped in."""
+    from cannery_host.wgsl import check_backward
+
+    (q, k, v, do, bc), (dq, dk, dv), _ = _run(runner, FAST, 77, 64, True)
+    bad = dq.copy()
+    bad[[10, 11]] = bad[[11, 10]]
+    report = check_backward(q, k, v, do, True, bad, dk, dv, bc, _reference(77, 64, True, 0, bc))
+    assert not report["tensors"]["dQ"]["passed"] and report["tensors"]["dK"]["passed"]
+
+
+def test_each_tuned_subgroup_shader_is_its_twin_with_only_the_lane_sum_changed():
+    """bwd_fast_dkv_lanes.wgsl is bwd_fast_dkv.wgsl (and bwd_fast_dq_lanes.wgsl is
+    bwd_fast_dq.wgsl) except its opening comment, its `enable subgroups;`, the NBUF line
+    and the lines between @lanes-begin and @lanes-end; the twin names no subgroup built-in."""
+    from cannery_host.wgsl import KERNEL_DIR
+
+    def rest(name):
+        src = (KERNEL_DIR / name).read_text()
+        body = src[src.index("override D: u32"):]
+        before, after = body.split("// @lanes-begin")[0], body.split("// @lanes-end")[1]
+        return [line for line in (before + after).splitlines() if not line.startswith("override NBUF")]
+
+    for stem in ("bwd_fast_dkv", "bwd_fast_dq"):
+        assert rest(f"{stem}.wgsl") == rest(f"{stem}_lanes.wgsl"), stem
+        code = [line for line in (KERNEL_DIR / f"{stem}.wgsl").read_text().splitlines() if not line.startswith("//")]
+        assert not any("subgroup" in line for line in code), stem
+
+
+@pytest.mark.parametrize("d", [16, 32, 64, 128])
+def test_every_tuned_tile_fits_what_its_shaders_support(d):
+    """Each pass of fused-backward-fast, with and without subgroups, at the manifest's tiles:
+    at most 256 invocations and the declared workgroup memory, at most 4 vec4s of a chunk
+    loaded by each invocation (the named registers nq0..nq3, nk0..nk3), B_c and B_r whole
+    numbers of R, R in {1, 2}, chunks of at least one row or key, and the same tiles (so the
+    same bytes) on either shader."""
+    from emulator.shaders import Shader, instrument, pass_needs, pass_variant, read_source
+    from emulator.tiling import make_tiling
+
+    tiling = make_tiling(FAST, 300, d, True)
+    entry = MANIFEST["kernels"][FAST]
+    assert tiling.block_rows % tiling.block_cols == 0  # the float32 mirror's rule
+    for index, spec in enumerate(entry["wgsl"]):
+        for subgroup_min in (0, d // 16):
+            file, constants = pass_variant(spec, d, tiling, subgroup_min)
+            sh = Shader(instrument(read_source(file)), constants)
+            need = pass_needs(FAST, index, tiling, 1, subgroup_min)
+            assert need["invocations"] <= 256 and need["workgroup_bytes"] <= entry["workgroup_bytes"][str(d)]
+            if spec["pass"] == "dkv":
+                assert sh.value("R") in (1, 2) and sh.value("BC") % sh.value("R") == 0
+                assert 1 <= sh.value("QC") <= sh.value("THREADS") and 1 <= sh.value("QPT") <= 4
+            if spec["pass"] == "dq":
+                assert sh.value("R") in (1, 2) and sh.value("BR") % sh.value("R") == 0
+                assert sh.value("KC") >= 1 and 1 <= sh.value("KPT") <= 4
+            if file.endswith("_lanes.wgsl"):
+                assert spec["with_subgroups"]["min_subgroup_size_by_d"][str(d)] == d // 16
