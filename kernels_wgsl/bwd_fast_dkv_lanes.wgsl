@@ -25,7 +25,7 @@ override D: u32 = 64u;       // head dimension d: 16, 32, 64 or 128
 override BR: u32 = 64u;      // B_r of the dq pass (causal: which query tiles reach a key tile)
 override BC: u32 = 64u;      // B_c: keys per workgroup, a multiple of R; TD B_c / R <= 256
 override TD: u32 = D / 16u;  // lanes per key, 16 columns each
-override R: u32 = select(1u, 2u, TD * BC > 128u);  // keys per invocation: 1 or 2
+override R: u32 = select(1u, 2u, BC % 2u == 0u);  // keys per invocation: 1 or 2
 override D4: u32 = D / 4u;            // vec4s in a row
 override KPR: u32 = BC / R;           // key groups
 override THREADS: u32 = TD * KPR;
@@ -34,8 +34,9 @@ override WGB: u32 = 16384u;           // workgroup memory the chunk sizes are fi
 // vec4s for the lanes' partial sums (1 an invocation), when they go through memory
 override XN: u32 = select(0u, THREADS, TD > 1u && NBUF == 1u);
 // Rows per chunk: as many as NBUF buffers of Q and dO (d floats a row each), L and D (1
-// float each) fit beside the partial sums; at most THREADS (one L and D load each) and 64.
-override QC: u32 = min(min(64u, THREADS), (WGB - 16u * XN) / (NBUF * (8u * D + 8u)));
+// float each) fit beside the partial sums; at most 64, THREADS (one L and D load each) and
+// 4 vec4s of Q (and of dO) for each invocation to load.
+override QC: u32 = min(min(min(64u, THREADS), 4u * THREADS / D4), (WGB - 16u * XN) / (NBUF * (8u * D + 8u)));
 override CH4: u32 = QC * D4;          // vec4s of Q (or dO) in a chunk
 override QPT: u32 = (CH4 + THREADS - 1u) / THREADS;  // vec4s of Q (and dO) each invocation loads, at most 4
 override XB: u32 = 2u * NBUF * CH4;   // where the lanes sum their partial dot products

@@ -25,7 +25,7 @@ override D: u32 = 64u;       // head dimension d: 16, 32, 64 or 128
 override BR: u32 = 64u;      // B_r: query rows per workgroup, a multiple of R; TD B_r / R <= 256
 override BC: u32 = 64u;      // B_c: the key tiles of the walk (causal: where a tile's keys end)
 override TD: u32 = D / 16u;  // lanes per row, 16 columns each
-override R: u32 = select(1u, 2u, TD * BR > 128u);  // rows per invocation: 1 or 2
+override R: u32 = select(1u, 2u, BR % 2u == 0u);  // rows per invocation: 1 or 2
 override D4: u32 = D / 4u;            // vec4s in a row
 override RPR: u32 = BR / R;           // row groups
 override THREADS: u32 = TD * RPR;
@@ -34,8 +34,8 @@ override WGB: u32 = 16384u;           // workgroup memory the chunk sizes are fi
 // vec4s for the lanes' partial sums (1 an invocation), when they go through memory
 override XN: u32 = select(0u, THREADS, TD > 1u && NBUF == 1u);
 // Keys per chunk: as many as NBUF buffers of K and V (d floats a key each) fit beside the
-// partial sums, at most 64.
-override KC: u32 = min(64u, (WGB - 16u * XN) / (NBUF * 8u * D));
+// partial sums, at most 64, and at most 4 vec4s of K (and of V) for each invocation to load.
+override KC: u32 = min(min(64u, 4u * THREADS / D4), (WGB - 16u * XN) / (NBUF * 8u * D));
 override CH4: u32 = KC * D4;          // vec4s of K (or V) in a chunk
 override KPT: u32 = (CH4 + THREADS - 1u) / THREADS;  // vec4s of K (and V) each invocation loads, at most 4
 override XB: u32 = 2u * NBUF * CH4;   // where the lanes sum their partial dot products
