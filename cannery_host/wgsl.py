@@ -383,7 +383,8 @@ class Runner:
             bufs["O"] = self._storage(heads * n * d * 4)
             tables = ("S", "P")
         if writes_scores(kernel):
-            nn = plan["head_batch"] * n * n * 4
+            # a whole number of vec4s, for shaders that view a table as array<vec4<f32>>
+            nn = -(-plan["head_batch"] * n * n * 4 // 16) * 16
             for name in tables:
                 bufs[name] = self._storage(nn)
         if instrumented:
