@@ -44,6 +44,11 @@ loads and stores, a grid-stride loop) over a buffer as large as the device's sto
 allows (up to 1 GiB), bytes read plus written, median of 9 timestamped samples; and, with
 PyTorch and CUDA, bench.bench_wgsl's device-to-device copy and float32 matrix product.
 
+On a CPU adapter (lavapipe, SwiftShader) the tables add each row's CPU time per run
+(Runner.time's "cpuMedianMs": this process's CPU time, whose threads include the adapter's
+workers): on a machine shared with other work the wall-clock samples wait for the CPU, the
+CPU time does not, so it is the fairer figure for comparing kernels of one run there.
+
 ``--summary FILE`` prints the tables of a saved run.
 """
 from __future__ import annotations
@@ -254,11 +259,16 @@ def _merge(row: dict, timings: list) -> None:
         row.update({k: v for k, v in timings[0].items() if k in ("refused", "skipped")})
         return
     samples = sorted(x for t in good for x in t["samples"])
-    row.update({k: v for k, v in good[0].items() if k not in ("samples", "medianMs")})
+    cpu = sorted(x for t in good for x in t.get("cpuSamples", []))
+    row.update({k: v for k, v in good[0].items() if k not in ("samples", "medianMs", "cpuSamples", "cpuMedianMs")})
     row["samples"] = samples
     row["medianMs"] = samples[len(samples) // 2]
     row["rangeMs"] = [samples[0], samples[-1]]
     row["repeatMedians"] = [t["medianMs"] for t in good]
+    if cpu:
+        row["cpuSamples"] = cpu
+        row["cpuMedianMs"] = cpu[len(cpu) // 2]
+        row["cpuRangeMs"] = [cpu[0], cpu[-1]]
 
 
 def main(argv=None):
@@ -294,6 +304,8 @@ def main(argv=None):
                "rows": [], "torch": [], "checks": []}
     runner = Runner(limits=a.limits, subgroups=not a.no_subgroups)
     results["adapter"] = runner.info
+    # A CPU adapter runs its workers in this process: its CPU time per run is the work done.
+    results["cpu_adapter"] = any(x in runner.info["device"].lower() for x in ("llvmpipe", "swiftshader"))
     results["limits"] = a.limits
     results["subgroup_min"] = runner.subgroup_min
     print(f"# adapter {runner.info}, limits={a.limits}, timestamps {runner.timestamps}, "
@@ -302,7 +314,12 @@ def main(argv=None):
     print(f"# {len(results['checks'])} backward checks passed against float64 (N = {CHECK_N})", flush=True)
 
     if a.ceilings:
-        results["ceilings"] = {"wgsl": wgsl_copy_ceiling(runner)}
+        # The largest copy (the memory's own rate) and one of a head batch's N x N table for the
+        # first N (what the plain's elementwise passes stream: on a CPU adapter at small N it stays
+        # in the caches).
+        table = min(a.heads[0], 32) * a.n[0] ** 2 * 4
+        results["ceilings"] = {"wgsl": wgsl_copy_ceiling(runner),
+                               "wgsl_table": wgsl_copy_ceiling(runner, max_bytes=max(2**20, table))}
         try:
             from bench.bench_wgsl import measure_ceilings
             results["ceilings"]["torch"] = measure_ceilings()
@@ -376,10 +393,10 @@ def main(argv=None):
                             row.setdefault("passes", []).append(pr)
                         rows[kern] = row
                         results["rows"].append(row)
-                        print(json.dumps({k: v for k, v in row.items() if k not in ("samples", "passes")}),
-                              flush=True)
+                        quiet = ("samples", "cpuSamples", "passes")
+                        print(json.dumps({k: v for k, v in row.items() if k not in quiet}), flush=True)
                         for pr in row.get("passes", []):
-                            print("  " + json.dumps({k: v for k, v in pr.items() if k != "samples"}), flush=True)
+                            print("  " + json.dumps({k: v for k, v in pr.items() if k not in quiet}), flush=True)
     results["elapsed_s"] = time.perf_counter() - t_start
     results["summary"] = summary(results)
     a.json.parent.mkdir(parents=True, exist_ok=True)
@@ -393,17 +410,19 @@ def _rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
-def _ms(r) -> str:
+def _ms(r, key="medianMs", span="rangeMs") -> str:
     """Median ms, with the samples' range where there is one."""
-    lo_hi = r.get("rangeMs")
-    return f"{r['medianMs']:.3f} ({lo_hi[0]:.3f}–{lo_hi[1]:.3f})" if lo_hi else f"{r['medianMs']:.3f}"
+    lo_hi = r.get(span)
+    return f"{r[key]:.3f} ({lo_hi[0]:.3f}–{lo_hi[1]:.3f})" if lo_hi else f"{r[key]:.3f}"
 
 
 def copy_gbps(results):
-    """The copy ceiling of a run, GB/s, and where it came from: PyTorch's where measured
-    (as bench_wgsl), else the WGSL copy kernel's; (None, None) without --ceilings."""
+    """The copy ceiling of a run, GB/s, and where it came from: PyTorch's 2 GiB copy where
+    measured (as bench_wgsl), else the WGSL copy kernel's over one table's bytes, else over
+    the largest buffer; (None, None) without --ceilings."""
     ceil = results.get("ceilings") or {}
-    for key, label in (("torch", "PyTorch copy"), ("wgsl", "WGSL copy")):
+    for key, label in (("torch", "PyTorch copy, 2 GiB"), ("wgsl_table", "WGSL copy of one table's bytes"),
+                       ("wgsl", "WGSL copy, largest buffer")):
         c = ceil.get(key) or {}
         if "copy_gbps" in c:
             return c["copy_gbps"], label
@@ -419,9 +438,14 @@ def summary(results) -> str:
     sdpa = {(t["heads"], t["n"], t["d"], t["causal"]): t for t in results["torch"] if "medianMs" in t}
     keys = sorted({(r["heads"], r["n"], r["d"], r["causal"]) for r in timed})
     ceiling, ceiling_label = copy_gbps(results)
-    lines = ["| heads | N | d | mask | kernel | median ms (range) | GFLOP/s (backward = 2.5 x forward FLOP) "
-             "| bytes counted | GB/s | vs SDPA bwd fp32 | bwd / our fastest fwd time |",
-             "|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
+    cpu = bool(results.get("cpu_adapter"))
+    cpu_head = " CPU ms (range) |" if cpu else ""
+    lines = ["| heads | N | d | mask | kernel | median ms (range) |" + cpu_head + " GFLOP/s (backward = 2.5 x "
+             "forward FLOP) | bytes counted | GB/s | vs SDPA bwd fp32 | bwd / our fastest fwd time |",
+             "|---:|---:|---:|---|---|---:|" + ("---:|" if cpu else "") + "---:|---:|---:|---:|---:|"]
+
+    def cpu_cell(r):
+        return f" {_ms(r, 'cpuMedianMs', 'cpuRangeMs')} |" if cpu and "cpuMedianMs" in r else (" |" if cpu else "")
     for key in keys:
         heads, n, d, causal = key
         fwd = [r for r in timed if r["direction"] == "forward" and (r["heads"], r["n"], r["d"], r["causal"]) == key]
@@ -433,29 +457,32 @@ def summary(results) -> str:
                 continue
             share = f"{r['gflops'] / ref['gflops']:.0%}" if ref else "—"
             ratio = f"{r['medianMs'] / best['medianMs']:.2f}x ({best['kernel']})" if best else "—"
-            lines.append(f"| {heads} | {n:,} | {d} | {mask} | {r['kernel']} | {_ms(r)} | "
+            lines.append(f"| {heads} | {n:,} | {d} | {mask} | {r['kernel']} | {_ms(r)} |{cpu_cell(r)} "
                          f"{_rate(r['gflops'])} | {r['bytes']:,} | {_rate(r['gbps'])} | {share} | {ratio} |")
         if ref:
             lines.append(f"| {heads} | {n:,} | {d} | {mask} | SDPA backward fp32 ({ref['backend']}, "
-                         f"{ref.get('grad_fn', '')}) | {ref['medianMs']:.3f} | {_rate(ref['gflops'])} | | | 100% | |")
+                         f"{ref.get('grad_fn', '')}) | {ref['medianMs']:.3f} |{' |' if cpu else ''} "
+                         f"{_rate(ref['gflops'])} | | | 100% | |")
         for r in fwd:
             lines.append(f"| {heads} | {n:,} | {d} | {mask} | forward {r['kernel']} ({r.get('shader', '')}) | "
-                         f"{_ms(r)} | {_rate(r['gflops'])} (4 N² d) | {r['bytes']:,} | {_rate(r['gbps'])} | | |")
+                         f"{_ms(r)} |{cpu_cell(r)} {_rate(r['gflops'])} (4 N² d) | {r['bytes']:,} | "
+                         f"{_rate(r['gbps'])} | | |")
     not_run = [r for r in results["rows"] if "medianMs" not in r]
     for r in not_run:
         why = r.get("refused") or r.get("skipped")
         lines.append(f"| {r['heads']} | {r['n']:,} | {r['d']} | {'causal' if r['causal'] else 'full'} | "
-                     f"{r['kernel']} | not run: {why} | | | | | |")
+                     f"{r['kernel']} | not run: {why} |{' |' if cpu else ''} | | | | |")
     passes = [(r, pr) for r in timed for pr in r.get("passes", []) if "medianMs" in pr]
     if passes:
-        head = f"share of the copy ceiling ({ceiling_label}, {ceiling:,.0f} GB/s)" if ceiling else "share of copy"
+        head = f"share of the copy ceiling ({ceiling_label}, {ceiling:,.1f} GB/s)" if ceiling else "share of copy"
         lines += ["", "Each pass alone:", "",
-                  f"| heads | N | d | mask | kernel | pass | shader | median ms (range) | bytes | GB/s | {head} "
-                  "| GFLOP/s |", "|---:|---:|---:|---|---|---|---|---:|---:|---:|---:|---:|"]
+                  f"| heads | N | d | mask | kernel | pass | shader | median ms (range) |{cpu_head} bytes | GB/s "
+                  f"| {head} | GFLOP/s |", "|---:|---:|---:|---|---|---|---|---:|" + ("---:|" if cpu else "")
+                  + "---:|---:|---:|---:|"]
         for r, pr in passes:
             share = f"{pr['gbps'] / ceiling:.0%}" if ceiling else "—"
             lines.append(f"| {r['heads']} | {r['n']:,} | {r['d']} | {'causal' if r['causal'] else 'full'} | "
-                         f"{r['kernel']} | {pr['pass']} | {pr['shader']} | {_ms(pr)} | {pr['bytes']:,} | "
+                         f"{r['kernel']} | {pr['pass']} | {pr['shader']} | {_ms(pr)} |{cpu_cell(pr)} {pr['bytes']:,} | "
                          f"{_rate(pr['gbps'])} | {share} | {_rate(pr['gflops'])} |")
     goals = []
     for key in keys:
@@ -469,14 +496,27 @@ def summary(results) -> str:
             if fast in here and plain in here:
                 cells = [f"{here[plain]['medianMs'] / here[fast]['medianMs']:.2f}x"]
                 cells.append(f"{here[fast]['medianMs'] / best['medianMs']:.2f}x ({best['kernel']})" if best else "—")
+                if cpu:
+                    bc = min(fwd, key=lambda r: r["cpuMedianMs"]) if fwd else None
+                    cells.append(f"{here[plain]['cpuMedianMs'] / here[fast]['cpuMedianMs']:.2f}x")
+                    cells.append(f"{here[fast]['cpuMedianMs'] / bc['cpuMedianMs']:.2f}x ({bc['kernel']})"
+                                 if bc else "—")
                 cells.append(f"{ref['medianMs'] / here[fast]['medianMs']:.0%}" if ref else "—")
                 goals.append(f"| {heads} | {n:,} | {d} | {'causal' if causal else 'full'} | {fast} | {plain} | "
                              + " | ".join(cells) + " |")
     if goals:
+        cpu_cols = " plain ÷ fused (CPU time) | fused ÷ our fastest forward (CPU time) |" if cpu else ""
         lines += ["", "| heads | N | d | mask | fused | plain | plain ÷ fused (time) | fused ÷ our fastest forward "
-                  "(time) | fused ÷ SDPA backward (speed) |", "|---:|---:|---:|---|---|---|---:|---:|---:|"] + goals
+                  "(time) |" + cpu_cols + " fused ÷ SDPA backward (speed) |",
+                  "|---:|---:|---:|---|---|---|---:|---:|" + ("---:|---:|" if cpu else "") + "---:|"] + goals
     if ceiling:
-        lines += ["", f"Copy ceiling: {ceiling:,.0f} GB/s ({ceiling_label}, bytes read plus written)."]
+        measured = [f"{c['copy_gbps']:,.1f} GB/s over {c['copy_bytes'] // 2:,} B ({key})"
+                    for key, c in (results.get("ceilings") or {}).items() if c and "copy_gbps" in c]
+        lines += ["", f"Copy ceiling: {ceiling:,.1f} GB/s ({ceiling_label}, bytes read plus written); "
+                  f"measured: {'; '.join(measured)}."]
+    if cpu:
+        lines += ["", "CPU ms: this process's CPU time per run (the adapter's worker threads run in it), "
+                  "the work a kernel took whatever else shares the machine."]
     return "\n".join(lines) + "\n"
 
 
