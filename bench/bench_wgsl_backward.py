@@ -346,10 +346,12 @@ def main(argv=None):
                         results["torch"].append(t)
                         print(json.dumps({k: v for k, v in t.items() if k != "samples"}), flush=True)
 
-    for heads in a.heads:
-        for n in a.n:
-            for d in a.d:
-                for cm in a.causal:
+    # Every size with the first mask before any with the next (full attention first), so that a
+    # budget that runs out cuts the later masks.
+    for cm in a.causal:
+        for heads in a.heads:
+            for n in a.n:
+                for d in a.d:
                     causal = cm == "causal"
                     kernels = list(a.kernels) + list(a.forward)
                     rows = {}
