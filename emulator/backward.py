@@ -102,7 +102,7 @@ from . import attention as att
 from .attention import NEG_INF, U, f32, f32s
 from .i18n import _, group
 from .inputs import random_qkv
-from .tiling import BYTES, M_DEFAULT, TENSOR_ORDER, InputError, lesson_blocks
+from .tiling import BYTES, M_DEFAULT, MANIFEST, TENSOR_ORDER, InputError, lesson_blocks, make_tiling
 
 #: The lab's kernel names (with "direction": "backward") → manifest entries.
 KERNELS = {
@@ -111,7 +111,8 @@ KERNELS = {
     "fused-no-D": "fused-backward-no-D",
 }
 #: The forward kernel whose output each backward kernel differentiates (for backward ÷ forward).
-FORWARD_OF = {"plain-backward": "plain", "fused-backward": "fused", "fused-backward-no-D": "fused"}
+FORWARD_OF = {"plain-backward": "plain", "fused-backward": "fused", "fused-backward-no-D": "fused",
+              "plain-backward-fast": "plain", "fused-backward-fast": "fused"}
 #: Tensors a backward kernel may move, in the manifest's display order.
 TENSORS = TENSOR_ORDER
 #: Check forms N×N tables in Python: it stops at this N (counts go to 65,536).
@@ -127,12 +128,13 @@ def too_large_message(n: int) -> str:
 def kernel_name(kernel: str) -> str:
     """Manifest name of a backward kernel given its lab name or manifest name.
 
+    Any manifest kernel with "direction": "backward" is one (the tuned ones have no lab name).
     Raises InputError (field "kernel") for any other name.
     """
     if kernel in KERNELS:
         return KERNELS[kernel]
-    if kernel in KERNELS.values():
-        return kernel
+    if kernel in KERNELS.values() or MANIFEST["kernels"].get(kernel, {}).get("direction") == "backward":
+        return kernel  # the tuned ones (issue 22) by their manifest names
     raise InputError("kernel", _("Unknown backward kernel {kernel}; choose one of {names}.").format(
         kernel=repr(kernel), names=", ".join(KERNELS)))
 
@@ -558,6 +560,18 @@ def plain(q: list, k: list, v: list, o: list, lse: list, do: list, causal: bool 
 MIRRORS = {"plain-backward": plain, "fused-backward": fused, "fused-backward-no-D": fused_no_d}
 
 
+def mirror_of(kernel: str):
+    """The float32 mirror of a backward kernel: MIRRORS, or the function the manifest's
+    "mirror" names in this module ("backward.fused" for fused-backward-fast)."""
+    name = kernel_name(kernel)
+    if name in MIRRORS:
+        return MIRRORS[name]
+    module, _dot, func = MANIFEST["kernels"][name]["mirror"].partition(".")
+    if module != "backward" or func not in ("plain", "fused", "fused_no_d"):
+        raise InputError("kernel", f"{name}: no backward mirror {MANIFEST['kernels'][name]['mirror']!r}")
+    return {"plain": plain, "fused": fused, "fused_no_d": fused_no_d}[func]
+
+
 # ---------------------------------------------------------------------------
 # The error bound.
 
@@ -785,11 +799,14 @@ def check_arrays(kernel: str, q: list, k: list, v: list, do: list, causal: bool 
     """
     name = kernel_name(kernel)
     n, d = len(q), len(q[0])
+    if block_rows is None and MANIFEST["kernels"][name]["tiling"] != "lesson":
+        t = make_tiling(name, n, d, causal, workgroup_bytes)  # the kernel's own tiles
+        block_rows, block_cols = t.block_rows, t.block_cols
     br, bc = _blocks(d, workgroup_bytes, block_rows, block_cols)
     o32, l32 = forward32(q, k, v, causal, mask, bc)
     ref = reference(q, k, v, do, causal, mask)
     bnd = bounds(q, k, v, do, ref, causal, mask, bc)
-    dq, dk, dv, _traffic = MIRRORS[name](q, k, v, o32, l32, do, causal, mask, workgroup_bytes, br, bc)
+    dq, dk, dv, _traffic = mirror_of(name)(q, k, v, o32, l32, do, causal, mask, workgroup_bytes, br, bc)
     tensors = {t: _compare(got, ref[t], bnd[t]) for t, got in (("dQ", dq), ("dK", dk), ("dV", dv))}
     return {
         "kernel": name, "direction": "backward", "n": n, "d": d, "causal": bool(causal),

@@ -339,6 +339,27 @@ def test_api_counts_and_checks_backward():
     assert fwd["result"]["selected"]["total_bytes"] == 17_301_504
 
 
+@pytest.mark.parametrize("kernel,mirror", [("fused-backward-fast", bw.fused), ("plain-backward-fast", bw.plain)])
+def test_the_tuned_backward_kernels_are_counted_and_checked_at_their_own_tiles(kernel, mirror):
+    """Every manifest backward kernel goes through Count and Check (the page lists them all):
+    the tuned ones (issue 22) by their manifest names, with their manifest tiles and mirrors."""
+    from emulator import api
+    from emulator.tiling import make_tiling
+    from emulator.traffic import count
+
+    assert bw.kernel_name(kernel) == kernel and bw.mirror_of(kernel) is mirror
+    reply = api.handle({"op": "count", "params": {"kernel": kernel, "n": "4,096", "d": "64", "direction": "backward"}})
+    assert reply["ok"], reply
+    r = reply["result"]
+    assert r["selected"]["total_bytes"] == count(kernel, 4096, 64).total_bytes
+    assert (r["selected"]["block_rows"], r["selected"]["block_cols"]) == (64, 64)
+    reply = api.handle({"op": "check", "params": {"kernel": kernel, "n": "65", "d": "16", "causal": True,
+                                                   "direction": "backward"}})
+    assert reply["ok"] and reply["result"]["passed"], reply
+    t = make_tiling(kernel, 65, 16, True)
+    assert (reply["result"]["block_rows"], reply["result"]["block_cols"]) == (t.block_rows, t.block_cols) == (128, 128)
+
+
 @pytest.mark.parametrize("params,field", [
     ({"kernel": "fused-no-rescale", "n": "64", "d": "16", "direction": "backward"}, "kernel"),
     ({"kernel": "fused", "n": "64", "d": "16", "direction": "sideways"}, "direction"),
