@@ -272,6 +272,11 @@ class Runner:
         spec = MANIFEST["kernels"][kernel]["wgsl"][0]
         return pass_variant(spec, d, kernel_tiling(kernel, d, self.max_wg_bytes), self.subgroup_min)[0]
 
+    def shaders(self, kernel: str, d: int) -> list[str]:
+        """The .wgsl file this device runs for each pass of ``kernel`` at d, in pass order."""
+        tiling = kernel_tiling(kernel, d, self.max_wg_bytes)
+        return [pass_variant(spec, d, tiling, self.subgroup_min)[0] for spec in MANIFEST["kernels"][kernel]["wgsl"]]
+
     # ----------------------------------------------------------------- buffers
     def _storage(self, size: int, data: np.ndarray | None = None):
         wgpu = self.wgpu
@@ -378,7 +383,8 @@ class Runner:
             bufs["O"] = self._storage(heads * n * d * 4)
             tables = ("S", "P")
         if writes_scores(kernel):
-            nn = plan["head_batch"] * n * n * 4
+            # a whole number of vec4s, for shaders that view a table as array<vec4<f32>>
+            nn = -(-plan["head_batch"] * n * n * 4 // 16) * 16
             for name in tables:
                 bufs[name] = self._storage(nn)
         if instrumented:
@@ -499,10 +505,15 @@ class Runner:
         take longer raises TooSlow; with ``max_config_ms``, fewer samples (at least 1)
         are taken when min_samples of them would take longer; "samples" says how many.
         ``passes``: time only these pass indices (see _encode).
+        Also "cpuSamples" and "cpuMedianMs": this process's CPU time per run over the same
+        samples (time.process_time, every thread). On a CPU adapter such as lavapipe, whose
+        worker threads run in this process, that is the work the kernel took, whatever else
+        shares the machine; on a GPU it is only the host's side.
         Raises KernelError when the size exceeds this device's limits.
         """
         plan = self.plan(kernel, n, d, heads, workgroup_bytes)
         cap = plan["head_batch"]
+        cpu = [0.0]  # CPU ms of the submissions so far
         bufs = self._make_buffers(kernel, n, d, heads, causal, plan)
         enc = self.device.create_command_encoder()
         self._clear(enc, bufs)
@@ -523,10 +534,11 @@ class Runner:
                 rb = self.device.create_buffer(
                     size=16, usage=self.wgpu.BufferUsage.QUERY_RESOLVE | self.wgpu.BufferUsage.COPY_SRC)
                 enc.resolve_query_set(qs, 0, 2, rb, 0)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             self.device.queue.submit([enc.finish()])
             self._wait()
             wall = (time.perf_counter() - t0) * 1e3
+            cpu[0] += (time.process_time() - c0) * 1e3
             if qs is None:
                 return wall
             ts = np.frombuffer(self.device.queue.read_buffer(rb), np.uint64)
@@ -558,11 +570,12 @@ class Runner:
             submit(1, 0, plan["head_batch"])
         else:
             submit(1, 0, heads)
-        samples = []
+        samples, cpu_samples = [], []
         attempts = 0
         while len(samples) < min_samples and attempts < 3 * min_samples:
             attempts += 1
             total, done = 0.0, 0
+            cpu[0] = 0.0
             while done < reps and total == total:
                 r = min(reps_per_submit, reps - done)
                 if split:
@@ -574,7 +587,9 @@ class Runner:
                 done += r
             if total > 0:
                 samples.append(total / reps)
+                cpu_samples.append(cpu[0] / reps)
         samples.sort()
+        cpu_samples.sort()
         med = samples[len(samples) // 2] if samples else float("nan")
         # Free this configuration's buffers now rather than at garbage collection, so the
         # next configuration's allocations do not depend on what ran before.
@@ -582,6 +597,8 @@ class Runner:
             buf.destroy()
         # Timestamp resolution: Chrome rounds to 100 us; native Vulkan ticks in ns.
         return {"medianMs": med, "samples": samples, "reps": reps,
+                "cpuMedianMs": cpu_samples[len(cpu_samples) // 2] if cpu_samples else float("nan"),
+                "cpuSamples": cpu_samples,
                 "method": "timestamp" if self.timestamps else "wall",
                 "belowResolution": bool(med * reps < 0.1),
                 "headBatch": plan["head_batch"], "split": split,

@@ -68,8 +68,8 @@ def _count(p: dict) -> dict:
     fused = _traffic.count("fused", n, d, causal, m)
     timed = {}
     for name, entry in MANIFEST["kernels"].items():
-        if name in LESSON_KERNELS or not entry.get("timed"):
-            continue
+        if name in LESSON_KERNELS or not entry.get("timed") or entry.get("direction", "forward") != "forward":
+            continue  # the forward Time card times forward kernels only
         try:
             timed[name] = _traffic.count(name, n, d, causal, m).as_dict()
             timed[name]["label"] = entry.get("label", name)

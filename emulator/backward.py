@@ -24,7 +24,7 @@ from .backward_mirrors import TENSORS, forward32
 from .backward_reference import allowed_keys, forward64, reference
 from .i18n import _, group
 from .inputs import random_do, random_qkv
-from .tiling import M_DEFAULT, MANIFEST, InputError, lesson_blocks
+from .tiling import M_DEFAULT, MANIFEST, InputError, lesson_blocks, make_tiling
 
 __all__ = ["CHECK_MAX_N", "TENSORS", "allowed_keys", "bounds", "check", "check_arrays", "compare", "forward32",
            "forward64", "forward_of", "kernel_name", "lab_names", "random_do", "reference", "too_large_message"]
@@ -105,6 +105,9 @@ def check_arrays(kernel: str, q: list, k: list, v: list, do: list, causal: bool 
     """
     name = kernel_name(kernel)
     n, d = len(q), len(q[0])
+    if block_rows is None and MANIFEST["kernels"][name]["tiling"] != "lesson":
+        t = make_tiling(name, n, d, causal, workgroup_bytes)  # the kernel's own tiles
+        block_rows, block_cols = t.block_rows, t.block_cols
     br, bc = _blocks(d, workgroup_bytes, block_rows, block_cols)
     o32, l32 = forward32(q, k, v, causal, mask, bc)
     ref = reference(q, k, v, do, causal, mask)

@@ -14,6 +14,7 @@ from emulator import backward as bw
 from emulator import backward_mirrors as mirrors
 from emulator.attention import f32
 from emulator.inputs import random_qkv
+from emulator.mirrors import mirror_of
 from emulator.mirrors import run as run_mirror
 from emulator.tiling import MANIFEST, lesson_blocks
 
@@ -367,6 +368,28 @@ def test_api_counts_and_checks_backward():
     # the forward path is untouched by the new parameter
     fwd = api.handle({"op": "count", "params": {"kernel": "fused", "n": "4096", "d": "16"}})
     assert fwd["result"]["selected"]["total_bytes"] == 17_301_504
+
+
+@pytest.mark.parametrize("kernel,mirror", [("fused-backward-fast", mirrors.fused),
+                                           ("plain-backward-fast", mirrors.plain)])
+def test_the_tuned_backward_kernels_are_counted_and_checked_at_their_own_tiles(kernel, mirror):
+    """Every manifest backward kernel goes through Count and Check (the page lists them all):
+    the tuned ones (issue 22) by their manifest names, with their manifest tiles and mirrors."""
+    from emulator import api
+    from emulator.tiling import make_tiling
+    from emulator.traffic import count
+
+    assert bw.kernel_name(kernel) == kernel and mirror_of(kernel) is mirror
+    reply = api.handle({"op": "count", "params": {"kernel": kernel, "n": "4,096", "d": "64", "direction": "backward"}})
+    assert reply["ok"], reply
+    r = reply["result"]
+    assert r["selected"]["total_bytes"] == count(kernel, 4096, 64).total_bytes
+    assert (r["selected"]["block_rows"], r["selected"]["block_cols"]) == (64, 64)
+    reply = api.handle({"op": "check", "params": {"kernel": kernel, "n": "65", "d": "16", "causal": True,
+                                                   "direction": "backward"}})
+    assert reply["ok"] and reply["result"]["passed"], reply
+    t = make_tiling(kernel, 65, 16, True)
+    assert (reply["result"]["block_rows"], reply["result"]["block_cols"]) == (t.block_rows, t.block_cols) == (128, 128)
 
 
 @pytest.mark.parametrize("params,field", [

@@ -30,3 +30,19 @@ def test_the_doc_states_the_run_it_came_from():
     doc = (ROOT / "docs" / "BENCHMARKS.md").read_text()
     started = results["started"].split()[1]  # "2026-11-30 04:27:10 UTC" -> "04:27:10"
     assert f"started {started} UTC, {round(results['elapsed_s'])} s" in doc
+
+
+def test_the_doc_holds_the_summary_of_the_tuned_backward_run():
+    """The issue 22 section's tables are ``python -m bench.bench_wgsl_backward --summary`` of the
+    saved H200 run, line for line, and the section names the run's start."""
+    saved = "bench/results/wgsl-backward-h200-tuned.json"
+    out = subprocess.run([sys.executable, "-m", "bench.bench_wgsl_backward", "--summary", saved],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = (ROOT / "docs" / "BENCHMARKS.md").read_text()
+    lines = [line for line in out.stdout.splitlines() if line.strip()]
+    assert len(lines) > 40
+    assert [line for line in lines if line not in doc] == []
+    results = json.loads((ROOT / saved).read_text())
+    started = results["started"].split()[1]
+    assert f"started {started} UTC on the device, {round(results['elapsed_s'])} s" in doc

@@ -111,7 +111,8 @@ def storage_access_problems(source: str) -> list[str]:
             continue
         name, m = uses[0]
         after = code[m.end():end]
-        written = re.match(r"\s*\[[^\]]*\]\s*=(?!=)", after) is not None
+        # buf[i] = x, or a component of a vector element, buf[i / 4u][i % 4u] = x
+        written = re.match(r"\s*(?:\[[^\]]*\]\s*)+=(?!=)", after) is not None
         kind = "write" if written else "read"
         want = slot_of.get(f"{name.lower()}.{kind}")
         got = SLOTS[int(tallies[0])] if int(tallies[0]) < len(SLOTS) else f"slot {tallies[0]}"
@@ -170,6 +171,7 @@ def test_the_rule_passes_a_counted_sample():
     ("store_o(g.x, 2.0 * load_q(g.x));", "let p = &q; store_o(g.x, (*p)[g.x]);", "main reads or writes q"),
     ("tally(0u, 1u); return q[i];", "tally(2u, 1u); return q[i];", "load_q reads q but tallies K.read"),
     ("tally(11u, 1u); o[i] = x;", "tally(10u, 1u); o[i] = x;", "store_o writes o but tallies O.read"),
+    ("tally(11u, 1u); o[i] = x;", "tally(10u, 1u); o[i / 4u][i % 4u] = x;", "store_o writes o but tallies O.read"),
     ("tally(0u, 1u); return q[i];", "tally(0u, 1u); return q[i] + q[i + 1u];", "touches storage 2 times"),
     ("tally(0u, 1u); return q[i];", "return q[i];", "load_q reads or writes q without tally"),
     ("fn main(", "// @instrument: fn peek() -> f32 { return q[0]; }\nfn main(", "peek reads or writes q"),
