@@ -16,7 +16,7 @@ from emulator.attention import f32
 from emulator.inputs import random_qkv
 from emulator.mirrors import mirror_of
 from emulator.mirrors import run as run_mirror
-from emulator.tiling import MANIFEST, lesson_blocks
+from emulator.tiling import MANIFEST, lesson_blocks, make_tiling
 
 #: Every backward kernel the manifest declares with a mirror (a new one is found here).
 MIRRORED = [name for name, e in MANIFEST["kernels"].items() if e["direction"] == "backward" and e["mirror"]]
@@ -222,7 +222,8 @@ def test_fused_mirror_within_bound_random_shapes(n, d, causal, m, seed):
 def _tally(kernel, n, d, causal, m):
     q, k, v = random_qkv(n, d, seed=0)
     do = bw.random_do(n, d, seed=0)
-    br, bc = lesson_blocks(d, m)
+    t = make_tiling(bw.kernel_name(kernel), n, d, causal, m)  # the kernel's own tiles (lesson: from M)
+    br, bc = t.block_rows, t.block_cols
     o, lse = bw.forward32(q, k, v, causal, None, bc)
     return _run(kernel, q, k, v, o, lse, do, causal, None, br, bc)[3]
 
