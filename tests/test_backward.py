@@ -16,7 +16,7 @@ from emulator.attention import f32
 from emulator.inputs import random_qkv
 from emulator.mirrors import mirror_of
 from emulator.mirrors import run as run_mirror
-from emulator.tiling import MANIFEST, lesson_blocks, make_tiling
+from emulator.tiling import MANIFEST, make_tiling
 
 #: Every backward kernel the manifest declares with a mirror (a new one is found here).
 MIRRORED = [name for name, e in MANIFEST["kernels"].items() if e["direction"] == "backward" and e["mirror"]]
