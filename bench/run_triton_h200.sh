@@ -40,7 +40,7 @@ if __import__("os").path.exists("_filled_starter.py"):
                 f"> $LOGS/filled-starter.txt 2>&1")
 print("\n".join(jobs).replace("$LOGS", sys.argv[1]))
 PY
-xargs -d "\n" -P 15 -I{} timeout 150 bash -c "{}" < "$LOGS/jobs.txt" > "$LOGS/warm.txt" 2>&1
+xargs -d "\n" -P 15 -I{} timeout 120 bash -c "{}" < "$LOGS/jobs.txt" > "$LOGS/warm.txt" 2>&1
 for f in "$LOGS"/*.txt; do [ "$f" = "$LOGS/jobs.txt" ] && continue; echo "=== $(basename "$f")"; tail -n 40 "$f"; done > "$OUT/tests.txt"
 echo "phase 1: $(( $(date +%s) - T0 )) s" | tee -a "$OUT/tests.txt"
 if [ -n "$BENCH" ]; then
