@@ -330,3 +330,15 @@ def test_the_benchmark_writes_rows_of_the_record_format():
     hand = [r for r in data["rows"] if r["kernel"] == "by hand"]
     assert len(hand) == 2 and all(r["error"] == "out of memory" and r["ms"] is None and r["peak_bytes"] is None
                                   for r in hand)  # caught and recorded, the run goes on
+
+
+def test_the_doc_holds_the_summary_of_the_saved_h200_run():
+    """docs/BENCHMARKS.md's issue-26 tables are `bench_flash_triton.py --summary` of the run the page shows."""
+    out = subprocess.run([sys.executable, str(FOLDER / "bench_flash_triton.py"), "--summary",
+                          str(ROOT / META["results"])], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    doc = (ROOT / "docs" / "BENCHMARKS.md").read_text(encoding="utf-8")
+    lines = [line for line in out.stdout.splitlines() if line.strip()]
+    assert len(lines) > 25 and [line for line in lines if line not in doc] == []
+    started = json.loads((ROOT / META["results"]).read_text(encoding="utf-8"))["meta"]["started"]
+    assert f"started {started}:" in doc

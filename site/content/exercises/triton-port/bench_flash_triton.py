@@ -5,6 +5,7 @@ your CUDA GPU: time and peak memory, forward and forward+backward.
     python3 bench_flash_triton.py                                # starter.py, the default grid
     python3 bench_flash_triton.py --module solution --n 4096 --d 64 --dtype bfloat16
     python3 bench_flash_triton.py --module solution --json out.json --md out.md
+    python3 bench_flash_triton.py --summary out.json            # its tables again, no GPU needed
 
 First it prints which attention SDPA picks for each (dtype, d, mask): the
 ATen operation (flash, cuDNN, memory-efficient or math) and the GPU kernels
@@ -347,6 +348,57 @@ def markdown(rows: list) -> str:
     return "\n".join(out) + "\n"
 
 
+def summary(data: dict, focus=("bfloat16", 64, True)) -> str:
+    """Markdown of a saved run (--json): at its largest N, each (dtype, d, mask) beside SDPA as it
+    picks and held to FlashAttention-2, forward and forward+backward; then peak memory at every N
+    for the focus (dtype, d, causal). Standard library only (docs/BENCHMARKS.md prints it)."""
+    rows = data["rows"]
+
+    def find(dt, d, causal, n, direction, kernel, backend=None):
+        for r in rows:
+            if (r["dtype"], r["d"], r["causal"], r["n"], r["direction"]) == (dt, d, causal, n, direction) and \
+                    (r["kernel"].startswith("triton") if kernel == "triton" else r["kernel"] == kernel) and \
+                    r["backend"] == backend:
+                return r
+        return None
+
+    def ms(r):
+        return "" if r is None else (r["error"] if r["ms"] is None else f"{r['ms']:.3f}")
+
+    def share(ours, theirs):
+        if ours is None or theirs is None or ours["ms"] is None or theirs["ms"] is None:
+            return ""
+        return f"{theirs['ms'] / ours['ms']:.0%} ({ours['ms'] / theirs['ms']:.3f})"
+
+    top = max(r["n"] for r in rows)
+    cases = sorted({(r["dtype"], r["d"], r["causal"]) for r in rows if r["n"] == top},
+                   key=lambda c: (c[0] != "float16", c[1], c[2]))
+    out = [f"N = {top:,}, {rows[0]['batch']} × {rows[0]['heads']} heads. Share of SDPA's speed = SDPA's time / ours "
+           "(in brackets: our time / SDPA's, the goal's ratio).", "",
+           "| dtype | d | mask | direction | Triton ms | SDPA ms (picks) | share of SDPA's speed "
+           "| SDPA FlashAttention-2 ms | share of FA2's speed |",
+           "|---|---:|---|---|---:|---:|---:|---:|---:|"]
+    for dt, d, causal in cases:
+        for direction in DIRECTIONS:
+            tri = find(dt, d, causal, top, direction, "triton")
+            auto = find(dt, d, causal, top, direction, "sdpa", "auto")
+            fa2 = find(dt, d, causal, top, direction, "sdpa", "flash")
+            if tri is None or auto is None:
+                continue
+            out.append(f"| {dt} | {d} | {'causal' if causal else 'full'} | {direction} | {ms(tri)} | "
+                       f"{ms(auto)} ({auto['ran']}) | {share(tri, auto)} | {ms(fa2)} | {share(tri, fa2)} |")
+    dt, d, causal = focus
+    ns = sorted({r["n"] for r in rows if (r["dtype"], r["d"], r["causal"]) == (dt, d, causal)})
+    out += ["", f"Peak memory beyond the inputs, MiB ({dt}, d = {d}, {'causal' if causal else 'full'}):", "",
+            "| N | direction | by hand | SDPA | Triton |", "|---:|---|---:|---:|---:|"]
+    for n in ns:
+        for direction in DIRECTIONS:
+            cells = [find(dt, d, causal, n, direction, k, b) for k, b in
+                     (("by hand", None), ("sdpa", "auto"), ("triton", None))]
+            out.append(f"| {n:,} | {direction} | " + " | ".join(_fmt_mib(c) if c else "" for c in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 def _warm(args) -> None:
     """Compile (and autotune once) every kernel the run will use, in --warm processes at a time."""
     import subprocess
@@ -382,6 +434,10 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--warm-one"]:
         return _warm_one(*argv[1:])
+    if argv[:1] == ["--summary"]:  # --summary RUN.json: the tables of a saved run, no GPU needed
+        with open(argv[1], encoding="utf-8") as f:
+            print(summary(json.load(f)), end="")
+        return 0
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--module", default="starter", help="the file (without .py) that defines flash_attention")
     p.add_argument("--n", type=int, nargs="+", default=[1024, 4096, 16384])

@@ -29,7 +29,7 @@ arithmetic:
     descriptors (the TMA copy engine) instead of pointer arithmetic. Each
     program makes descriptors for its own head, of shape (N, d), so rows past
     N read as zeros and stores past N are dropped by the hardware. On the
-    H200 that saved about 8% at d = 128 and nothing measurable at d = 64
+    H200 that saved up to 9% at d = 128 and stayed within 2% at d = 64
     (docs/BENCHMARKS.md). Triton 3.6 warp-specializes loops only on
     Blackwell, so this kernel does not ask for it.
 
