@@ -34,6 +34,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+import babel.numbers
 import jinja2
 import latex2mathml.converter
 import markupsafe
@@ -268,6 +269,7 @@ def make_env(code: str | None = None) -> jinja2.Environment:
     env.filters["mib"] = lambda x, digits=1: nums.fixed(x / 2**20, digits)
     env.filters["fixed"] = lambda x, digits=1: nums.fixed(x, digits)
     env.filters["num"] = nums.short
+    env.filters["percent"] = lambda x: babel.numbers.format_percent(x, format="#,##0%", locale=lang.locale)
     env.filters["tojson_sorted"] = lambda x: json.dumps(x, sort_keys=True)
 
     @jinja2.pass_context

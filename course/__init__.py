@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 
 import i18n
+from course import gpu_results
 from course.figures import figures
 from emulator import traffic
 from exercises import content
@@ -76,6 +77,7 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
                            for name in ex.get("files", [])]
         ex["prompt_md"] = text(folder / "prompt.md")
         ex["hints"] = _hints(text(folder / "hints.md"))
+    ex["gpu_results"] = gpu_results.load(ROOT / ex["results"], ex["results_focus"]) if ex.get("results") else {}
     ex["judge_data"] = {}
     ex["judge_files"] = {}
     if ex.get("judge"):

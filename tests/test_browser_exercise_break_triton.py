@@ -214,12 +214,13 @@ def test_the_triton_page_says_it_cannot_run_here_and_offers_its_files_from_this_
             path = tmp_path / name
             info.value.save_as(path)
             assert path.read_bytes() == (folder / name).read_bytes()
-        expect(page.locator(".prompt")).to_contain_text('python3 -m pytest test_flash_triton.py -q -k "not causal"')
+        expect(page.locator(".prompt")).to_contain_text(
+            'python3 -m pytest test_flash_triton.py -q -k "forward and not causal"')
         page.check("#self-port")
         expect(page.locator("#progress-line")).to_contain_text("rogress: 1 of")
         page.goto(server_url + "module/index.html")
         row = page.locator("#exercises-table tbody tr", has_text="Triton")
-        expect(row.locator(".ex-status")).to_have_text("1 / 2 steps passed")
+        expect(row.locator(".ex-status")).to_have_text("1 / 3 steps passed")
         assert page.evaluate("window.__csp") == [] and page.offsite == [] and page.console_errors == []
     finally:
         ctx.close()
