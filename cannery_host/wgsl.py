@@ -250,7 +250,7 @@ class Runner:
         key = (file, spec.get("entry_point", "main"), tuple(sorted(constants.items())), instrumented)
         if key in self._pipelines:
             return self._pipelines[key], spec
-        src = (KERNEL_DIR / file).read_text()
+        src = read_source(file)  # parts joined: the text gpu/files.js gives the page
         if instrumented:
             src = instrument(src)
         # WGSL asks a shader that uses subgroup built-ins to say `enable subgroups;`
