@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.shaders import MANIFEST, IncludeError, instrument, join_source, read_source
+from emulator.shaders import INCLUDE, MANIFEST, IncludeError, instrument, join_source, read_source
 
 ROOT = Path(__file__).resolve().parent.parent
 BRIDGE = Path(__file__).with_name("js_include.mjs")
@@ -63,6 +63,29 @@ def test_the_page_and_python_join_every_manifest_shader_byte_for_byte():
         assert reply["ok"], reply
         text = read_source(job["file"])
         assert reply["text"] == (instrument(text) if job["instrumented"] else text), job
+
+
+def test_every_manifest_shader_joins_to_a_whole_shader_with_one_header():
+    for file in manifest_files():
+        text = read_source(file)
+        assert not any(INCLUDE.fullmatch(line) for line in text.split("\n")), file
+        assert text.count("fn tally(") == 1 and text.count("struct Params") == 1, file
+        assert text.count("@compute") == 1, file
+
+
+def test_every_part_is_joined_into_some_kernel():
+    parts = {p.relative_to(KERNEL_DIR).as_posix() for p in (KERNEL_DIR / "parts").rglob("*.wgsl")}
+    used: set[str] = set()
+
+    def read(path):
+        if path != file:
+            used.add(path)
+        return (KERNEL_DIR / path).read_text(encoding="utf-8")
+
+    for file in manifest_files():
+        join_source(file, read)
+    assert "parts/header.wgsl" in parts
+    assert parts == used
 
 
 # ---- the rules, on a small tree -------------------------------------------------------
