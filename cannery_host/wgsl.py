@@ -115,7 +115,8 @@ def kernel_tiling(kernel: str, d: int, workgroup_bytes: int = 16384) -> Tiling:
 
 
 def causal_key_end(n: int, row0: int, br: int, bc: int, causal: bool) -> int:
-    """One past the last key a query tile starting at ``row0`` visits (see fused.wgsl)."""
+    """One past the last key a query tile starting at ``row0`` visits (the shaders' key_end,
+    kernels_wgsl/parts/walk.wgsl)."""
     if not causal:
         return n
     last = min(n, row0 + br) - 1

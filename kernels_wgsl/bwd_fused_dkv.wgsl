@@ -52,6 +52,7 @@ override CH: u32 = (BC * D) / (D + 1u + BC);  // query rows per streamed chunk
 const PER_MAX: u32 = 16u;  // accumulator entries per invocation: B_c d / WG <= 16
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(1) var<storage, read> q: array<f32>;          // (H, N, d)
 @group(0) @binding(2) var<storage, read> k: array<f32>;          // (H, N, d)
@@ -112,8 +113,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   }
 
   // The query rows that reach this key tile: [first, N).
-  var first = 0u;
-  if (causal) { first = (key0 / BR) * BR; }
+  let first = first_row(key0, causal);
   let chunks = (n - first + CH - 1u) / CH;
 
   for (var ch = 0u; ch < chunks; ch++) {

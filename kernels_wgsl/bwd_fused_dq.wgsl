@@ -39,6 +39,7 @@ override USE_D: bool = true;
 const D_MAX: u32 = 128u;
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(1) var<storage, read> q: array<f32>;          // (H, N, d)
 @group(0) @binding(2) var<storage, read> k: array<f32>;          // (H, N, d)
@@ -93,9 +94,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     if (USE_D) { dd = load_rowdot(head * n + row); }
   }
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let tiles = (kend + BC - 1u) / BC;
 
   for (var t = 0u; t < tiles; t++) {

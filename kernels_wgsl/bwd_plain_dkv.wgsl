@@ -29,6 +29,7 @@ override CH: u32 = (2u * BC * D) / (D + BC);  // query rows per streamed chunk
 const PER_MAX: u32 = 16u;  // accumulator entries per invocation: B_c d / WG <= 16
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(1) var<storage, read> q: array<f32>;          // (H, N, d)
 @group(0) @binding(6) var<storage, read> p: array<f32>;          // (H_batch, N, N)
@@ -67,8 +68,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     acc_v[t] = 0.0;
   }
 
-  var first = 0u;
-  if (causal) { first = (key0 / BR) * BR; }
+  let first = first_row(key0, causal);
   let chunks = (n - first + CH - 1u) / CH;
 
   for (var ch = 0u; ch < chunks; ch++) {

@@ -22,6 +22,7 @@ override BR: u32 = 32u;   // B_r: query rows per workgroup (= workgroup size)
 override BC: u32 = 16u;   // B_c: key rows per tile
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(3) var<storage, read> v: array<f32>;          // (H, N, d)
 @group(0) @binding(8) var<storage, read> dO: array<f32>;         // (H, N, d)
@@ -51,9 +52,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     do_tile[e] = x;
   }
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let tiles = (kend + BC - 1u) / BC;
 
   for (var t = 0u; t < tiles; t++) {

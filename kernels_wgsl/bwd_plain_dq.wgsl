@@ -24,6 +24,7 @@ override BC: u32 = 16u;   // B_c: key rows per tile
 const D_MAX: u32 = 128u;
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(2) var<storage, read> k: array<f32>;          // (H, N, d)
 @group(0) @binding(12) var<storage, read> dS: array<f32>;        // (H_batch, N, N)
@@ -47,9 +48,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let row_ok = row < n;
   let scale = 1.0 / sqrt(f32(D));
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let tiles = (kend + BC - 1u) / BC;
 
   var acc: array<f32, D_MAX>;

@@ -25,6 +25,7 @@ override BC: u32 = 16u;   // B_c of the scores pass
 override WG: u32 = 256u;  // invocations per workgroup
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(5) var<storage, read> s: array<f32>;        // (H_batch, N, N)
 @group(0) @binding(6) var<storage, read_write> p: array<f32>;  // (H_batch, N, N)
@@ -45,9 +46,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let s_base = wg.y * n * n;
   let row0 = (params.x_base + wg.x) * BR;   // < n
   let rows = min(BR, n - row0);
-  let row_last = row0 + rows - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
 
   for (var e = li; e < BR; e += WG) {
     var x = 0.0;

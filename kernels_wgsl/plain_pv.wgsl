@@ -49,6 +49,7 @@ override PPT: u32 = (PC + THREADS - 1u) / THREADS;          // of them each invo
 override VPT: u32 = (VROWS * D4 + THREADS - 1u) / THREADS;  // vec4s of V each invocation loads
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
 @group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
@@ -123,9 +124,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let cx = li % CX;
   let lr = (li / CX) * R;  // local rows lr .. lr + R - 1
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let tiles = (kend + BC - 1u) / BC;
   let steps = tiles * CHUNKS;  // step s: chunk s % CHUNKS of tile s / CHUNKS
 

@@ -59,6 +59,7 @@ override ITERS: u32 = (NBLK + THREADS - 1u) / THREADS;
 override XN: u32 = select(1u, THREADS * R, TZ > 1u);  // partial scores (vec4s)
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;  // (H, N, d)
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;  // (H, N, d)
@@ -134,9 +135,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     q_tile[e] = x;
   }
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let tiles = (kend + BC - 1u) / BC;
 
   // K tile 0. Reads K: keys_in_tile * d elements per tile, stored column by column.

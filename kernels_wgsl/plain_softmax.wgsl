@@ -40,6 +40,7 @@ override WG: u32 = 256u;  // invocations per row (256: the register layout below
 const GROUPS: u32 = 16u;  // invocations that combine the first step of the reduction
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 // S and P hold the heads of one dispatch (wg.y); head_base is not used here.
 @group(0) @binding(5) var<storage, read> s: array<f32>;        // (H_batch, N, N)
@@ -135,9 +136,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let row = params.x_base + wg.x;  // < n: one workgroup per row
   let off = wg.y * n * n + row * n;
 
-  let b = min(n, (row / BR + 1u) * BR);
-  var kend = n;
-  if (causal) { kend = min(n, ((b - 1u) / BC + 1u) * BC); }
+  let kend = key_end((row / BR) * BR, n, causal);  // the scores pass's block of this row
   var last = n - 1u;               // last visible key
   if (causal) { last = row; }
 

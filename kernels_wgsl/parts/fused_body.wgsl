@@ -11,6 +11,8 @@
 //   lane's partial scores of row ty R + i against four keys; it returns them summed over
 //   the TD lanes of the row group. Called in uniform control flow.
 
+// #include "parts/walk.wgsl"
+
 const LOG2E: f32 = 1.4426950408889634;
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;        // (H, N, d)
@@ -103,9 +105,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let x = (li / TD) % TX;
   let ty = li / (TD * TX);
   let ra = row0 + ty * R;  // this invocation's rows: ra .. ra + R - 1
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let tiles = (kend + BC - 1u) / BC;
 
   // Q tile through workgroup memory (each element read once), then into registers scaled
