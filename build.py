@@ -137,8 +137,9 @@ def python_bundle(out: Path) -> None:
     for path in sorted((ROOT / "emulator").glob("*.py")):
         files[f"emulator/{path.name}"] = path.read_text(encoding="utf-8")
     files["kernels_wgsl/manifest.json"] = (ROOT / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8")
-    for path in sorted((ROOT / "kernels_wgsl").glob("*.wgsl")):  # gpu_plan reads each pass's limits
-        files[f"kernels_wgsl/{path.name}"] = path.read_text(encoding="utf-8")
+    kernels = ROOT / "kernels_wgsl"
+    for path in sorted(kernels.rglob("*.wgsl")):  # gpu_plan reads each pass's limits; parts/ for the includes
+        files[f"kernels_wgsl/{path.relative_to(kernels).as_posix()}"] = path.read_text(encoding="utf-8")
     # each language's messages for the Python in the page (emulator/i18n.py reads them)
     catalogs = {lang.code: {"locale": lang.locale, "numbers": i18n.numbers(lang.code).symbols(),
                             "mo": base64.b64encode(i18n.mo_bytes(lang, "python")).decode()}

@@ -11,6 +11,7 @@ measurements, not tests: nothing here fails on a slow machine.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -230,7 +231,9 @@ def browser_runs(url: str) -> dict:
     return out
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    argparse.ArgumentParser(description="Benchmark the lab (Pyodide in Chromium, and CPython); "
+                                        "writes docs/BENCHMARKS-lab.md.").parse_args(argv)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         site = build.build(Path(tmp) / "dist")
@@ -248,7 +251,7 @@ def main() -> int:
     lines = [
         "# Lab benchmarks (emulator in the page)",
         "",
-        "Measured by `.venv/bin/python bench/bench_lab.py` on this project's 2-core machine, headless "
+        "Measured by `.venv/bin/python -m bench.bench_lab` on this project's 2-core machine, headless "
         f"{chromium}, Pyodide 314.0.7, CPython {platform.python_version()}. "
         f"Written {time.strftime('%Y-%m-%d')}. Load average (1 min) {load_before[0]:.1f} at the start and "
         f"{load_after[0]:.1f} at the end: on 2 cores, anything above 2 means other work shared them.",

@@ -115,7 +115,8 @@ def kernel_tiling(kernel: str, d: int, workgroup_bytes: int = 16384) -> Tiling:
 
 
 def causal_key_end(n: int, row0: int, br: int, bc: int, causal: bool) -> int:
-    """One past the last key a query tile starting at ``row0`` visits (see fused.wgsl)."""
+    """One past the last key a query tile starting at ``row0`` visits (the shaders' key_end,
+    kernels_wgsl/parts/walk.wgsl)."""
     if not causal:
         return n
     last = min(n, row0 + br) - 1
@@ -250,7 +251,7 @@ class Runner:
         key = (file, spec.get("entry_point", "main"), tuple(sorted(constants.items())), instrumented)
         if key in self._pipelines:
             return self._pipelines[key], spec
-        src = (KERNEL_DIR / file).read_text()
+        src = read_source(file)  # parts joined: the text gpu/files.js gives the page
         if instrumented:
             src = instrument(src)
         # WGSL asks a shader that uses subgroup built-ins to say `enable subgroups;`

@@ -71,8 +71,10 @@ _HEADER_RE = re.compile(r"^[^\n]*var<storage, read_write> counters[^\n]*\n.*?^fn
 def header_block(source: str) -> str | None:
     """The shared instrument header (counters binding to the end of ``fn tally``), or None.
 
-    Same rule as tests/test_wgsl_source.py: it must equal kernels_wgsl/fused.wgsl's
-    byte for byte, or the page's counters do not line up with the manifest's slots.
+    The exercise's shaders stay whole files (the learner edits one in the page, and
+    the page compiles it as typed, with no include step), so their copy of the block
+    must equal kernels_wgsl/parts/header.wgsl's byte for byte, or the page's counters
+    do not line up with the manifest's slots.
     """
     m = _HEADER_RE.search(source)
     return m.group(0) if m else None
@@ -283,13 +285,13 @@ STATIC_CHECKS = {"no_infinity": check_no_infinity, "uniform_barriers": check_uni
 def static_problems(source: str, names, reference: str | None = None) -> list[str]:
     """Problems from the named static checks, plus a changed instrument header.
 
-    reference: fused.wgsl's text (the page passes the copy it fetched; by default the
-    file is read from kernels_wgsl/).
+    reference: the text of kernels_wgsl/parts/header.wgsl, the shared header (the page
+    passes the copy it fetched; by default the file is read from kernels_wgsl/).
     """
     problems = []
-    fused_header = header_block(reference if reference is not None else _fused_source())
+    shared = header_block(reference if reference is not None else _header_source())
     got = header_block(source)
-    if fused_header is not None and got != fused_header:
+    if shared is not None and got != shared:
         problems.append(_("the instrument header (counters binding to the end of fn tally) was changed or "
                           "removed; restore it from the starter, or the byte counts cannot be read"))
     for name in names:
@@ -297,10 +299,10 @@ def static_problems(source: str, names, reference: str | None = None) -> list[st
     return problems
 
 
-def _fused_source() -> str:
+def _header_source() -> str:
     import os
 
-    path = os.path.join(content.ROOT, "kernels_wgsl", "fused.wgsl")
+    path = os.path.join(content.ROOT, "kernels_wgsl", "parts", "header.wgsl")
     with open(path, encoding="utf-8") as f:
         return f.read()
 

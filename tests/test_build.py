@@ -343,3 +343,16 @@ def test_no_script_the_site_ships_uses_eval_or_writes_inline_styles_or_handlers(
                         r"<[a-z][^>]*\sstyle\s*=", r"<[a-z][^>]*\son[a-z]+\s*="):
             found += [f"{script.relative_to(built_site)}: {m.group(0)[:60]}" for m in re.finditer(pattern, text)]
     assert found == []
+
+
+def test_every_part_a_kernel_includes_travels_to_the_page_and_its_python(built_site):
+    """The page joins kernels/<file> with kernels/parts/ (gpu/files.js), and the planner in
+    the page's Python joins kernels_wgsl/ from py/bundle.json: both need every part."""
+    kernels = build.ROOT / "kernels_wgsl"
+    parts = sorted(p.relative_to(kernels).as_posix() for p in (kernels / "parts").glob("*.wgsl"))
+    assert "parts/header.wgsl" in parts
+    bundle = json.loads((built_site / "py" / "bundle.json").read_text(encoding="utf-8"))["files"]
+    for rel in parts:
+        text = (kernels / rel).read_text(encoding="utf-8")
+        assert (built_site / "kernels" / rel).read_text(encoding="utf-8") == text
+        assert bundle[f"kernels_wgsl/{rel}"] == text

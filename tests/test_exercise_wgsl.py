@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from emulator.shaders import instrument
+from emulator.shaders import instrument, read_source
 from emulator.tiling import MANIFEST
 from exercises import content, wgsl
 
 ROOT = Path(__file__).resolve().parent.parent
 EX = ROOT / "site" / "content" / "exercises" / "wgsl-kernel"
-FUSED = (ROOT / "kernels_wgsl" / "fused.wgsl").read_text()
+FUSED = read_source("fused.wgsl")  # as the hosts compile it, parts joined
+HEADER = (ROOT / "kernels_wgsl" / "parts" / "header.wgsl").read_text()
 
 
 def _src(rel: str) -> str:
@@ -27,10 +28,23 @@ def _src(rel: str) -> str:
 
 @pytest.mark.parametrize("rel", ["scratch/starter.wgsl", "scratch/solution.wgsl", "harden/starter.wgsl",
                                  "harden/solution.wgsl"])
-def test_every_skeleton_and_solution_has_fused_wgsls_header_byte_for_byte(rel):
+def test_every_skeleton_and_solution_has_the_shared_header_byte_for_byte(rel):
+    """The exercise's shaders are whole files, with no include: the learner reads and edits
+    one in the page, which compiles it as typed. Their header is the shared part's."""
     block = wgsl.header_block(_src(rel))
-    assert block is not None and block == wgsl.header_block(FUSED)
+    assert block is not None and block == wgsl.header_block(HEADER) == wgsl.header_block(FUSED)
     assert "atomicAdd(&counters[slot], elems);" in block
+    assert "#include" not in _src(rel)
+
+
+def test_a_changed_byte_in_the_header_is_a_static_problem():
+    good = _src("harden/solution.wgsl")
+    bad = good.replace("atomicAdd(&counters[slot], elems);", "atomicAdd(&counters[slot], elems );")
+    assert bad != good
+    assert wgsl.static_problems(good, []) == []
+    assert wgsl.static_problems(good, [], reference=HEADER) == []
+    problems = wgsl.static_problems(bad, [], reference=HEADER)
+    assert len(problems) == 1 and "instrument header" in problems[0]
 
 
 def test_the_exercise_declares_both_steps_with_cases_that_cover_the_harden_list():
