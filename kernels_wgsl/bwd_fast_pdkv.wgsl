@@ -49,24 +49,7 @@ override WGB: u32 = 16384u;           // workgroup memory the chunk is fitted to
 override QC: u32 = min(64u, WGB / (8u * (D + BC)));
 override CH4: u32 = QC * D4;          // vec4s of Q (or dO) in a chunk
 
-struct Params {
-  n: u32,          // N, rows per head
-  causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch (Q, dO, dK, dV); P and dS hold the heads of one dispatch
-  x_base: u32,     // first key tile of this dispatch; wg.x is added
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
-
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
+// #include "parts/header.wgsl"
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;          // (H, N, d)
 @group(0) @binding(6) var<storage, read> p: array<f32>;                // (H_batch, N, N)
