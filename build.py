@@ -34,6 +34,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+import babel.numbers
 import jinja2
 import latex2mathml.converter
 import markupsafe
@@ -136,8 +137,9 @@ def python_bundle(out: Path) -> None:
     for path in sorted((ROOT / "emulator").glob("*.py")):
         files[f"emulator/{path.name}"] = path.read_text(encoding="utf-8")
     files["kernels_wgsl/manifest.json"] = (ROOT / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8")
-    for path in sorted((ROOT / "kernels_wgsl").glob("*.wgsl")):  # gpu_plan reads each pass's limits
-        files[f"kernels_wgsl/{path.name}"] = path.read_text(encoding="utf-8")
+    kernels = ROOT / "kernels_wgsl"
+    for path in sorted(kernels.rglob("*.wgsl")):  # gpu_plan reads each pass's limits; parts/ for the includes
+        files[f"kernels_wgsl/{path.relative_to(kernels).as_posix()}"] = path.read_text(encoding="utf-8")
     # each language's messages for the Python in the page (emulator/i18n.py reads them)
     catalogs = {lang.code: {"locale": lang.locale, "numbers": i18n.numbers(lang.code).symbols(),
                             "mo": base64.b64encode(i18n.mo_bytes(lang, "python")).decode()}
@@ -268,6 +270,7 @@ def make_env(code: str | None = None) -> jinja2.Environment:
     env.filters["mib"] = lambda x, digits=1: nums.fixed(x / 2**20, digits)
     env.filters["fixed"] = lambda x, digits=1: nums.fixed(x, digits)
     env.filters["num"] = nums.short
+    env.filters["percent"] = lambda x: babel.numbers.format_percent(x, format="#,##0%", locale=lang.locale)
     env.filters["tojson_sorted"] = lambda x: json.dumps(x, sort_keys=True)
 
     @jinja2.pass_context
@@ -352,7 +355,9 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     page_catalogs(out)
     import course  # the module page and exercise pages: data from site/content
     import film  # the film script → captions, chapters, transcript, sources
+    from course import kit, teachers  # the offline kit (kit/cannery-exercises.zip), the teachers' page
 
+    languages = []
     for lang in i18n.languages():
         context = {
             "lang": lang,
@@ -374,6 +379,12 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         course.write_downloads(context["exercises"], out / lang.prefix)
         env = make_env(lang.code)
         env.globals["sri"] = lambda rel: sri(out / rel)
+        context["teachers"] = teachers.build(context, _renderer(env, context), lang=lang.code)
+        languages.append((lang, context, env))
+    context_kit = kit.write(out, {lang.code: (context["exercises"], _renderer(env, context))
+                                  for lang, context, env in languages})
+    for _lang, context, env in languages:
+        context["kit"] = context_kit
         render_pages(env, context, out)
     return out
 
@@ -387,6 +398,12 @@ def lab_rules(code: str) -> dict:
     with i18n.python_speaks(code):
         cold = plan.cold_rules()
     return {"head_dims": MANIFEST["head_dims"], "lesson": MANIFEST["lesson"], **cold}
+
+
+def _renderer(env: jinja2.Environment, context: dict):
+    """render(text, **names): content text rendered as a Jinja template with the
+    page context and ``names`` (the Markdown a page would show, before HTML)."""
+    return lambda text, **names: env.from_string(text).render(dict(context, **names))
 
 
 def compare_dirs(a: Path, b: Path) -> list:

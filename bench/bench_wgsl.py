@@ -6,7 +6,7 @@ Usage (the figures in docs/BENCHMARKS.md came from the command written there):
         [--kernels plain fused fused-fast] [--limits default max] [--budget-s 480]
         [--fallback-n 4096] [--passes] [--ceilings] [--json out.json] [--md out.md]
         [--roofline docs/roofline.svg]
-    python bench/bench_wgsl.py --summary bench/results/h200.json [--roofline docs/roofline.svg]
+    python -m bench.bench_wgsl --summary bench/results/h200.json [--roofline docs/roofline.svg]
 
 Where the device has subgroups, a kernel with a ``with_subgroups`` shader in the manifest
 runs that shader (each row records which: "shader"). ``--fallback-n`` also times those

@@ -4,8 +4,9 @@ Usage (the issue's configuration: 32 heads, N = 4,096, d = 64 and 128, float32):
 
     python -m bench.bench_wgsl_backward [--n 4096] [--d 64 128] [--heads 32]
         [--causal full causal] [--kernels fused-backward plain-backward]
-        [--forward fused fused-fast] [--no-torch] [--budget-s 480]
-        [--json bench/results/wgsl-backward.json]
+        [--forward fused fused-fast] [--no-torch] [--budget-s 480] [--passes] [--ceilings]
+        [--repeat 1] [--json bench/results/wgsl-backward.json]
+        [--summary bench/results/wgsl-backward.json]
 
 Order (as bench/bench_wgsl.py): every backward kernel and d is first checked on this very
 device against the exact float64 gradients (emulator.backward.reference, each entry of dQ,
@@ -26,7 +27,29 @@ GB/s uses the emulator's byte count (emulator.traffic.count) times heads.
 
 Timing: cannery_host.wgsl.Runner.time (warm-up, samples of at least 10 ms of GPU work, at
 least 5 samples where the budget allows, median; timestamp queries when available).
-SDPA: CUDA events, the same sample rule.
+SDPA: CUDA events, the same sample rule. ``--repeat R`` times every kernel of a configuration
+R times, interleaved (kernel a, b, c, a, b, c, ...), so that a load that comes and goes on a
+shared machine falls on all of them; the row's median and range are over all its samples.
+
+``--passes`` also times each pass of a multi-pass kernel alone (the same dispatches with the
+other passes left out; their buffers hold what the setup left, the work does not depend on
+it), with the bytes that pass moves (emulator.traffic's per-pass count) and GB/s.
+FLOP of a pass alone (2 a multiply-add, per head, causal half): a matrix pass 2 N² d per
+matrix product it forms (plain's scores, dp and dq one, its dkv two; the fused dkv pass four,
+S, dP, dV and dK; the fused dq pass three, S, dP and dQ), the elementwise passes 2 per score
+(softmax: subtract, exp; ds: subtract, multiply), the D pass 2 N d.
+
+``--ceilings`` measures the copy bandwidth the passes are held to: a WGSL copy kernel (vec4
+loads and stores, a grid-stride loop) over a buffer as large as the device's storage binding
+allows (up to 1 GiB), bytes read plus written, median of 9 timestamped samples; and, with
+PyTorch and CUDA, bench.bench_wgsl's device-to-device copy and float32 matrix product.
+
+On a CPU adapter (lavapipe, SwiftShader) the tables add each row's CPU time per run
+(Runner.time's "cpuMedianMs": this process's CPU time, whose threads include the adapter's
+workers): on a machine shared with other work the wall-clock samples wait for the CPU, the
+CPU time does not, so it is the fairer figure for comparing kernels of one run there.
+
+``--summary FILE`` prints the tables of a saved run.
 """
 from __future__ import annotations
 
@@ -131,6 +154,123 @@ def traffic_bytes(kernel, n, d, causal, heads):
     return count(kernel, n, d, causal).total_bytes * heads
 
 
+def pass_traffic(kernel, n, d, causal, heads) -> dict:
+    """Bytes each pass of ``kernel`` moves, {pass name: bytes}, for ``heads`` heads."""
+    from emulator.traffic import count
+    return {name: b * heads for name, b in count(kernel, n, d, causal).per_pass.items()}
+
+
+#: Matrix products (2 N² d FLOP each) a pass forms, by pass name; plain's and fused's differ.
+MATMULS = {"plain": {"scores": 1, "dp": 1, "dq": 1, "dkv": 2}, "fused": {"dkv": 4, "dq": 3}}
+ELEMENTWISE_FLOP = {"softmax": 2, "ds": 2}  # per score
+
+
+def pass_flop(kernel, pass_name, n, d, heads, causal) -> float:
+    """FLOP of one backward pass alone (see the module's convention)."""
+    from emulator.plan import writes_scores
+
+    kind = "plain" if writes_scores(kernel) else "fused"
+    if pass_name == "preprocess":
+        return 2.0 * n * d * heads
+    if pass_name in ELEMENTWISE_FLOP:
+        f = ELEMENTWISE_FLOP[pass_name] * n * n
+    else:
+        f = MATMULS[kind][pass_name] * 2.0 * n * n * d
+    return f * heads / (2 if causal else 1)
+
+
+COPY_SHADER = """
+@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+  let stride = nw.x * 256u;
+  for (var i = g.x; i < arrayLength(&src); i += stride) { dst[i] = src[i]; }
+}
+"""
+
+
+def wgsl_copy_ceiling(runner: Runner, max_bytes: int = 2**30, samples: int = 9) -> dict:
+    """Copy bandwidth through WGSL on ``runner``'s device: GB/s of bytes read plus written
+    by COPY_SHADER over the largest buffer (a multiple of 1 MiB) within the storage binding
+    limit and ``max_bytes``; median of ``samples`` timestamped runs after a warm-up, each of
+    enough copies to hold 10 ms of GPU work (wall time where there are no timestamps)."""
+    dev, wgpu = runner.device, runner.wgpu
+    nbytes = min(max_bytes, runner.max_binding, runner.max_buffer) // 2**20 * 2**20
+    src, dst = runner._storage(nbytes), runner._storage(nbytes)
+    pipe = dev.create_compute_pipeline(layout="auto", compute={
+        "module": dev.create_shader_module(code=COPY_SHADER), "entry_point": "main"})
+    group = dev.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[
+        {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": nbytes}},
+        {"binding": 1, "resource": {"buffer": dst, "offset": 0, "size": nbytes}}])
+    groups = min(65535, max(1, nbytes // 16 // 256 // 4))
+
+    def run(reps: int) -> float:
+        enc = dev.create_command_encoder()
+        qs = tw = None
+        if runner.timestamps:
+            qs = dev.create_query_set(type="timestamp", count=2)
+            tw = {"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
+        cpass = enc.begin_compute_pass(timestamp_writes=tw)
+        cpass.set_pipeline(pipe)
+        cpass.set_bind_group(0, group)
+        for _ in range(reps):
+            cpass.dispatch_workgroups(groups)
+        cpass.end()
+        if qs is not None:
+            rb = dev.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+            enc.resolve_query_set(qs, 0, 2, rb, 0)
+        t0 = time.perf_counter()
+        dev.queue.submit([enc.finish()])
+        runner._wait()
+        wall = (time.perf_counter() - t0) * 1e3
+        if qs is None:
+            return wall / reps
+        ts = np.frombuffer(dev.queue.read_buffer(rb), np.uint64)
+        return float(ts[1] - ts[0]) / 1e6 / reps
+
+    run(1)
+    one = max(run(1), 1e-3)
+    reps = max(1, math.ceil(10.0 / one))
+    times = sorted(run(reps) for _ in range(samples))
+    med = times[len(times) // 2]
+    src.destroy()
+    dst.destroy()
+    return {"copy_gbps": 2 * nbytes / (med * 1e6), "copy_ms": med, "copy_bytes": 2 * nbytes,
+            "samples": times, "reps": reps, "method": "timestamp" if runner.timestamps else "wall",
+            "shader": "WGSL vec4 copy, grid-stride"}
+
+
+def _timed(runner, kern, n, d, heads, causal, a, passes=None) -> dict:
+    """One Runner.time call with the bench's budget rules; a row's timing fields or why not."""
+    try:
+        return runner.time(kern, n, d, heads, causal, max_run_ms=a.max_run_s * 1e3,
+                           max_config_ms=a.max_config_s * 1e3, passes=passes)
+    except KernelError as e:
+        return {"refused": str(e)}
+    except TooSlow as e:
+        return {"skipped": str(e)}
+
+
+def _merge(row: dict, timings: list) -> None:
+    """Fold repeated timings into ``row``: every sample, their median and range."""
+    good = [t for t in timings if "medianMs" in t]
+    if not good:
+        row.update({k: v for k, v in timings[0].items() if k in ("refused", "skipped")})
+        return
+    samples = sorted(x for t in good for x in t["samples"])
+    cpu = sorted(x for t in good for x in t.get("cpuSamples", []))
+    row.update({k: v for k, v in good[0].items() if k not in ("samples", "medianMs", "cpuSamples", "cpuMedianMs")})
+    row["samples"] = samples
+    row["medianMs"] = samples[len(samples) // 2]
+    row["rangeMs"] = [samples[0], samples[-1]]
+    row["repeatMedians"] = [t["medianMs"] for t in good]
+    if cpu:
+        row["cpuSamples"] = cpu
+        row["cpuMedianMs"] = cpu[len(cpu) // 2]
+        row["cpuRangeMs"] = [cpu[0], cpu[-1]]
+
+
 def main(argv=None):
     backward = [k for k, e in MANIFEST["kernels"].items()
                 if e.get("direction") == "backward" and e["wgsl"] and k != "fused-backward-no-D"]
@@ -143,23 +283,50 @@ def main(argv=None):
     ap.add_argument("--forward", nargs="+", default=["fused", "fused-fast"],
                     help="forward kernels timed at the same sizes, for backward / forward time")
     ap.add_argument("--limits", default="max", choices=["default", "max"])
+    ap.add_argument("--no-subgroups", action="store_true", help="open the device without the subgroup feature")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--passes", action="store_true", help="also time each pass of a backward kernel alone")
+    ap.add_argument("--ceilings", action="store_true", help="measure the copy bandwidth (WGSL, and PyTorch)")
+    ap.add_argument("--repeat", type=int, default=1, help="time each configuration's kernels this often, interleaved")
     ap.add_argument("--budget-s", type=float, default=480.0, help="stop starting new timings after this")
     ap.add_argument("--max-run-s", type=float, default=30.0,
                     help="skip a configuration predicted to take longer a run (the lesson-tiled kernels are slow)")
     ap.add_argument("--max-config-s", type=float, default=10.0, help="take fewer samples past this")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    ap.add_argument("--summary", type=Path, help="print the tables of a saved run and stop")
     a = ap.parse_args(argv)
+    if a.summary:
+        print(summary(json.loads(a.summary.read_text())))
+        return
     t_start = time.perf_counter()
     results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv,
                "flop_convention": "forward 4 N^2 d per head, backward 2.5x forward (10 N^2 d); causal half",
                "rows": [], "torch": [], "checks": []}
-    runner = Runner(limits=a.limits)
+    runner = Runner(limits=a.limits, subgroups=not a.no_subgroups)
     results["adapter"] = runner.info
+    # A CPU adapter runs its workers in this process: its CPU time per run is the work done.
+    results["cpu_adapter"] = any(x in runner.info["device"].lower() for x in ("llvmpipe", "swiftshader"))
     results["limits"] = a.limits
-    print(f"# adapter {runner.info}, limits={a.limits}, timestamps {runner.timestamps}", flush=True)
+    results["subgroup_min"] = runner.subgroup_min
+    print(f"# adapter {runner.info}, limits={a.limits}, timestamps {runner.timestamps}, "
+          f"subgroups {runner.subgroup_min}", flush=True)
     results["checks"] = check_kernels(runner, a.kernels, a.d)
     print(f"# {len(results['checks'])} backward checks passed against float64 (N = {CHECK_N})", flush=True)
+
+    if a.ceilings:
+        # The largest copy (the memory's own rate) and one of a head batch's N x N table for the
+        # first N (what the plain's elementwise passes stream: on a CPU adapter at small N it stays
+        # in the caches).
+        table = min(a.heads[0], 32) * a.n[0] ** 2 * 4
+        results["ceilings"] = {"wgsl": wgsl_copy_ceiling(runner),
+                               "wgsl_table": wgsl_copy_ceiling(runner, max_bytes=max(2**20, table))}
+        try:
+            from bench.bench_wgsl import measure_ceilings
+            results["ceilings"]["torch"] = measure_ceilings()
+        except Exception as e:  # no torch, no CUDA, out of memory
+            results["ceilings"]["torch"] = {"error": repr(e)}
+        print(json.dumps({"ceilings": {k: {x: y for x, y in (v or {}).items() if x != "samples"}
+                                       for k, v in results["ceilings"].items()}}), flush=True)
 
     if not a.no_torch:
         for heads in a.heads:
@@ -179,34 +346,59 @@ def main(argv=None):
                         results["torch"].append(t)
                         print(json.dumps({k: v for k, v in t.items() if k != "samples"}), flush=True)
 
-    for heads in a.heads:
-        for n in a.n:
-            for d in a.d:
-                for cm in a.causal:
+    # Every size with the first mask before any with the next (full attention first), so that a
+    # budget that runs out cuts the later masks.
+    for cm in a.causal:
+        for heads in a.heads:
+            for n in a.n:
+                for d in a.d:
                     causal = cm == "causal"
-                    for kern in list(a.kernels) + list(a.forward):
+                    kernels = list(a.kernels) + list(a.forward)
+                    rows = {}
+                    timings = {k: [] for k in kernels}
+                    pass_timings = {k: {} for k in kernels}
+                    for _ in range(max(1, a.repeat)):
+                        for kern in kernels:
+                            if time.perf_counter() - t_start > a.budget_s:
+                                continue
+                            timings[kern].append(_timed(runner, kern, n, d, heads, causal, a))
+                            specs = MANIFEST["kernels"][kern]["wgsl"]
+                            if a.passes and len(specs) > 1 and "medianMs" in timings[kern][-1]:
+                                for pi, spec in enumerate(specs):
+                                    pass_timings[kern].setdefault(spec["pass"], []).append(
+                                        _timed(runner, kern, n, d, heads, causal, a, passes=(pi,)))
+                    for kern in kernels:
                         fwd = MANIFEST["kernels"][kern].get("direction", "forward") == "forward"
                         row = {"kernel": kern, "direction": "forward" if fwd else "backward",
-                               "n": n, "d": d, "heads": heads, "causal": causal}
-                        if fwd:
-                            row["shader"] = runner.shader(kern, d)
-                        if time.perf_counter() - t_start > a.budget_s:
+                               "n": n, "d": d, "heads": heads, "causal": causal,
+                               "shader": runner.shader(kern, d), "shaders": runner.shaders(kern, d)}
+                        if not timings[kern]:
                             row["skipped"] = "time budget of the run spent"
                         else:
-                            try:
-                                r = runner.time(kern, n, d, heads, causal, max_run_ms=a.max_run_s * 1e3,
-                                                max_config_ms=a.max_config_s * 1e3)
-                                row.update(r)
-                                flop = gflops(n, d, heads, causal) if fwd else backward_gflops(n, d, heads, causal)
-                                row["gflops"] = flop / (r["medianMs"] * 1e6)
-                                row["bytes"] = traffic_bytes(kern, n, d, causal, heads)
-                                row["gbps"] = row["bytes"] / (r["medianMs"] * 1e6)
-                            except KernelError as e:
-                                row["refused"] = str(e)
-                            except TooSlow as e:
-                                row["skipped"] = str(e)
+                            _merge(row, timings[kern])
+                        if "medianMs" in row:
+                            flop = gflops(n, d, heads, causal) if fwd else backward_gflops(n, d, heads, causal)
+                            row["gflops"] = flop / (row["medianMs"] * 1e6)
+                            row["bytes"] = traffic_bytes(kern, n, d, causal, heads)
+                            row["gbps"] = row["bytes"] / (row["medianMs"] * 1e6)
+                        per_pass = pass_traffic(kern, n, d, causal, heads) if pass_timings[kern] else {}
+                        for pi, spec in enumerate(MANIFEST["kernels"][kern]["wgsl"]):
+                            if spec["pass"] not in pass_timings[kern]:
+                                continue
+                            pr = {"pass": spec["pass"], "shader": row["shaders"][pi]}
+                            _merge(pr, pass_timings[kern][spec["pass"]])
+                            if "medianMs" in pr:
+                                pr["bytes"] = per_pass[spec["pass"]]
+                                pr["gbps"] = pr["bytes"] / (pr["medianMs"] * 1e6)
+                                pr["flop"] = pass_flop(kern, spec["pass"], n, d, heads, causal)
+                                pr["gflops"] = pr["flop"] / (pr["medianMs"] * 1e6)
+                            row.setdefault("passes", []).append(pr)
+                        rows[kern] = row
                         results["rows"].append(row)
-                        print(json.dumps({k: v for k, v in row.items() if k != "samples"}), flush=True)
+                        quiet = ("samples", "cpuSamples", "passes")
+                        print(json.dumps({k: v for k, v in row.items() if k not in quiet}), flush=True)
+                        for pr in row.get("passes", []):
+                            print("  " + json.dumps({k: v for k, v in pr.items() if k not in quiet}), flush=True)
     results["elapsed_s"] = time.perf_counter() - t_start
     results["summary"] = summary(results)
     a.json.parent.mkdir(parents=True, exist_ok=True)
@@ -220,15 +412,42 @@ def _rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
+def _ms(r, key="medianMs", span="rangeMs") -> str:
+    """Median ms, with the samples' range where there is one."""
+    lo_hi = r.get(span)
+    return f"{r[key]:.3f} ({lo_hi[0]:.3f}–{lo_hi[1]:.3f})" if lo_hi else f"{r[key]:.3f}"
+
+
+def copy_gbps(results):
+    """The copy ceiling of a run, GB/s, and where it came from: PyTorch's 2 GiB copy where
+    measured (as bench_wgsl), else the WGSL copy kernel's over one table's bytes, else over
+    the largest buffer; (None, None) without --ceilings."""
+    ceil = results.get("ceilings") or {}
+    for key, label in (("torch", "PyTorch copy, 2 GiB"), ("wgsl_table", "WGSL copy of one table's bytes"),
+                       ("wgsl", "WGSL copy, largest buffer")):
+        c = ceil.get(key) or {}
+        if "copy_gbps" in c:
+            return c["copy_gbps"], label
+    return None, None
+
+
 def summary(results) -> str:
-    """Markdown: per (heads, N, d, mask), each backward kernel's ms and GFLOP/s, its
-    throughput as a share of SDPA backward's, and its time over our fastest forward's."""
+    """Markdown: per (heads, N, d, mask), each backward kernel's median ms (and range),
+    GFLOP/s, bytes and GB/s, its throughput as a share of SDPA backward's, its time over our
+    fastest forward's; then each pass timed alone, with GB/s and its share of the copy
+    ceiling; then the ratios the issue's goals name."""
     timed = [r for r in results["rows"] if "medianMs" in r]
     sdpa = {(t["heads"], t["n"], t["d"], t["causal"]): t for t in results["torch"] if "medianMs" in t}
     keys = sorted({(r["heads"], r["n"], r["d"], r["causal"]) for r in timed})
-    lines = ["| heads | N | d | mask | kernel | median ms | GFLOP/s (backward = 2.5 x forward FLOP) "
-             "| vs SDPA bwd fp32 | bwd / our fastest fwd time |",
-             "|---:|---:|---:|---|---|---:|---:|---:|---:|"]
+    ceiling, ceiling_label = copy_gbps(results)
+    cpu = bool(results.get("cpu_adapter"))
+    cpu_head = " CPU ms (range) |" if cpu else ""
+    lines = ["| heads | N | d | mask | kernel | median ms (range) |" + cpu_head + " GFLOP/s (backward = 2.5 x "
+             "forward FLOP) | bytes counted | GB/s | vs SDPA bwd fp32 | bwd / our fastest fwd time |",
+             "|---:|---:|---:|---|---|---:|" + ("---:|" if cpu else "") + "---:|---:|---:|---:|---:|"]
+
+    def cpu_cell(r):
+        return f" {_ms(r, 'cpuMedianMs', 'cpuRangeMs')} |" if cpu and "cpuMedianMs" in r else (" |" if cpu else "")
     for key in keys:
         heads, n, d, causal = key
         fwd = [r for r in timed if r["direction"] == "forward" and (r["heads"], r["n"], r["d"], r["causal"]) == key]
@@ -240,19 +459,66 @@ def summary(results) -> str:
                 continue
             share = f"{r['gflops'] / ref['gflops']:.0%}" if ref else "—"
             ratio = f"{r['medianMs'] / best['medianMs']:.2f}x ({best['kernel']})" if best else "—"
-            lines.append(f"| {heads} | {n:,} | {d} | {mask} | {r['kernel']} | {r['medianMs']:.3f} | "
-                         f"{_rate(r['gflops'])} | {share} | {ratio} |")
+            lines.append(f"| {heads} | {n:,} | {d} | {mask} | {r['kernel']} | {_ms(r)} |{cpu_cell(r)} "
+                         f"{_rate(r['gflops'])} | {r['bytes']:,} | {_rate(r['gbps'])} | {share} | {ratio} |")
         if ref:
-            lines.append(f"| {heads} | {n:,} | {d} | {mask} | SDPA backward fp32 ({ref['backend']}) | "
-                         f"{ref['medianMs']:.3f} | {_rate(ref['gflops'])} | 100% | |")
+            lines.append(f"| {heads} | {n:,} | {d} | {mask} | SDPA backward fp32 ({ref['backend']}, "
+                         f"{ref.get('grad_fn', '')}) | {ref['medianMs']:.3f} |{' |' if cpu else ''} "
+                         f"{_rate(ref['gflops'])} | | | 100% | |")
         for r in fwd:
             lines.append(f"| {heads} | {n:,} | {d} | {mask} | forward {r['kernel']} ({r.get('shader', '')}) | "
-                         f"{r['medianMs']:.3f} | {_rate(r['gflops'])} (4 N² d) | | |")
+                         f"{_ms(r)} |{cpu_cell(r)} {_rate(r['gflops'])} (4 N² d) | {r['bytes']:,} | "
+                         f"{_rate(r['gbps'])} | | |")
     not_run = [r for r in results["rows"] if "medianMs" not in r]
     for r in not_run:
         why = r.get("refused") or r.get("skipped")
         lines.append(f"| {r['heads']} | {r['n']:,} | {r['d']} | {'causal' if r['causal'] else 'full'} | "
-                     f"{r['kernel']} | not run: {why} | | | |")
+                     f"{r['kernel']} | not run: {why} |{' |' if cpu else ''} | | | | |")
+    passes = [(r, pr) for r in timed for pr in r.get("passes", []) if "medianMs" in pr]
+    if passes:
+        head = f"share of the copy ceiling ({ceiling_label}, {ceiling:,.1f} GB/s)" if ceiling else "share of copy"
+        lines += ["", "Each pass alone:", "",
+                  f"| heads | N | d | mask | kernel | pass | shader | median ms (range) |{cpu_head} bytes | GB/s "
+                  f"| {head} | GFLOP/s |", "|---:|---:|---:|---|---|---|---|---:|" + ("---:|" if cpu else "")
+                  + "---:|---:|---:|---:|"]
+        for r, pr in passes:
+            share = f"{pr['gbps'] / ceiling:.0%}" if ceiling else "—"
+            lines.append(f"| {r['heads']} | {r['n']:,} | {r['d']} | {'causal' if r['causal'] else 'full'} | "
+                         f"{r['kernel']} | {pr['pass']} | {pr['shader']} | {_ms(pr)} |{cpu_cell(pr)} {pr['bytes']:,} | "
+                         f"{_rate(pr['gbps'])} | {share} | {_rate(pr['gflops'])} |")
+    goals = []
+    for key in keys:
+        heads, n, d, causal = key
+        here = {r["kernel"]: r for r in timed if (r["heads"], r["n"], r["d"], r["causal"]) == key}
+        fwd = [r for r in here.values() if r["direction"] == "forward"]
+        best = min(fwd, key=lambda r: r["medianMs"]) if fwd else None
+        ref = sdpa.get(key)
+        for fast, plain in (("fused-backward-fast", "plain-backward-fast"), ("fused-backward-fast", "plain-backward"),
+                            ("fused-backward", "plain-backward")):
+            if fast in here and plain in here:
+                cells = [f"{here[plain]['medianMs'] / here[fast]['medianMs']:.2f}x"]
+                cells.append(f"{here[fast]['medianMs'] / best['medianMs']:.2f}x ({best['kernel']})" if best else "—")
+                if cpu:
+                    bc = min(fwd, key=lambda r: r["cpuMedianMs"]) if fwd else None
+                    cells.append(f"{here[plain]['cpuMedianMs'] / here[fast]['cpuMedianMs']:.2f}x")
+                    cells.append(f"{here[fast]['cpuMedianMs'] / bc['cpuMedianMs']:.2f}x ({bc['kernel']})"
+                                 if bc else "—")
+                cells.append(f"{ref['medianMs'] / here[fast]['medianMs']:.0%}" if ref else "—")
+                goals.append(f"| {heads} | {n:,} | {d} | {'causal' if causal else 'full'} | {fast} | {plain} | "
+                             + " | ".join(cells) + " |")
+    if goals:
+        cpu_cols = " plain ÷ fused (CPU time) | fused ÷ our fastest forward (CPU time) |" if cpu else ""
+        lines += ["", "| heads | N | d | mask | fused | plain | plain ÷ fused (time) | fused ÷ our fastest forward "
+                  "(time) |" + cpu_cols + " fused ÷ SDPA backward (speed) |",
+                  "|---:|---:|---:|---|---|---|---:|---:|" + ("---:|---:|" if cpu else "") + "---:|"] + goals
+    if ceiling:
+        measured = [f"{c['copy_gbps']:,.1f} GB/s over {c['copy_bytes'] // 2:,} B ({key})"
+                    for key, c in (results.get("ceilings") or {}).items() if c and "copy_gbps" in c]
+        lines += ["", f"Copy ceiling: {ceiling:,.1f} GB/s ({ceiling_label}, bytes read plus written); "
+                  f"measured: {'; '.join(measured)}."]
+    if cpu:
+        lines += ["", "CPU ms: this process's CPU time per run (the adapter's worker threads run in it), "
+                  "the work a kernel took whatever else shares the machine."]
     return "\n".join(lines) + "\n"
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from emulator import plan as _plan
-from emulator.shaders import DEFAULT_LIMITS, instrument
+from emulator.shaders import DEFAULT_LIMITS, instrument, read_source
 from emulator.tiling import M_DEFAULT, MANIFEST, InputError  # one manifest for the host and the emulator
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
@@ -77,7 +77,8 @@ class TooSlow(RuntimeError):
 
 
 def causal_key_end(n: int, row0: int, br: int, bc: int, causal: bool) -> int:
-    """One past the last key a query tile starting at ``row0`` visits (see fused.wgsl)."""
+    """One past the last key a query tile starting at ``row0`` visits (the shaders' key_end,
+    kernels_wgsl/parts/walk.wgsl)."""
     if not causal:
         return n
     last = min(n, row0 + br) - 1
@@ -215,7 +216,7 @@ class Runner:
         key = (file, entry, tuple(sorted(constants.items())), instrumented)
         if key in self._pipelines:
             return self._pipelines[key], spec
-        src = (KERNEL_DIR / file).read_text()
+        src = read_source(file)  # parts joined: the text gpu/files.js gives the page
         if instrumented:
             src = instrument(src)
         # WGSL asks a shader that uses subgroup built-ins to say `enable subgroups;`
@@ -235,6 +236,11 @@ class Runner:
         """The .wgsl file this device runs for the first pass of ``kernel`` at d (the plan's)."""
         return _plan.kernel_plan(kernel, 1, d, False, workgroup_bytes,
                                  subgroup_min=self.subgroup_min)["passes"][0]["file"]
+
+    def shaders(self, kernel: str, d: int, workgroup_bytes: int = M_DEFAULT) -> list[str]:
+        """The .wgsl file this device runs for each pass of ``kernel`` at d, in pass order (the plan's)."""
+        return [pp["file"] for pp in _plan.kernel_plan(kernel, 1, d, False, workgroup_bytes,
+                                                       subgroup_min=self.subgroup_min)["passes"]]
 
     # ----------------------------------------------------------------- buffers
     def _storage(self, size: int, data: np.ndarray | None = None):
@@ -445,10 +451,15 @@ class Runner:
         take longer raises TooSlow; with ``max_config_ms``, fewer samples (at least 1)
         are taken when min_samples of them would take longer; "samples" says how many.
         ``passes``: time only these pass indices (see _encode).
+        Also "cpuSamples" and "cpuMedianMs": this process's CPU time per run over the same
+        samples (time.process_time, every thread). On a CPU adapter such as lavapipe, whose
+        worker threads run in this process, that is the work the kernel took, whatever else
+        shares the machine; on a GPU it is only the host's side.
         Raises KernelError when the size exceeds this device's limits.
         """
         plan = self.plan(kernel, n, d, heads, workgroup_bytes, causal)
         cap = plan["head_batch"]
+        cpu = [0.0]  # CPU ms of the submissions so far
         bufs = self._make_buffers(kernel, n, d, heads, causal, plan)
         enc = self.device.create_command_encoder()
         self._clear(enc, bufs)
@@ -469,10 +480,11 @@ class Runner:
                 rb = self.device.create_buffer(
                     size=16, usage=self.wgpu.BufferUsage.QUERY_RESOLVE | self.wgpu.BufferUsage.COPY_SRC)
                 enc.resolve_query_set(qs, 0, 2, rb, 0)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             self.device.queue.submit([enc.finish()])
             self._wait()
             wall = (time.perf_counter() - t0) * 1e3
+            cpu[0] += (time.process_time() - c0) * 1e3
             if qs is None:
                 return wall
             ts = np.frombuffer(self.device.queue.read_buffer(rb), np.uint64)
@@ -504,11 +516,12 @@ class Runner:
             submit(1, 0, plan["head_batch"])
         else:
             submit(1, 0, heads)
-        samples = []
+        samples, cpu_samples = [], []
         attempts = 0
         while len(samples) < min_samples and attempts < 3 * min_samples:
             attempts += 1
             total, done = 0.0, 0
+            cpu[0] = 0.0
             while done < reps and total == total:
                 r = min(reps_per_submit, reps - done)
                 if split:
@@ -520,7 +533,9 @@ class Runner:
                 done += r
             if total > 0:
                 samples.append(total / reps)
+                cpu_samples.append(cpu[0] / reps)
         samples.sort()
+        cpu_samples.sort()
         med = samples[len(samples) // 2] if samples else float("nan")
         # Free this configuration's buffers now rather than at garbage collection, so the
         # next configuration's allocations do not depend on what ran before.
@@ -528,6 +543,8 @@ class Runner:
             buf.destroy()
         # Timestamp resolution: Chrome rounds to 100 us; native Vulkan ticks in ns.
         return {"medianMs": med, "samples": samples, "reps": reps,
+                "cpuMedianMs": cpu_samples[len(cpu_samples) // 2] if cpu_samples else float("nan"),
+                "cpuSamples": cpu_samples,
                 "method": "timestamp" if self.timestamps else "wall",
                 "belowResolution": bool(med * reps < 0.1),
                 "headBatch": plan["head_batch"], "split": split,

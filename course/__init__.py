@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 
 import i18n
+from course import gpu_results
 from course.figures import figures
 from emulator import traffic
 from exercises import content
@@ -43,7 +44,8 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     An exercise that runs outside the page (``in_browser = false``, ``steps = []``)
     keeps its own ``ladder``; each rung becomes a self-marked step
     (``self_steps``, key "SLUG/rung") and its ``files`` become downloads
-    (``downloads``: name, href relative to its page, bytes), with the exercise
+    (``downloads``: name, href relative to its page, bytes, reference: whether it
+    is our solution.py), with the exercise
     folder's prompt.md and hints.md. ``figures`` holds the numbers the texts
     quote (course/figures.py; the Markdown names them as ``exercise.figures``).
     An exercise with a ``judge`` module gets
@@ -70,10 +72,12 @@ def load_exercise(slug: str, lang: str | None = None) -> dict:
     if not ex.get("in_browser", True):
         ex["self_steps"] = [{"id": rung.lower(), "title": title, "key": f"{slug}/{rung.lower()}"}
                             for rung, title in zip(rungs, ex["ladder"], strict=True)]
-        ex["downloads"] = [{"name": name, "href": f"files/{name}", "bytes": (folder / name).stat().st_size}
+        ex["downloads"] = [{"name": name, "href": f"files/{name}", "bytes": (folder / name).stat().st_size,
+                            "reference": name == "solution.py"}  # our reference solution, named as a step's is
                            for name in ex.get("files", [])]
         ex["prompt_md"] = text(folder / "prompt.md")
         ex["hints"] = _hints(text(folder / "hints.md"))
+    ex["gpu_results"] = gpu_results.load(ROOT / ex["results"], ex["results_focus"]) if ex.get("results") else {}
     ex["judge_data"] = {}
     ex["judge_files"] = {}
     if ex.get("judge"):

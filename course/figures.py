@@ -44,6 +44,10 @@ Keys:
     The N that exercise 3's tests run (``RAGGED_N`` in
     site/content/exercises/triton-port/test_flash_triton.py, read without
     importing it: it needs PyTorch).
+``triton_fwd_bwd_flop``
+    How many times the forward's FLOP exercise 3's benchmark counts for
+    forward+backward (``FORWARD_BACKWARD_FLOP`` in its bench_flash_triton.py,
+    7/2 = 3.5: the backward's five products against the forward's two).
 """
 from __future__ import annotations
 
@@ -127,4 +131,6 @@ def figures() -> dict:
     worked = online_softmax_example([float(s) for s in example["scores"]], int(example["tile"]))
     out["example"] = {"scores": list(example["scores"]), "tile": example["tile"], "m": worked["m"], "l": worked["l"]}
     out["triton_n"] = list(module_constant(EXERCISES / "triton-port" / "test_flash_triton.py", "RAGGED_N"))
+    num, den = module_constant(EXERCISES / "triton-port" / "bench_flash_triton.py", "FORWARD_BACKWARD_FLOP")
+    out["triton_fwd_bwd_flop"] = num / den
     return out

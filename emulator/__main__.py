@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="op", required=True, parser_class=_Parser)
     for op in ("count", "check"):
         p = sub.add_parser(op)
-        p.add_argument("--kernel", choices=KERNELS + tuple(k for k in backward.KERNELS if k not in KERNELS),
+        p.add_argument("--kernel", choices=KERNELS + tuple(k for k in backward.lab_names() if k not in KERNELS),
                        required=True)
         p.add_argument("--direction", choices=("forward", "backward"), default="forward")
         p.add_argument("--n", required=(op == "count"), help="sequence length N")

@@ -37,6 +37,7 @@ import time
 
 from . import backward as _backward
 from . import check as _check
+from . import mirrors as _mirrors
 from . import plan as _plan
 from . import traffic as _traffic
 from .i18n import _, group
@@ -67,8 +68,8 @@ def _count(p: dict) -> dict:
     fused = _traffic.count("fused", n, d, causal, m)
     timed = {}
     for name, entry in MANIFEST["kernels"].items():
-        if name in LESSON_KERNELS or not entry.get("timed"):
-            continue
+        if name in LESSON_KERNELS or not entry.get("timed") or entry.get("direction", "forward") != "forward":
+            continue  # the forward Time card times forward kernels only
         try:
             timed[name] = _traffic.count(name, n, d, causal, m).as_dict()
             timed[name]["label"] = entry.get("label", name)
@@ -120,6 +121,7 @@ def _check_inputs(p: dict, raw: dict):
     if p["kernel"] not in LESSON_KERNELS:
         raise InputError("kernel", _("Check runs the lesson's kernels only ({names}).").format(
             names=", ".join(LESSON_KERNELS)))
+    _mirrors.mirror_of(p["kernel"])  # a kernel without a float32 mirror is refused, saying so
     model = raw.get("input", "random") == "model"
     if model:
         h = parse_int("input", raw.get("head", 0), _("The model's head"))
@@ -279,9 +281,9 @@ def _backward_count(p: dict) -> dict:
     """Bytes per tensor of a backward kernel (the manifest walk), its forward's, and the ratio."""
     n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
     selected = _traffic.walk(p["tiling"])
-    forward = _traffic.count(_backward.FORWARD_OF[p["kernel"]], n, d, causal, m)
-    plain = _traffic.count(_backward.KERNELS["plain"], n, d, causal, m)
-    fused = _traffic.count(_backward.KERNELS["fused"], n, d, causal, m)
+    forward = _traffic.count(_backward.forward_of(p["kernel"]), n, d, causal, m)
+    plain = _traffic.count(_backward.kernel_name("plain"), n, d, causal, m)
+    fused = _traffic.count(_backward.kernel_name("fused"), n, d, causal, m)
     return {
         "direction": "backward",
         "selected": selected.as_dict(),
@@ -351,7 +353,7 @@ def _check_backward_output_op(p: dict, outputs) -> dict:
     do = _backward.random_do(n, d, p["seed"])
     ref = _backward.reference(q, k, v, do, causal)
     bnd = _backward.bounds(q, k, v, do, ref, causal, None, p["tiling"].block_cols)
-    tensors = {t: _backward._compare(got[t], ref[t], bnd[t]) for t in ("dQ", "dK", "dV")}
+    tensors = {t: _backward.compare(got[t], ref[t], bnd[t]) for t in ("dQ", "dK", "dV")}
     return {"kernel": p["kernel"], "direction": "backward", "n": n, "d": d, "causal": causal,
             "workgroup_bytes": p["workgroup_bytes"], "seed": p["seed"],
             "passed": all(t["passed"] for t in tensors.values()), "tensors": tensors,

@@ -1,5 +1,6 @@
 """Attention, one query row at a time: the float64 reference and the float32
-mirrors of the three kernels (``plain``, ``fused``, ``fused_no_rescale``).
+mirrors of the three forward kernels (``plain``, ``fused``, ``fused_no_rescale``,
+which the manifest's "mirror" keys name and emulator.mirrors calls).
 
 Every function here takes the row's float64 dot products ``dots[j] = q·k_j``
 (exact products of float32 inputs, summed to float64 accuracy by :func:`dot`)
@@ -8,7 +9,10 @@ for the keys the row may attend to, and the columns ``vt`` of V
 lets the reference and every mirror share the most expensive step; the
 checker also shares the scores and the plain mirror's exponentials between
 the mirrors (the ``s``, ``s32`` and ``plain_e`` arguments), which changes no
-number, only how often it is formed.
+number, only how often it is formed. The three mirrors take these in one
+dict, as emulator.mirrors calls every mirror, forward and backward:
+``mirror({"dots", "vt", "d", "s32", "plain_e"}, block_rows, block_cols)``
+returns ``{"O": the row's d outputs, "L": its logsumexp}``.
 
 Float32 is emulated by rounding through ``array('f')`` after each step the
 kernel stores in float32. Two simplifications, both inside the error bound
@@ -138,16 +142,18 @@ def _reference(dots: list, vt: list, d: int, s: list | None):
     return _pv(p, vt), m + math.log(l), p, x
 
 
-def plain(dots: list, vt: list, d: int, s32: list | None = None):
-    """Float32 mirror of the three-pass kernel for one row.
+def plain(x: dict, block_rows: int, block_cols: int) -> dict:
+    """Float32 mirror of the three-pass kernel (manifest "mirror": "attention.plain"), one row.
 
     Pass 1 writes the row of S; pass 2 reads it back, finds the largest
     score m, sums l = Σ exp(s_j − m) and writes P = exp(s − m)/l; pass 3
-    reads P and forms O = P·V. ``s32`` may pass :func:`scores32` of
-    ``dots`` already formed. Returns (o, logsumexp).
+    reads P and forms O = P·V. Called as every mirror is (emulator.mirrors):
+    x = {"dots", "vt", "d", "s32"} (module docstring; "s32" may be None or
+    :func:`scores32` of the dots already formed); the tiles do not change a
+    row's numbers. Returns {"O": d floats, "L": the row's logsumexp}.
     """
-    o, lse, _e = _plain(dots, vt, d, s32)
-    return o, lse
+    o, lse, _e = _plain(x["dots"], x["vt"], x["d"], x.get("s32"))
+    return {"O": o, "L": lse}
 
 
 def _plain(dots: list, vt: list, d: int, s32: list | None):
@@ -163,9 +169,9 @@ def _plain(dots: list, vt: list, d: int, s32: list | None):
     return f32s(_pv(p, vt)), m + math.log(l), e
 
 
-def fused(dots: list, vt: list, d: int, block_cols: int, rescale: bool = True,
-          s32: list | None = None, plain_e: list | None = None):
-    """Float32 mirror of the fused online-softmax kernel for one row.
+def fused_row(dots: list, vt: list, d: int, block_cols: int, rescale: bool = True,
+              s32: list | None = None, plain_e: list | None = None):
+    """Float32 arithmetic of the fused online-softmax kernel for one row.
 
     Walks the key tiles in order (FlashAttention Algorithm 1, lines 9–12;
     Milakov & Gimelshein 2018, Algorithm 3). For tile t with scores s_t:
@@ -249,9 +255,23 @@ def fused(dots: list, vt: list, d: int, block_cols: int, rescale: bool = True,
     return f32s(map(truediv, acc, repeat(l))), m + math.log(l)
 
 
-def fused_no_rescale(dots: list, vt: list, d: int, block_cols: int):
-    """The broken control: :func:`fused` with the rescale step left out."""
-    return fused(dots, vt, d, block_cols, rescale=False)
+def fused(x: dict, block_rows: int, block_cols: int) -> dict:
+    """Float32 mirror of the fused kernel (manifest "mirror": "attention.fused"), one row.
+
+    :func:`fused_row` with the rescale, called as every mirror is
+    (emulator.mirrors): x = {"dots", "vt", "d", "s32", "plain_e"} ("s32" and
+    "plain_e" may be None), key tiles of ``block_cols`` keys. Returns
+    {"O": d floats, "L": the row's logsumexp}.
+    """
+    o, lse = fused_row(x["dots"], x["vt"], x["d"], block_cols, True, x.get("s32"), x.get("plain_e"))
+    return {"O": o, "L": lse}
+
+
+def fused_no_rescale(x: dict, block_rows: int, block_cols: int) -> dict:
+    """The broken control (manifest "mirror": "attention.fused_no_rescale"): :func:`fused`
+    with the rescale step left out. Arguments and result as :func:`fused`."""
+    o, lse = fused_row(x["dots"], x["vt"], x["d"], block_cols, False, x.get("s32"), x.get("plain_e"))
+    return {"O": o, "L": lse}
 
 
 def row_bound(p: list, s64: list, vmax: float, qnorm: float, kmax: float,

@@ -23,28 +23,10 @@ import math
 from operator import mul
 
 from . import attention as att
+from . import mirrors
 from .i18n import _, group
 from .inputs import random_qkv
 from .tiling import CHECK_ALL_ROWS_MAX_N, M_DEFAULT, MANIFEST, Tiling, make_tiling
-
-# How the checker calls each float32 mirror a manifest entry names ("mirror":
-# "module.function"): f(dots, vt, d, B_c, s32, plain_e) -> (O row, extra).
-_MIRROR_CALLS = {
-    "attention.plain": lambda dots, vt, d, bc, s32, pe: att.plain(dots, vt, d, s32=s32),
-    "attention.fused": lambda dots, vt, d, bc, s32, pe: att.fused(dots, vt, d, bc, rescale=True,
-                                                                  s32=s32, plain_e=pe),
-    "attention.fused_no_rescale": lambda dots, vt, d, bc, s32, pe: att.fused(dots, vt, d, bc, rescale=False,
-                                                                             s32=s32, plain_e=pe),
-}
-
-
-def mirror_of(kernel: str):
-    """The float32 mirror of a forward ``kernel``, as its manifest entry names it.
-
-    Returns f(dots, vt, d, block_cols, s32, plain_e) -> (O row, extra).
-    Raises KeyError for a kernel or mirror the checker does not know.
-    """
-    return _MIRROR_CALLS[MANIFEST["kernels"][kernel]["mirror"]]
 
 
 def stores_scores(kernel: str) -> bool:
@@ -52,6 +34,7 @@ def stores_scores(kernel: str) -> bool:
     then its own reference for FlashAttention's 2× rule, which fused kernels
     are held to (manifest passes)."""
     return any("S" in spec["writes"] for spec in MANIFEST["kernels"][kernel]["passes"])
+
 
 MIDDLE_ROWS = 64
 
@@ -157,7 +140,8 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
 
     bc = tiling.block_cols
     fused_kind = not stores_scores(kernel)
-    run_mirror = mirror_of(kernel) if outputs is None else None
+    run_mirror = mirrors.mirror_of(kernel) if outputs is None else None
+    br = tiling.block_rows
     max_err = plain_err = max_bound = 0.0
     worst_bound = 0.0
     worst_row = None
@@ -185,7 +169,7 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
         if outputs is not None:
             o = outputs[i]
         else:
-            o, _ = run_mirror(dots, vt, d, bc, s32, plain_e)
+            o = run_mirror({"dots": dots, "vt": vt, "d": d, "s32": s32, "plain_e": plain_e}, br, bc)["O"]
         err = 0.0
         bad = False
         for a, b in zip(o, ref_o, strict=True):
@@ -313,7 +297,8 @@ def check_arrays(kernel: str, q: list, k: list, v: list, causal: bool = False,
     """Run ``kernel``'s float32 mirror (or take ``outputs``) and check it.
 
     q, k, v: (N, d) lists of rows of float32 values.
-    kernel: "plain", "fused" or "fused-no-rescale" (the mirror to run).
+    kernel: a forward kernel of the manifest; its "mirror" key names the float32
+      mirror to run (emulator.mirrors).
     outputs: optional (N, d) rows already computed elsewhere (a GPU's O read
       back); then these are checked instead of the mirror's.
     rows: row indices to check (default :func:`rows_to_check`).

@@ -2,7 +2,8 @@
 
 Distribution (documented for the page): every entry of Q and K is drawn
 uniformly from [−√3, √3) (mean 0, variance 1), so a scaled score
-q·k/√d has mean 0 and variance 1; every entry of V is uniform on [−1, 1).
+q·k/√d has mean 0 and variance 1; every entry of V is uniform on [−1, 1),
+and so is every entry of the backward's upstream gradient dO (:func:`random_do`).
 Each value is rounded to float32 before use, so the kernels and the float64
 reference start from the very same numbers.
 
@@ -38,3 +39,14 @@ def random_qkv(n: int, d: int, seed: int = 0):
     k = block(SQRT3)
     v = block(1.0)
     return q, k, v
+
+
+def random_do(n: int, d: int, seed: int = 0) -> list:
+    """A seeded upstream gradient dO: (N, d) rows, entries uniform on [−1, 1), float32.
+
+    Drawn from its own generator (``random.Random(f"dO:{seed}")``), so Q, K
+    and V stay those of :func:`random_qkv` for the same seed.
+    """
+    rng = random.Random(f"dO:{seed}")
+    u = rng.random
+    return [array("f", [2.0 * u() - 1.0 for _ in range(d)]).tolist() for _ in range(n)]

@@ -61,8 +61,9 @@ SOFTMAX_MAX_ROW = int(MANIFEST.get("limits", {}).get("softmax_max_row", 1 << 62)
 #: The instrument counts elements in u32 counters (manifest "instrument"): at most this many a slot.
 COUNTER_MAX = (1 << 32) - 1
 
-#: The timed kernels beyond the lesson's, in manifest order: Time runs each that fits.
-TIMED = tuple(k for k, e in MANIFEST["kernels"].items() if e.get("timed") and k not in LESSON_KERNELS)
+#: The timed forward kernels beyond the lesson's, in manifest order: Time runs each that fits.
+TIMED = tuple(k for k, e in MANIFEST["kernels"].items()
+              if e.get("timed") and k not in LESSON_KERNELS and e.get("direction", "forward") == "forward")
 
 
 def N_(message: str) -> str:
@@ -193,7 +194,8 @@ def kernel_plan(kernel: str, n: int, d: int, causal: bool = False, workgroup_byt
     Returns {"kernel", "direction", "n", "d", "causal", "heads", "head_batch",
     "instrumented", "subgroup_min", "tiling": {"block_rows", "block_cols", "workgroup_bytes"},
     "passes": [pass_plan, ...], "buffers": {tensor: bytes} (every tensor a pass binds,
-    (N, N) tables for head_batch heads), "needs": {limit: value}}. Raises InputError
+    (N, N) tables for head_batch heads, rounded up to whole vec4s), "needs": {limit:
+    value}}. Raises InputError
     for an unknown kernel, a d outside the manifest's head_dims, or a tile that does
     not fit.
     """
@@ -215,6 +217,8 @@ def kernel_plan(kernel: str, n: int, d: int, causal: bool = False, workgroup_byt
         for t in spec.get("bindings", {}):
             if t != "params":
                 buffers[t] = _tensor_bytes(t, n, d, heads, batch)
+                if t in _shaders.SQUARE_TENSORS:  # whole vec4s: shaders may view a table as array<vec4<f32>>
+                    buffers[t] = -(-buffers[t] // 16) * 16
     needs = {name: max(_pass_figure(pp, key) for pp in passes) for name, key, _w, _f in LIMITS}
     return {
         "kernel": kernel, "direction": entry.get("direction", "forward"), "n": n, "d": d,

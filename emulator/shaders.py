@@ -47,10 +47,73 @@ def instrument(source: str) -> str:
     return re.sub(r"^(\s*)" + re.escape(INSTRUMENT_MARKER), r"\1", source, flags=re.M)
 
 
-def read_source(file: str) -> str:
-    """The text of kernels_wgsl/<file>; raises FileNotFoundError."""
+# ---------------------------------------------------------------------------
+# WGSL from parts: the include step (gpu/files.js joinSource does the same)
+
+#: A line that is only ``// #include "parts/header.wgsl"``: the part's path, relative to kernels_wgsl/.
+INCLUDE = re.compile(r'[ \t]*// #include "([^"]*)"[ \t]*')
+#: What a part's path may be: relative segments of letters, digits, "_", "-", "." (none
+#: starting with "."), ending in .wgsl, so no include leaves kernels_wgsl/.
+PART_PATH = re.compile(r"[A-Za-z0-9_][\w.-]*(?:/[A-Za-z0-9_][\w.-]*)*\.wgsl", re.A)
+
+
+class IncludeError(ValueError):
+    """An include directive that cannot be joined: a bad path or a cycle (the message
+    names the file, the line and the chain)."""
+
+
+def _read_file(file: str) -> str:
     with open(os.path.join(KERNEL_DIR, file), encoding="utf-8") as f:
         return f.read()
+
+
+def join_source(file: str, read=_read_file) -> str:
+    """kernels_wgsl/<file> with its parts joined in: every line that is only
+    ``// #include "parts/x.wgsl"`` (path relative to kernels_wgsl/) is replaced by that
+    part's text, less one trailing newline, itself joined first (depth first, in order).
+
+    A part already joined into this shader is not joined twice: its later directive
+    becomes the comment ``// (#include "parts/x.wgsl": already included above)``, so two
+    parts may both include the header. ``read(path) -> str`` reads one file (default:
+    from KERNEL_DIR). gpu/files.js ``joinSource`` gives the same text byte for byte
+    (tests/test_js_parity.py).
+
+    Raises FileNotFoundError for a missing file (naming the directive's file and line),
+    IncludeError for a path outside kernels_wgsl/ or a cycle (naming the chain).
+    """
+    seen = {file}
+
+    def join(name: str, text: str, chain: list[str]) -> str:
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            m = INCLUDE.fullmatch(line)
+            if m is None:
+                continue
+            part = m.group(1)
+            where = f'{name}, line {i + 1}: #include "{part}"'
+            if not PART_PATH.fullmatch(part):
+                raise IncludeError(f"{where}: a part's path is relative to kernels_wgsl/ and ends in .wgsl")
+            if part in chain:
+                raise IncludeError(f"{where} makes a cycle: {' -> '.join([*chain, part])}")
+            if part in seen:
+                lines[i] = f'// (#include "{part}": already included above)'
+                continue
+            seen.add(part)
+            try:
+                part_text = read(part)
+            except FileNotFoundError:
+                raise FileNotFoundError(f"{where}: no such file in kernels_wgsl/") from None
+            body = join(part, part_text, [*chain, part])
+            lines[i] = body[:-1] if body.endswith("\n") else body
+        return "\n".join(lines)
+
+    return join(file, read(file), [file])
+
+
+def read_source(file: str) -> str:
+    """The text of kernels_wgsl/<file> as a host compiles it, parts joined
+    (:func:`join_source`); raises FileNotFoundError or IncludeError."""
+    return join_source(file)
 
 
 # ---------------------------------------------------------------------------

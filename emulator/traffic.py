@@ -2,9 +2,9 @@
 
 Each kernel's schedule is declared once, in ``kernels_wgsl/manifest.json``:
 per pass, the elements of each tensor read and written at each step of its
-walk. :func:`walk` adds them up tile by tile; :func:`closed_form` gives the
-forward kernels' totals from a formula, and a test holds the two equal
-(ragged N and causal included).
+walk. :func:`walk` adds them up tile by tile; the tests hold it to the
+forward kernels' totals from a formula (tests/closed_forms.py), ragged N and
+causal included.
 
 What the manifest declares for the forward kernels, per query tile of r ≤ B_r rows that streams ``kv`` keys past it
 (kv = N for full attention; for causal, the key tiles up to the diagonal):
@@ -151,6 +151,26 @@ def walk(tiling: Tiling) -> Traffic:
     return traffic
 
 
+def pass_elements(tiling: Tiling, pass_name: str) -> dict:
+    """Elements one pass of ``tiling.kernel`` reads and writes, per tensor, walked
+    as :func:`walk` walks it: {"reads": {tensor: elements}, "writes": {...}}.
+
+    The exercise checker holds a learner's row reads to these (exercises.instruments):
+    a row tensor's elements divided by d are its rows. Raises KeyError for a pass
+    the kernel does not declare.
+    """
+    [spec] = [s for s in passes(tiling.kernel) if s["name"] == pass_name] or [None]
+    if spec is None:
+        raise KeyError(f"kernel {tiling.kernel!r} has no pass {pass_name!r}")
+    out = {"reads": dict.fromkeys(spec["reads"], 0), "writes": dict.fromkeys(spec["writes"], 0)}
+    for kind in ("reads", "writes"):
+        for tensor, text in spec[kind].items():
+            code = _formula(text, spec["walk"])
+            for env in _steps(tiling, spec["walk"]):
+                out[kind][tensor] += eval(code, {"__builtins__": {}}, env)  # noqa: S307 (checked by _formula)
+    return out
+
+
 def count(kernel: str, n: int, d: int, causal: bool = False,
           workgroup_bytes: int = M_DEFAULT) -> Traffic:
     """Bytes ``kernel`` moves to and from global memory for one (N, d) head.
@@ -163,28 +183,6 @@ def count(kernel: str, n: int, d: int, causal: bool = False,
     17301504
     """
     return walk(make_tiling(kernel, n, d, causal, workgroup_bytes))
-
-
-def closed_form(tiling: Tiling) -> int:
-    """Total bytes from a formula (for testing :func:`walk`).
-
-    With T = T_r, R = B_r and B_c dividing R, the keys visited summed over
-    query tiles are  ΣKV = T·N (full) or R·T(T−1)/2 + N (causal), and the
-    score elements are  ΣS = N² (full) or R²·T(T−1)/2 + (N − (T−1)R)·N (causal).
-      fused = 4·(2·N·d + 2·d·ΣKV)
-      plain = 4·(2·N·d + 2·d·ΣKV + 4·ΣS)
-    """
-    n, d, t, r = tiling.n, tiling.d, tiling.query_tiles, tiling.block_rows
-    if tiling.causal:
-        sum_kv = r * t * (t - 1) // 2 + n
-        sum_s = r * r * t * (t - 1) // 2 + (n - (t - 1) * r) * n
-    else:
-        sum_kv = t * n
-        sum_s = n * n
-    elements = 2 * n * d + 2 * d * sum_kv
-    if any("S" in spec["writes"] for spec in passes(tiling.kernel)):  # plain: S, P out and back
-        elements += 4 * sum_s
-    return BYTES * elements
 
 
 def one_tile_schedule(tiling: Tiling) -> list[dict]:

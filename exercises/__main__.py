@@ -4,6 +4,11 @@
     python -m exercises check online-softmax my_solution.py            # every step it defines
     python -m exercises check online-softmax my_solution.py --step scratch
     python -m exercises starter online-softmax scratch > my_solution.py
+    python -m exercises check online-softmax my_solution.py --lang pt-BR   # messages in Portuguese
+
+``--lang`` reads locale/<locale>/LC_MESSAGES/python.mo beside this package (the
+offline kit, kit/cannery-exercises.zip, ships it; a plain checkout has only the
+.po source, so its messages stay in English).
 
 Exit status: 0 when every step checked passes, 1 when one fails, 2 for a
 usage error (unknown exercise or step, missing file, nothing to check).
@@ -60,6 +65,7 @@ def main(argv=None) -> int:
     c.add_argument("--step", help="one step id (default: every step whose names your file defines)")
     c.add_argument("--json", action="store_true", help="print the reports as JSON")
     c.add_argument("--seconds", type=float, default=20.0, help="time limit per step (default 20)")
+    c.add_argument("--lang", default="en", help="language of the messages, e.g. pt-BR (default en)")
     s = sub.add_parser("starter", help="print a step's starter code")
     s.add_argument("slug")
     s.add_argument("step")
@@ -76,6 +82,9 @@ def main(argv=None) -> int:
         if args.cmd == "starter":
             print(content.read(content.step(args.slug, args.step), "starter.py"), end="")
             return 0
+        from emulator import i18n
+
+        i18n.use(args.lang)
         ex = content.load(args.slug)
         if not ex["steps"]:
             print(f"{args.slug} does not run here: its tests need your own GPU. Run them with pytest, as its "

@@ -7,14 +7,17 @@ suites have) and ``exercise.toml`` (the bugs' names and the step texts).
 
 Predict
     :func:`predict` compares the learner's guess of which weak tests catch
-    each bug with the truth, found by running the suite (:func:`truth`).
+    each bug with the truth, found by running the suite (:func:`truth`), and
+    shows the truth only once the learner has predicted every bug (or asked
+    to see it).
 Break it
     :func:`judge_input` parses one learner input (a Python literal, or a
     call of the one whitelisted generator ``random_qkv``; learner text is
     never evaluated) and runs the buggy and the correct kernel on it against
     the float64 reference. The input *exposes* bug k when the buggy output
     is off by more than the bound (or is NaN, or the kernel raises) while
-    the correct kernel's output stays within it.
+    the correct kernel's output stays within it, and at least one other bug
+    survives it (an input that breaks all five is not aimed at any).
 After the five
     :func:`extended_suite` adds the learner's inputs to the weak suite and
     runs it on all six kernels.
@@ -37,7 +40,7 @@ import os
 import tomllib
 
 from emulator.attention import reference
-from emulator.i18n import _, group, language, ngettext, short
+from emulator.i18n import _, fixed, group, language, ngettext, short
 from emulator.inputs import random_qkv as _emulator_qkv
 
 from .testing import marked
@@ -457,22 +460,28 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
     """Does this learner input expose bug ``bug_id``?
 
     Returns {"ok": bool, "message": str, "input": summary or "",
-    "bound": float, "buggy": run_case result, "correct": run_case result}.
+    "bound": float, "buggy": run_case result, "correct": run_case result,
+    "broad": True when refused for exposing every bug}.
     ``ok`` is True when the buggy kernel leaves the bound (or gives NaN, or
-    raises) and the correct kernel stays within it. A malformed input gives
-    ok False, a message saying what to fix, and no kernel results.
+    raises) and the correct kernel stays within it, unless every other bug
+    leaves it too: an input that breaks all five kernels (a ragged tile, a
+    masked first tile and scores past exp's range at once) shows that they
+    differ, not which line it catches, and is refused with a message saying
+    so. A malformed input gives ok False, a message saying what to fix, and
+    no kernel results.
     """
     b = bug_info(bug_id, folder)
     try:
         case = parse_input(text)
     except InputError as exc:
         return {"ok": False, "message": exc.message, "input": "", "bound": None,
-                "buggy": None, "correct": None}
+                "buggy": None, "correct": None, "broad": False}
     summary = describe(case)
     want = reference_for(case)
     correct = run_case(load_kernel(0, folder), case, want)
     buggy = run_case(load_kernel(bug_id, folder), case, want)
     limit = correct["bound"]
+    broad = False
     if not correct["ok"]:
         msg = _("{input}: the correct kernel also leaves the bound ({how}), so this input "
                 "tests something else; keep the numbers smaller.").format(input=summary, how=_say(correct))
@@ -483,13 +492,33 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
                     input=summary, bug=bug_id, title=b["title"], error=marked(f"{buggy['max_error']:.2e}"),
                     bound=marked(f"{limit:.2e}"))
         ok = False
+    elif all(not run_case(load_kernel(other["id"], folder), case, want)["ok"] for other in bugs(folder)
+             if other["id"] != bug_id):
+        msg = _("{input}: every one of the five bugs fails on this input (its largest score is {top}), so it "
+                "cannot tell which line it catches. Write one that bug {bug} ({title}) fails and at least one "
+                "other bug survives.").format(input=summary, top=fixed(largest_score(case), 1), bug=bug_id,
+                                              title=b["title"])
+        ok, broad = False, True
     else:
         msg = _("{input}: exposes bug {bug} ({title}). The buggy kernel {buggy}; "
                 "the correct kernel {correct}. Bound: {bound}.").format(
                     input=summary, bug=bug_id, title=b["title"], buggy=_say(buggy), correct=_say(correct),
                     bound=marked(f"{limit:.2e}"))
         ok = True
-    return {"ok": ok, "message": msg, "input": summary, "bound": limit, "buggy": buggy, "correct": correct}
+    return {"ok": ok, "message": msg, "input": summary, "bound": limit, "buggy": buggy, "correct": correct,
+            "broad": broad}
+
+
+def largest_score(case: dict) -> float:
+    """The largest score q·k/√d any row of a parsed case may see (−inf if none)."""
+    Q, K, mask = case["Q"], case["K"], case["key_mask"]
+    scale = 1.0 / math.sqrt(len(Q[0]))
+    top = -math.inf
+    for i, q in enumerate(Q):
+        for j, k in enumerate(K):
+            if (mask is None or mask[j]) and (not case["causal"] or j <= i):
+                top = max(top, math.fsum(a * b for a, b in zip(q, k, strict=True)) * scale)
+    return top
 
 
 # ---------------------------------------------------------- weak suite
@@ -534,13 +563,22 @@ def truth(folder: str = FOLDER) -> dict:
     return {k: list(v) for k, v in _TRUTH[folder].items()}
 
 
-def predict(predictions: dict, folder: str = FOLDER) -> dict:
+def predict(predictions: dict, folder: str = FOLDER, reveal: bool = False) -> dict:
     """Judge the Predict step.
 
     ``predictions`` maps each bug id (1–5, int or its string) to the names of
-    the weak tests the learner thinks fail on it. Returns {"ok": all right,
-    "right": count, "total": 5, "results": [{"bug", "title", "predicted",
-    "actual", "ok", "message"}]}. Raises InputError for an unknown test name
+    the weak tests the learner thinks fail on it ([] for none), or to None (or
+    leaves it out) for a bug not predicted yet.
+
+    The truth is revealed only once the learner has committed: when every bug
+    has a prediction, or when ``reveal`` is True (the learner chose to see the
+    answers). Until then no result carries the answer: each says whether that
+    bug's prediction is saved, "actual" is None, and "ok" is False.
+
+    Returns {"ok": all right, "right": count, "total": 5, "revealed": bool,
+    "predicted": bugs with a prediction, "results": [{"bug", "title",
+    "predicted" (a list, or None), "actual" (a list, or None until revealed),
+    "ok", "message", "detail"}]}. Raises InputError for an unknown test name
     or bug id.
     """
     names = {t["name"] for t in test_names(folder)}
@@ -551,33 +589,55 @@ def predict(predictions: dict, folder: str = FOLDER) -> dict:
         except (TypeError, ValueError):
             raise InputError(_("there is no bug {bug}; the bugs are numbered 1 to 5").format(bug=repr(key))) from None
         bug_info(bug_id, folder)
+        if chosen is None:
+            continue
         unknown = sorted(set(chosen) - names)
         if unknown:
             raise InputError(_("there is no weak test named {name}").format(name=repr(unknown[0])))
         got[bug_id] = sorted(set(chosen))
-    real = truth(folder)
+    listed = bugs(folder)
+    revealed = reveal or all(b["id"] in got for b in listed)
     results = []
-    for b in bugs(folder):
-        predicted, actual = got.get(b["id"], []), real[b["id"]]
+    if not revealed:
+        for b in listed:
+            if b["id"] in got:
+                detail = _("the answers show once every bug has a prediction ({count} of {total} so far)").format(
+                    count=len(got), total=len(listed))
+                message = _("prediction saved; {detail}").format(detail=detail)
+            else:
+                detail = _("tick the weak tests you think fail on it, or none of them")
+                message = _("no prediction yet: {detail}").format(detail=detail)
+            results.append({"bug": b["id"], "title": b["title"], "predicted": got.get(b["id"]), "actual": None,
+                            "ok": False, "message": message, "detail": detail})
+        return {"ok": False, "right": 0, "total": len(listed), "revealed": False, "predicted": len(got),
+                "results": results}
+    real = truth(folder)
+    for b in listed:
+        predicted, actual = got.get(b["id"]), real[b["id"]]
         ok = predicted == actual
         if ok and actual:
             detail = ngettext("{count} of the weak tests catch it", "{count} of the weak tests catch it",
                               len(actual)).format(count=len(actual))
         elif ok:
             detail = _("no weak test catches it")
+        elif predicted is None:
+            detail = _("no prediction was made")
         else:
             missed = sorted(set(predicted) - set(actual))
             caught = sorted(set(actual) - set(predicted))
-            if missed:
-                detail = ngettext("{tests} passes on this bug", "{tests} pass on this bug",
-                                  len(missed)).format(tests=", ".join(missed))
+            passes = ngettext("{tests} passes on this bug", "{tests} pass on this bug",
+                              len(missed)).format(tests=", ".join(missed))
+            catches = ngettext("{tests} catches it", "{tests} catch it", len(caught)).format(tests=", ".join(caught))
+            if missed and caught:
+                detail = _("{passes}, and {catches}").format(passes=passes, catches=catches)
             else:
-                detail = ngettext("{tests} catches it", "{tests} catch it", len(caught)).format(tests=", ".join(caught))
+                detail = passes if missed else catches
         message = (_("right: {detail}") if ok else _("not quite: {detail}")).format(detail=detail)
         results.append({"bug": b["id"], "title": b["title"], "predicted": predicted,
                         "actual": actual, "ok": ok, "message": message, "detail": detail})
     right = [r["ok"] for r in results].count(True)
-    return {"ok": right == len(results), "right": right, "total": len(results), "results": results}
+    return {"ok": right == len(results), "right": right, "total": len(results), "revealed": True,
+            "predicted": len(got), "results": results}
 
 
 def extended_suite(texts: dict, folder: str = FOLDER) -> dict:
@@ -612,7 +672,7 @@ def handle(request: dict) -> dict:
     """The page worker's entry, JSON in and out.
 
     {"op": "bugs"}                               → the bugs with their diffs, the weak tests
-    {"op": "predict", "predictions": {...}}      → :func:`predict`
+    {"op": "predict", "predictions": {...}, "reveal": false} → :func:`predict`
     {"op": "break", "bug": k, "text": "..."}     → :func:`judge_input`
     {"op": "suite", "texts": {k: "..."}}         → :func:`extended_suite`
     Answers {"ok": True, "result": ...} or {"ok": False, "message": ...}.
@@ -625,7 +685,7 @@ def handle(request: dict) -> dict:
                 "tests": test_names(), "bound": TOL,
                 "limits": {"rows": MAX_ROWS, "keys": MAX_KEYS, "d": MAX_D, "abs": MAX_ABS}}}
         if op == "predict":
-            return {"ok": True, "result": predict(request.get("predictions", {}))}
+            return {"ok": True, "result": predict(request.get("predictions", {}), reveal=bool(request.get("reveal")))}
         if op == "break":
             return {"ok": True, "result": judge_input(int(request["bug"]), request.get("text", ""))}
         if op == "suite":

@@ -6,7 +6,8 @@ Three standard pieces do the work, and this package only connects them:
   Babel (``python -m i18n update`` runs pybabel extract and update; the build
   compiles them in memory). One domain per place the words are used, each
   with its Babel mapping file ``locale/<domain>.cfg``: ``site`` (the Jinja2
-  templates, through ``jinja2.ext.i18n``), ``page`` (the page's JavaScript,
+  templates, through ``jinja2.ext.i18n``, and the kernels' labels, read from
+  the manifest by :func:`i18n.extract.manifest_labels`), ``page`` (the page's JavaScript,
   served to it as JSON) and ``python`` (the emulator and the exercise checker,
   whose messages Pyodide reads from compiled ``.mo`` files with the standard
   library's ``gettext``).

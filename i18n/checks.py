@@ -25,7 +25,7 @@ from . import CONTENT, I18nError, languages, merge, missing_words, overlay_path,
 
 #: Content files with words (relative to site/content); Markdown is found by globbing.
 CONTENT_FILES = ("film.toml", "sources.toml", "module.toml", "lab.toml", "pages/*.toml",
-                 "exercises/*/exercise.toml")
+                 "exercises/*/exercise.toml", "exercises/*/*/teaching.toml")
 
 _PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{[A-Za-z_][\w.]*\}|%\([\w]+\)[sdrf]|%[sd]", re.S)
 _CODE = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<code>.*?</code>", re.S)
@@ -127,7 +127,7 @@ def _strings(value, where=""):
 def _content_problems() -> list[str]:
     out = []
     files = sorted({p for pattern in CONTENT_FILES for p in CONTENT.glob(pattern)})
-    texts = sorted(p for p in (CONTENT / "exercises").rglob("*.md"))
+    texts = sorted(p for folder in ("exercises", "kit") for p in (CONTENT / folder).rglob("*.md"))
     for lang in languages():
         if lang.default:
             continue

@@ -51,39 +51,13 @@ override CH: u32 = (BC * D) / (D + 1u + BC);  // query rows per streamed chunk
 
 const PER_MAX: u32 = 16u;  // accumulator entries per invocation: B_c d / WG <= 16
 
-struct Params {
-  n: u32,          // N, rows per head
-  causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch (wg.y is added)
-  x_base: u32,     // first key tile of this dispatch (wg.x is added)
-}
+// #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
+// #include "parts/bwd_inputs.wgsl"
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> q: array<f32>;          // (H, N, d)
-@group(0) @binding(2) var<storage, read> k: array<f32>;          // (H, N, d)
-@group(0) @binding(3) var<storage, read> v: array<f32>;          // (H, N, d)
-@group(0) @binding(8) var<storage, read> dO: array<f32>;         // (H, N, d)
-@group(0) @binding(9) var<storage, read> l: array<f32>;          // L, (H, N)
-@group(0) @binding(10) var<storage, read> d: array<f32>;         // D, (H, N)
 @group(0) @binding(14) var<storage, read_write> dK: array<f32>;  // (H, N, d)
 @group(0) @binding(15) var<storage, read_write> dV: array<f32>;  // (H, N, d)
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
 
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
-
-fn load_q(i: u32) -> f32 { tally(0u, 1u); return q[i]; }
-fn load_k(i: u32) -> f32 { tally(2u, 1u); return k[i]; }
-fn load_v(i: u32) -> f32 { tally(4u, 1u); return v[i]; }
-fn load_do(i: u32) -> f32 { tally(12u, 1u); return dO[i]; }
-fn load_lse(i: u32) -> f32 { tally(14u, 1u); return l[i]; }
-fn load_rowdot(i: u32) -> f32 { tally(16u, 1u); return d[i]; }
 fn store_dk(i: u32, x: f32) { tally(25u, 1u); dK[i] = x; }
 fn store_dv(i: u32, x: f32) { tally(27u, 1u); dV[i] = x; }
 
@@ -128,8 +102,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   }
 
   // The query rows that reach this key tile: [first, N).
-  var first = 0u;
-  if (causal) { first = (key0 / BR) * BR; }
+  let first = first_row(key0, causal);
   let chunks = (n - first + CH - 1u) / CH;
 
   for (var ch = 0u; ch < chunks; ch++) {

@@ -28,30 +28,15 @@ override CH: u32 = (2u * BC * D) / (D + BC);  // query rows per streamed chunk
 
 const PER_MAX: u32 = 16u;  // accumulator entries per invocation: B_c d / WG <= 16
 
-struct Params {
-  n: u32,          // N, rows per head
-  causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch; P and dS hold the heads of one dispatch
-  x_base: u32,     // first key tile of this dispatch (wg.x is added)
-}
+// #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
-@group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;          // (H, N, d)
 @group(0) @binding(6) var<storage, read> p: array<f32>;          // (H_batch, N, N)
 @group(0) @binding(8) var<storage, read> dO: array<f32>;         // (H, N, d)
 @group(0) @binding(12) var<storage, read> dS: array<f32>;        // (H_batch, N, N)
 @group(0) @binding(14) var<storage, read_write> dK: array<f32>;  // (H, N, d)
 @group(0) @binding(15) var<storage, read_write> dV: array<f32>;  // (H, N, d)
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
-
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
 
 fn load_q(i: u32) -> f32 { tally(0u, 1u); return q[i]; }
 fn load_p(i: u32) -> f32 { tally(8u, 1u); return p[i]; }
@@ -83,8 +68,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     acc_v[t] = 0.0;
   }
 
-  var first = 0u;
-  if (causal) { first = (key0 / BR) * BR; }
+  let first = first_row(key0, causal);
   let chunks = (n - first + CH - 1u) / CH;
 
   for (var ch = 0u; ch < chunks; ch++) {

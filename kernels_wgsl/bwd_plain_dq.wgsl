@@ -23,27 +23,12 @@ override BC: u32 = 16u;   // B_c: key rows per tile
 
 const D_MAX: u32 = 128u;
 
-struct Params {
-  n: u32,          // N, rows per head
-  causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch; dS holds the heads of one dispatch
-  x_base: u32,     // first query tile of this dispatch
-}
+// #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
-@group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(2) var<storage, read> k: array<f32>;          // (H, N, d)
 @group(0) @binding(12) var<storage, read> dS: array<f32>;        // (H_batch, N, N)
 @group(0) @binding(13) var<storage, read_write> dQ: array<f32>;  // (H, N, d)
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
-
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
 
 fn load_k(i: u32) -> f32 { tally(2u, 1u); return k[i]; }
 fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
@@ -63,9 +48,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let row_ok = row < n;
   let scale = 1.0 / sqrt(f32(D));
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let tiles = (kend + BC - 1u) / BC;
 
   var acc: array<f32, D_MAX>;

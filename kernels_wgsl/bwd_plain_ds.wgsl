@@ -20,28 +20,13 @@ override BR: u32 = 32u;   // B_r of the scores pass
 override BC: u32 = 16u;   // B_c of the scores pass
 override WG: u32 = 256u;  // invocations per workgroup
 
-struct Params {
-  n: u32,          // N, rows per head
-  causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch; the N x N tables hold one dispatch's heads
-  x_base: u32,     // first query tile of this dispatch (wg.x is added)
-}
+// #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
-@group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(6) var<storage, read> p: array<f32>;         // (H_batch, N, N)
 @group(0) @binding(10) var<storage, read> d: array<f32>;        // D, (H, N)
 @group(0) @binding(11) var<storage, read> dP: array<f32>;       // (H_batch, N, N)
 @group(0) @binding(12) var<storage, read_write> dS: array<f32>; // (H_batch, N, N)
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
-
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
 
 fn load_p(i: u32) -> f32 { tally(8u, 1u); return p[i]; }
 fn load_rowdot(i: u32) -> f32 { tally(16u, 1u); return d[i]; }
@@ -59,9 +44,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let s_base = wg.y * n * n;
   let row0 = (params.x_base + wg.x) * BR;   // < n
   let rows = min(BR, n - row0);
-  let row_last = row0 + rows - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
 
   for (var e = li; e < BR; e += WG) {
     var x = 0.0;

@@ -24,27 +24,12 @@ override BR: u32 = 32u;   // B_r of the scores pass
 override BC: u32 = 16u;   // B_c of the scores pass
 override WG: u32 = 256u;  // invocations per workgroup
 
-struct Params {
-  n: u32,          // N, rows per head
-  causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch; S and P hold the heads of one dispatch (wg.y)
-  x_base: u32,     // first query tile of this dispatch (wg.x is added)
-}
+// #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
-@group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> s: array<f32>;        // (H_batch, N, N)
 @group(0) @binding(6) var<storage, read_write> p: array<f32>;  // (H_batch, N, N)
 @group(0) @binding(9) var<storage, read> l: array<f32>;        // L, (H, N)
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
-
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
 
 fn load_s(i: u32) -> f32 { tally(6u, 1u); return s[i]; }
 fn store_p(i: u32, x: f32) { tally(9u, 1u); p[i] = x; }
@@ -61,9 +46,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let s_base = wg.y * n * n;
   let row0 = (params.x_base + wg.x) * BR;   // < n
   let rows = min(BR, n - row0);
-  let row_last = row0 + rows - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
 
   for (var e = li; e < BR; e += WG) {
     var x = 0.0;

@@ -20,27 +20,11 @@
 override D: u32 = 64u;    // head dimension d
 override BR: u32 = 32u;   // B_r: rows per workgroup (= workgroup size)
 
-struct Params {
-  n: u32,          // N, rows per head
-  causal: u32,     // unused here: D is a sum over the head dimension only
-  head_base: u32,  // first head of this dispatch (wg.y is added)
-  x_base: u32,     // first tile of this dispatch (wg.x is added)
-}
+// #include "parts/header.wgsl"
 
-@group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read> o: array<f32>;         // (H, N, d)
 @group(0) @binding(8) var<storage, read> dO: array<f32>;        // (H, N, d)
 @group(0) @binding(10) var<storage, read_write> d: array<f32>;  // D, (H, N)
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
-
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
 
 fn load_o(i: u32) -> f32 { tally(10u, 1u); return o[i]; }
 fn load_do(i: u32) -> f32 { tally(12u, 1u); return dO[i]; }

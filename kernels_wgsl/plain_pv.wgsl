@@ -48,24 +48,8 @@ override PC: u32 = BR * KC4 * 4u;         // floats of a P chunk on the bench
 override PPT: u32 = (PC + THREADS - 1u) / THREADS;          // of them each invocation loads
 override VPT: u32 = (VROWS * D4 + THREADS - 1u) / THREADS;  // vec4s of V each invocation loads
 
-struct Params {
-  n: u32,          // N, rows of Q, K, V per head
-  causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch (Q, K, V, O); wg.y is added
-  x_base: u32,     // first workgroup along x of this dispatch; wg.x is added
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
-
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
+// #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
 @group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
@@ -140,9 +124,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let cx = li % CX;
   let lr = (li / CX) * R;  // local rows lr .. lr + R - 1
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let tiles = (kend + BC - 1u) / BC;
   let steps = tiles * CHUNKS;  // step s: chunk s % CHUNKS of tile s / CHUNKS
 

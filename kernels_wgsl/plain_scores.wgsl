@@ -58,26 +58,8 @@ override KPT: u32 = (TILE4 + THREADS - 1u) / THREADS;  // vec4s of K each invoca
 override ITERS: u32 = (NBLK + THREADS - 1u) / THREADS;
 override XN: u32 = select(1u, THREADS * R, TZ > 1u);  // partial scores (vec4s)
 
-const NEG_BIG: f32 = -3.0e38;
-
-struct Params {
-  n: u32,          // N, rows of Q, K, V per head
-  causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch (Q, K, V, O); wg.y is added
-  x_base: u32,     // first workgroup along x of this dispatch; wg.x is added
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
-
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
+// #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;  // (H, N, d)
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;  // (H, N, d)
@@ -153,9 +135,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     q_tile[e] = x;
   }
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let tiles = (kend + BC - 1u) / BC;
 
   // K tile 0. Reads K: keys_in_tile * d elements per tile, stored column by column.

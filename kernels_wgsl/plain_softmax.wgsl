@@ -37,27 +37,10 @@ override BR: u32 = 32u;   // B_r of the scores pass
 override BC: u32 = 16u;   // B_c of the scores pass
 override WG: u32 = 256u;  // invocations per row (256: the register layout below assumes it)
 
-const NEG_BIG: f32 = -3.0e38;
 const GROUPS: u32 = 16u;  // invocations that combine the first step of the reduction
 
-struct Params {
-  n: u32,          // N, rows of Q, K, V per head
-  causal: u32,     // 1: key j is visible to query i only when j <= i
-  head_base: u32,  // first head of this dispatch (Q, K, V, O); wg.y is added
-  x_base: u32,     // first workgroup along x of this dispatch; wg.x is added
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-// @instrument: @group(0) @binding(7) var<storage, read_write> counters: array<atomic<u32>, 28>;
-
-// Counter slots (elements): 0 Q read, 1 Q write, 2 K read, 3 K write, 4 V read,
-// 5 V write, 6 S read, 7 S write, 8 P read, 9 P write, 10 O read, 11 O write,
-// 12 dO read, 13 dO write, 14 L read, 15 L write, 16 D read, 17 D write,
-// 18 dP read, 19 dP write, 20 dS read, 21 dS write, 22 dQ read, 23 dQ write,
-// 24 dK read, 25 dK write, 26 dV read, 27 dV write.
-fn tally(slot: u32, elems: u32) {
-  // @instrument: atomicAdd(&counters[slot], elems);
-}
+// #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 // S and P hold the heads of one dispatch (wg.y); head_base is not used here.
 @group(0) @binding(5) var<storage, read> s: array<f32>;        // (H_batch, N, N)
@@ -153,9 +136,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let row = params.x_base + wg.x;  // < n: one workgroup per row
   let off = wg.y * n * n + row * n;
 
-  let b = min(n, (row / BR + 1u) * BR);
-  var kend = n;
-  if (causal) { kend = min(n, ((b - 1u) / BC + 1u) * BC); }
+  let kend = key_end((row / BR) * BR, n, causal);  // the scores pass's block of this row
   var last = n - 1u;               // last visible key
   if (causal) { last = row; }
 

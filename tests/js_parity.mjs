@@ -6,6 +6,7 @@ import "./js_lang.mjs";
 import { softwareAdapter } from "../site/static/js/gpu/device.js";
 import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";
 import { parseNumber } from "../site/static/js/parse-number.js";
+import { parse as parseProgress, validate as validateProgress } from "../site/static/js/exercise/progress-schema.js";
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
@@ -18,13 +19,15 @@ const FNS = {
   readBoolean: (raw) => readBoolean(raw, rules),
   parseNumber: (raw, options) => parseNumber(raw, options),
   softwareAdapter: (info, isFallback) => softwareAdapter(info, isFallback),
+  validateProgress: (data, strict) => validateProgress(data, { strict }),
+  parseProgress: (text) => parseProgress(text),
 };
 
 const out = calls.map(({ fn, args }) => {
   try {
     return { ok: true, value: FNS[fn](...args) };
   } catch (err) {
-    return { ok: false, error: { kind: err.kind || err.name, message: err.message } };
+    return { ok: false, error: { kind: err.kind || err.name, message: err.message, field: err.field } };
   }
 });
 process.stdout.write(JSON.stringify(out));

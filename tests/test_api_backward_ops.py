@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from emulator import api
+from emulator import api, mirrors
 from emulator import backward as bwd
 from emulator.inputs import random_qkv
+from emulator.tiling import lesson_blocks
 
 
 def _params(n, d=16, causal=True, kernel="fused", seed=3):
@@ -28,12 +29,15 @@ def test_backward_inputs_are_the_checks_seeded_inputs_and_float32_forward():
     assert (x["block_rows"], x["block_cols"], x["kernel"]) == (128, 64, "fused-backward")
 
 
-def _mirror(n, d, causal, seed, fn=bwd.fused):
+def _mirror(n, d, causal, seed, kernel="fused-backward"):
+    """The mirror's gradients (found by the manifest's "mirror" key) at the lesson's tiles for M = 16,384 B."""
+    br, bc = lesson_blocks(d, 16384)
     q, k, v = random_qkv(n, d, seed)
     do = bwd.random_do(n, d, seed)
-    o, lse = bwd.forward32(q, k, v, causal, block_cols=64)
-    dq, dk, dv, _ = fn(q, k, v, o, lse, do, causal)
-    return {"dQ": _flat(dq), "dK": _flat(dk), "dV": _flat(dv)}
+    o, lse = bwd.forward32(q, k, v, causal, block_cols=bc)
+    x = {"Q": q, "K": k, "V": v, "O": o, "L": lse, "dO": do, "causal": causal, "mask": None}
+    out = mirrors.run(kernel, x, br, bc)
+    return {"dQ": _flat(out["dQ"]), "dK": _flat(out["dK"]), "dV": _flat(out["dV"])}
 
 
 def test_the_mirrors_gradients_pass_and_the_broken_ones_fail_on_dq_and_dk():
@@ -41,7 +45,7 @@ def test_the_mirrors_gradients_pass_and_the_broken_ones_fail_on_dq_and_dk():
     assert good["ok"] and good["result"]["passed"], good
     assert good["result"]["identity_residual"] < 1e-12
     bad = api.handle({"op": "check_backward_output", "params": _params(70),
-                      "outputs": _mirror(70, 16, True, 3, bwd.fused_no_d)})["result"]
+                      "outputs": _mirror(70, 16, True, 3, "fused-backward-no-D")})["result"]
     assert not bad["passed"]
     assert [t for t in ("dQ", "dK", "dV") if not bad["tensors"][t]["passed"]] == ["dQ", "dK"]
 

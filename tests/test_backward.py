@@ -5,11 +5,29 @@ from __future__ import annotations
 import math
 
 import pytest
+from closed_forms import BACKWARD_KERNELS
+from closed_forms import backward as closed_form
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulator import backward as bw
+from emulator import backward_mirrors as mirrors
+from emulator.attention import f32
 from emulator.inputs import random_qkv
+from emulator.mirrors import mirror_of
+from emulator.mirrors import run as run_mirror
+from emulator.tiling import MANIFEST, make_tiling
+
+#: Every backward kernel the manifest declares with a mirror (a new one is found here).
+MIRRORED = [name for name, e in MANIFEST["kernels"].items() if e["direction"] == "backward" and e["mirror"]]
+
+
+def _run(kernel, q, k, v, o, lse, do, causal, mask, br, bc):
+    """A backward kernel's mirror through the manifest's "mirror" key: (dQ, dK, dV, traffic)."""
+    x = {"Q": q, "K": k, "V": v, "O": o, "L": lse, "dO": do, "causal": causal, "mask": mask}
+    out = run_mirror(bw.kernel_name(kernel), x, br, bc)
+    return out["dQ"], out["dK"], out["dV"], out["traffic"]
+
 
 # ---- the float64 reference ----------------------------------------------------
 
@@ -151,15 +169,15 @@ def test_bound_covers_a_gpus_rounding_after_every_addition(kernel, monkeypatch):
         acc = 0.0
         # (a causal row passes its visible keys only: the shorter list sets the length)
         for x, y in zip(a, b, strict=False):
-            acc = bw.f32(acc + bw.f32(x * y))
+            acc = f32(acc + f32(x * y))
         return acc
 
-    exact = bw.MIRRORS[bw.kernel_name(kernel)](q, k, v, o, lse, do, True, None, 16384, 2 * bc, bc)
-    monkeypatch.setattr(bw, "_dot", sequential)
-    gpu = bw.MIRRORS[bw.kernel_name(kernel)](q, k, v, o, lse, do, True, None, 16384, 2 * bc, bc)
+    exact = _run(kernel, q, k, v, o, lse, do, True, None, 2 * bc, bc)
+    monkeypatch.setattr(mirrors, "dot", sequential)
+    gpu = _run(kernel, q, k, v, o, lse, do, True, None, 2 * bc, bc)
     monkeypatch.undo()
     for name, got, once in zip(("dQ", "dK", "dV"), gpu[:3], exact[:3], strict=True):
-        cmp = bw._compare(got, ref[name], bound[name])
+        cmp = bw.compare(got, ref[name], bound[name])
         assert cmp["passed"], (name, cmp)
         assert got != once  # the sequential roundings really changed some digits
 
@@ -171,8 +189,8 @@ def test_rows_with_no_keys_give_zero_gradients():
     mask = [[not (i in (0, 5) or j == 7) for j in range(n)] for i in range(n)]
     o, lse = bw.forward32(q, k, v, True, mask, 4)
     assert lse[0] == lse[5] == -math.inf
-    for mirror in (bw.fused, bw.plain):
-        dq, dk, dv, _ = mirror(q, k, v, o, lse, do, True, mask, block_rows=8, block_cols=4)
+    for kernel in ("fused", "plain"):
+        dq, dk, dv, _ = _run(kernel, q, k, v, o, lse, do, True, mask, 8, 4)
         assert dq[0] == dq[5] == [0.0] * d
         assert dk[7] == dv[7] == [0.0] * d
         assert all(x == x for row in dq + dk + dv for x in row)  # no NaN
@@ -204,32 +222,46 @@ def test_fused_mirror_within_bound_random_shapes(n, d, causal, m, seed):
 def _tally(kernel, n, d, causal, m):
     q, k, v = random_qkv(n, d, seed=0)
     do = bw.random_do(n, d, seed=0)
-    bc = bw.lesson_blocks(d, m)[1]
+    t = make_tiling(bw.kernel_name(kernel), n, d, causal, m)  # the kernel's own tiles (lesson: from M)
+    br, bc = t.block_rows, t.block_cols
     o, lse = bw.forward32(q, k, v, causal, None, bc)
-    return bw.MIRRORS[bw.kernel_name(kernel)](q, k, v, o, lse, do, causal, None, m)[3]
+    return _run(kernel, q, k, v, o, lse, do, causal, None, br, bc)[3]
 
 
 COUNT_CASES = [(1, 16, False, 4096), (65, 16, True, 4096), (77, 32, False, 4096),
                (77, 32, True, 4096), (100, 16, True, 8192), (33, 64, True, 16384)]
 
 
-@pytest.mark.parametrize("kernel", list(bw.KERNELS))
+@pytest.mark.parametrize("kernel", BACKWARD_KERNELS)
 @pytest.mark.parametrize("n,d,causal,m", COUNT_CASES,
                          ids=[f"{n=}-{d=}-{causal=}-{m=}" for n, d, causal, m in COUNT_CASES])
 def test_mirror_loads_equal_closed_form(kernel, n, d, causal, m):
     tally = _tally(kernel, n, d, causal, m)
-    closed = bw.closed_form(kernel, n, d, causal, m)
+    closed = closed_form(kernel, n, d, causal, m)
     assert [p["name"] for p in tally["passes"]] == [p["name"] for p in closed["passes"]]
     for got, want in zip(tally["passes"], closed["passes"], strict=True):
         assert got["reads"] == want["reads"] and got["writes"] == want["writes"], got["name"]
     assert tally["total_bytes"] == closed["total_bytes"]
 
 
+@pytest.mark.parametrize("kernel", MIRRORED)
+@pytest.mark.parametrize("n,d,causal,m", COUNT_CASES,
+                         ids=[f"{n=}-{d=}-{causal=}-{m=}" for n, d, causal, m in COUNT_CASES])
+def test_mirror_loads_equal_the_manifest_walk(kernel, n, d, causal, m):
+    """Whatever backward kernel the manifest declares, its mirror moves what its passes declare."""
+    from emulator import traffic
+    tally = _tally(kernel, n, d, causal, m)
+    walked = traffic.count(kernel, n, d, causal, m)
+    assert tally["reads"] == walked.reads and tally["writes"] == walked.writes
+    assert {p["name"]: sum(p["reads"].values()) + sum(p["writes"].values()) for p in tally["passes"]} == walked.per_pass
+    assert tally["total_bytes"] == walked.total_bytes > 0
+
+
 @settings(max_examples=15, deadline=None)
 @given(n=st.integers(1, 48), d=st.sampled_from([16, 32]), causal=st.booleans(),
-       m=st.sampled_from([4096, 8192, 16384]), kernel=st.sampled_from(list(bw.KERNELS)))
+       m=st.sampled_from([4096, 8192, 16384]), kernel=st.sampled_from(BACKWARD_KERNELS))
 def test_mirror_loads_equal_closed_form_random_shapes(n, d, causal, m, kernel):
-    assert _tally(kernel, n, d, causal, m)["total_bytes"] == bw.closed_form(kernel, n, d, causal, m)["total_bytes"]
+    assert _tally(kernel, n, d, causal, m)["total_bytes"] == closed_form(kernel, n, d, causal, m)["total_bytes"]
 
 
 def test_fused_backward_figure_by_hand():
@@ -241,7 +273,7 @@ def test_fused_backward_figure_by_hand():
         + 2 * nd + 2 * 256 * nd + 2 * 256 * n + 2 * nd  # dkv: K, V; Q, dO per key tile; L, D; dK, dV
         + 2 * nd + 2 * n + 2 * 128 * nd + nd          # dq: Q, dO, L, D; K, V per query tile; dQ
     )
-    cf = bw.closed_form("fused", n, d)
+    cf = closed_form("fused", n, d)
     assert cf["total_bytes"] == 4 * elements == 823_181_312  # about 3.04 × the forward's 270,532,608 B
     assert cf["reads"]["Q"] == 4 * (256 + 1) * nd
     assert cf["reads"]["K"] == cf["reads"]["V"] == 4 * (128 + 1) * nd
@@ -252,12 +284,12 @@ def test_fused_backward_figure_by_hand():
 
 def test_plain_backward_moves_the_tables():
     n, d = 4096, 16
-    cf = bw.closed_form("plain", n, d)
+    cf = closed_form("plain", n, d)
     table = 4 * n * n
     assert cf["writes"]["S"] == cf["writes"]["P"] == cf["writes"]["dP"] == cf["writes"]["dS"] == table
     assert cf["reads"]["S"] == cf["reads"]["dP"] == table
     assert cf["reads"]["P"] == cf["reads"]["dS"] == 2 * table  # read by ds and dq/dkv
-    assert cf["total_bytes"] > 8 * bw.closed_form("fused", n, d)["total_bytes"]
+    assert cf["total_bytes"] > 8 * closed_form("fused", n, d)["total_bytes"]
 
 
 @pytest.mark.parametrize("kernel", ["plain", "fused"])
@@ -265,8 +297,8 @@ def test_causal_skips_tiles_in_every_pass(kernel):
     # N = 4,096, d = 64: 128 query tiles, 256 key tiles. Above the diagonal lie
     # about half of the (query tile, key tile) pairs, so every pass that streams
     # tiles moves a little over half its full-attention bytes; preprocess moves the same.
-    full = bw.closed_form(kernel, 4096, 64)
-    causal = bw.closed_form(kernel, 4096, 64, causal=True)
+    full = closed_form(kernel, 4096, 64)
+    causal = closed_form(kernel, 4096, 64, causal=True)
     for fp, cp in zip(full["passes"], causal["passes"], strict=True):
         f_total = math.fsum(fp["reads"].values()) + math.fsum(fp["writes"].values())
         c_total = math.fsum(cp["reads"].values()) + math.fsum(cp["writes"].values())
@@ -280,16 +312,16 @@ WALK_CASES = COUNT_CASES + [(4096, 64, False, 16384), (4096, 16, True, 16384), (
                             (65_536, 128, True, 65536), (1000, 32, True, 8192)]
 
 
-@pytest.mark.parametrize("kernel", list(bw.KERNELS.values()))
+@pytest.mark.parametrize("kernel", BACKWARD_KERNELS)
 def test_closed_form_equals_the_manifest_walk(kernel):
     """The generic walk of emulator.traffic over the passes kernels_wgsl/manifest.json declares."""
     from emulator import traffic
     from emulator.tiling import MANIFEST
     entry = MANIFEST["kernels"][kernel]
-    assert entry["direction"] == "backward" and entry["mirror"] == f"backward.{bw.MIRRORS[kernel].__name__}"
+    assert entry["direction"] == "backward"
     for n, d, causal, m in WALK_CASES:
         walked = traffic.count(kernel, n, d, causal, m)
-        closed = bw.closed_form(kernel, n, d, causal, m)
+        closed = closed_form(kernel, n, d, causal, m)
         assert walked.total_bytes == closed["total_bytes"], (n, d, causal, m)
         assert walked.reads == closed["reads"] and walked.writes == closed["writes"], (n, d, causal, m)
         assert walked.per_pass == {p["name"]: sum(p["reads"].values()) + sum(p["writes"].values())
@@ -298,15 +330,15 @@ def test_closed_form_equals_the_manifest_walk(kernel):
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 3000), d=st.sampled_from([16, 32, 64, 128]), causal=st.booleans(),
-       m=st.sampled_from([16384, 32768, 65536]), kernel=st.sampled_from(list(bw.KERNELS.values())))
+       m=st.sampled_from([16384, 32768, 65536]), kernel=st.sampled_from(BACKWARD_KERNELS))
 def test_closed_form_equals_the_manifest_walk_random_shapes(n, d, causal, m, kernel):
     from emulator import traffic
-    assert traffic.count(kernel, n, d, causal, m).total_bytes == bw.closed_form(kernel, n, d, causal, m)["total_bytes"]
+    assert traffic.count(kernel, n, d, causal, m).total_bytes == closed_form(kernel, n, d, causal, m)["total_bytes"]
 
 
 def test_unknown_kernel_and_large_check_are_refused():
     with pytest.raises(bw.InputError) as e:
-        bw.closed_form("fused-no-rescale", 64, 16)
+        closed_form("fused-no-rescale", 64, 16)
     assert e.value.field == "kernel"
     with pytest.raises(bw.InputError) as e:
         bw.check("fused", bw.CHECK_MAX_N + 1, 16)
@@ -339,6 +371,28 @@ def test_api_counts_and_checks_backward():
     assert fwd["result"]["selected"]["total_bytes"] == 17_301_504
 
 
+@pytest.mark.parametrize("kernel,mirror", [("fused-backward-fast", mirrors.fused),
+                                           ("plain-backward-fast", mirrors.plain)])
+def test_the_tuned_backward_kernels_are_counted_and_checked_at_their_own_tiles(kernel, mirror):
+    """Every manifest backward kernel goes through Count and Check (the page lists them all):
+    the tuned ones (issue 22) by their manifest names, with their manifest tiles and mirrors."""
+    from emulator import api
+    from emulator.tiling import make_tiling
+    from emulator.traffic import count
+
+    assert bw.kernel_name(kernel) == kernel and mirror_of(kernel) is mirror
+    reply = api.handle({"op": "count", "params": {"kernel": kernel, "n": "4,096", "d": "64", "direction": "backward"}})
+    assert reply["ok"], reply
+    r = reply["result"]
+    assert r["selected"]["total_bytes"] == count(kernel, 4096, 64).total_bytes
+    assert (r["selected"]["block_rows"], r["selected"]["block_cols"]) == (64, 64)
+    reply = api.handle({"op": "check", "params": {"kernel": kernel, "n": "65", "d": "16", "causal": True,
+                                                   "direction": "backward"}})
+    assert reply["ok"] and reply["result"]["passed"], reply
+    t = make_tiling(kernel, 65, 16, True)
+    assert (reply["result"]["block_rows"], reply["result"]["block_cols"]) == (t.block_rows, t.block_cols) == (128, 128)
+
+
 @pytest.mark.parametrize("params,field", [
     ({"kernel": "fused-no-rescale", "n": "64", "d": "16", "direction": "backward"}, "kernel"),
     ({"kernel": "fused", "n": "64", "d": "16", "direction": "sideways"}, "direction"),
@@ -366,7 +420,7 @@ def test_cli_backward_count_and_check_json():
 
     c = run("count", "--kernel", "plain", "--direction", "backward", "--n", "77", "--d", "32",
             "--causal", "--workgroup-bytes", "4096")
-    want = bw.closed_form("plain", 77, 32, True, 4096)
+    want = closed_form("plain", 77, 32, True, 4096)
     assert c["total_bytes"] == want["total_bytes"] and c["reads"] == want["reads"]
     assert set(c["reads"]) == set(bw.TENSORS)
     r = run("check", "--kernel", "fused", "--direction", "backward", "--n", "65", "--d", "16", "--causal")

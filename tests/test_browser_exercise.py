@@ -132,6 +132,30 @@ def test_a_typical_wrong_answer_shows_the_failing_test_with_its_input(exercise, 
             "scores [1, 2, 3, 0], block 2: expected l = 1.5530, got 2.4177")
 
 
+# Right numbers without the skill: only the test that watches how the code works fails.
+SKILL_LESS_FOR = {"scratch": ("whole_row_max_first.py", "your code read every score 2 times"),
+                  "compose": ("whole_row_softmax.py", "N = 65, d = 4, seed 65, block_rows 32, block_cols 8, full: your "
+                              "code read every row of K once per row of Q (N = 65: 4,225 reads); a tiled pass reads "
+                              "it once per query tile (3 tiles: 195 reads)"),
+                  "probe": ("asks_the_emulator.py", "your code uses emulator.traffic (line 2)")}
+
+
+@pytest.mark.parametrize("step", CODE_STEPS)
+def test_right_numbers_without_the_skill_fail_in_the_page_naming_what_the_code_did(exercise, step):
+    # The case: a whole-row softmax that ignores block_rows and block_cols used to get
+    # "All 5 tests pass" in Compose, and tick the objective "A tiled forward pass".
+    page = exercise
+    name, says = SKILL_LESS_FOR[step]
+    type_code(page, step, _wrong(step, name))
+    section = check(page, step)
+    total = section.locator(".test-result").count()
+    expect(section.locator(".step-status")).to_have_text(f"{total - 1} of {total} tests pass.")
+    failing = section.locator(".test-result.fail")
+    expect(failing).to_have_count(1)
+    expect(failing.locator(".result-message")).to_contain_text(says)
+    expect(section.locator(".step-state")).to_have_text("not passed yet")
+
+
 @pytest.mark.parametrize("step", CODE_STEPS)
 def test_a_loop_that_never_ends_is_stopped_and_the_page_recovers(exercise, step):
     page = exercise

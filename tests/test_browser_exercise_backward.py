@@ -1,7 +1,9 @@
 """Exercise 2 (the backward pass with recomputation) in Chromium, the same
 pattern as exercise 1: for each step a correct solution passes, a typical
-wrong one shows the failing test with its input, and a loop that never ends
-is stopped while the page recovers. Run shows the given forward's NaN; the
+wrong one shows the failing test with its input, an answer with every number
+right but without the skill (a whole-row forward, a stored table of P) fails
+only the test that counts its reads, with that test's message, and a loop
+that never ends is stopped while the page recovers. Run shows the given forward's NaN; the
 module page ticks the backward objectives; axe finds nothing; no CSP
 violation and no other origin.
 """
@@ -65,6 +67,24 @@ def test_a_typical_wrong_answer_shows_the_failing_test_with_its_input(exercise, 
         expect(section.locator(".test-result.pass", has_text="largest score 10.9")).to_have_count(1)
     else:  # a softmax of its own: only the test that hands over a shifted L catches it
         expect(failing).to_contain_text("P comes from the L you are given")
+
+
+@pytest.mark.parametrize("step,name", [("harden", "whole_row_with_masks.py"), ("scratch", "p_table_stored.py")])
+def test_right_numbers_without_the_skill_fail_in_the_page_with_what_the_code_read(exercise, step, name):
+    page = exercise
+    source = _wrong(step, name)
+    type_code(page, step, source)
+    section = check(page, step)
+    report = runner.check(SLUG, step, source)
+    [bad] = [r for r in report["results"] if not r["ok"]]  # the reads test, nothing else
+    assert bad["name"].startswith("test_reads_like_the_fused")
+    expect(section.locator(".step-status")).to_have_text(f"{report['total'] - 1} of {report['total']} tests pass.")
+    failing = section.locator(".test-result.fail")
+    expect(failing).to_have_count(1)
+    expect(failing.locator(".result-message")).to_have_text(bad["message"])
+    expect(failing.locator(".result-message")).to_contain_text("your code read every row of K")
+    expect(failing.locator(".result-values")).to_contain_text(bad["expected"])
+    expect(section.locator(".step-state")).to_have_text("not passed yet")
 
 
 @pytest.mark.parametrize("step", STEPS)

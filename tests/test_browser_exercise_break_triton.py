@@ -1,11 +1,14 @@
 """Exercises 5 (break it) and 3 (the Triton port) in Chromium, under the site's CSP.
 
 Break it: the Predict step shows each bug as a diff with a checkbox per weak
-test, runs the suite and shows the truth; the Break it step judges an input
-that exposes bug k and one that does not (from solution.toml, as a learner
-would type them), then the weak suite with the five inputs added catches all
-five bugs while the correct kernel still passes. The Triton page says it
-cannot run in a browser and offers its three files from the site's own origin.
+test and "none of them", gives no answer away until every bug has a
+prediction, then runs the suite and shows the truth (which differs between
+bugs); "Show the answers" shows it without predicting. The Break it step
+judges an input that exposes bug k and one that does not (from solution.toml,
+as a learner would type them), refuses one input that breaks all five kernels
+at once, then the weak suite with the five inputs added catches all five bugs
+while the correct kernel still passes. The Triton page says it
+cannot run in a browser and offers its files, our reference solution among them, from the site's own origin.
 axe finds nothing on either page; no CSP violation, no other origin.
 """
 from __future__ import annotations
@@ -20,7 +23,7 @@ from playwright.sync_api import expect
 from test_browser_a11y import AXE, TAGS
 from test_browser_exercise import LONG, open_page
 
-from exercises import breakit
+from exercises import breakit, content
 
 pytestmark = pytest.mark.browser
 
@@ -48,28 +51,72 @@ def test_predict_shows_each_bug_as_its_diff_with_a_checkbox_per_weak_test(breaki
         changed = breakit.changed_lines(k)[0]
         expect(fs.locator(".diff-del")).to_have_text("-" + changed[0])
         expect(fs.locator(".diff-add")).to_have_text("+" + changed[1])
-        expect(fs.locator("input[type=checkbox]")).to_have_count(len(names))
+        expect(fs.locator("input[type=checkbox]")).to_have_count(len(names) + 1)  # and "none of them"
+        expect(fs.locator("input[data-none]")).not_to_be_checked()
 
 
-def test_a_wrong_prediction_is_shown_the_truth_and_a_right_one_passes(breakit_page):
+def _tick(page, bug, tests):
+    """Tick exactly ``tests`` for ``bug`` ([] ticks "none of them")."""
+    fs = page.locator(f'#step-predict fieldset.bug[data-bug="{bug}"]')
+    for box in fs.locator("input[type=checkbox]").all():
+        box.uncheck()
+    for name in tests or ["none"]:
+        page.check(f"#predict-{bug}-{name}")
+
+
+def test_a_partial_prediction_gives_nothing_away_then_the_truth_shows_and_a_right_one_passes(breakit_page):
     page = breakit_page
     section = page.locator("#step-predict")
     truth = breakit.truth()
-    assert all(v == [] for v in truth.values())  # the weak suite misses all five
-    page.check("#predict-2-test_random_small_scores")  # a typical wrong guess: small scores catch overflow
+    assert len({tuple(v) for v in truth.values()}) > 1 and truth[2] == [] != truth[4]  # the answers differ
+    _tick(page, 2, ["test_random_small_scores"])  # a typical wrong guess: small scores catch overflow
+    section.locator(".check-button").click()
+    expect(section.locator(".step-status")).to_have_text(
+        "1 of 5 bugs predicted: the answers show once every bug has a prediction.", timeout=LONG)
+    expect(section.locator('fieldset.bug[data-bug="2"] .truth')).to_have_text(
+        "Saved: the answers show once every bug has a prediction (1 of 5 so far)")
+    expect(section.locator('fieldset.bug[data-bug="1"] .truth')).to_have_text(
+        "No prediction yet: tick the weak tests you think fail on it, or none of them")
+    expect(section.locator(".truth.pending")).to_have_count(5)
+    for box in section.locator(".truth").all():
+        expect(box).not_to_contain_text("Weak tests that fail")
+    expect(section.locator(".step-results")).not_to_contain_text("tests that fail")  # no Expected: shown
+    expect(section.locator(".test-result.fail")).to_have_count(5)
+    expect(section.locator(".solution")).to_be_hidden()
+    for bug in (1, 3, 4, 5):
+        _tick(page, bug, truth[bug])
     section.locator(".check-button").click()
     expect(section.locator(".step-status")).to_have_text("4 of 5 tests pass.", timeout=LONG)
     bug2 = section.locator('fieldset.bug[data-bug="2"] .truth')
     expect(bug2).to_have_class(re.compile(r"\bwrong\b"))
     expect(bug2).to_contain_text("Not quite. Weak tests that fail on this bug: none.")
     expect(bug2.locator(".truth-detail")).to_have_text("test_random_small_scores passes on this bug")
-    expect(section.locator('fieldset.bug[data-bug="1"] .truth')).to_contain_text("Right.")
-    page.uncheck("#predict-2-test_random_small_scores")
+    expect(section.locator('fieldset.bug[data-bug="4"] .truth')).to_contain_text(
+        "Right. Weak tests that fail on this bug: test_zero_queries_average_the_values.")
+    expect(section.locator(".result-values", has_text="tests that fail: none")).to_have_count(1)
+    _tick(page, 2, [])
     section.locator(".check-button").click()
     expect(section.locator(".step-status")).to_have_text("All 5 tests pass. Step passed.", timeout=LONG)
     expect(section.locator(".truth.right")).to_have_count(5)
     expect(section.locator(".step-state")).to_have_text("passed")
     expect(section.locator(".solution .after")).to_be_visible()
+
+
+def test_show_the_answers_reveals_the_truth_without_a_prediction(breakit_page):
+    page = breakit_page
+    section = page.locator("#step-predict")
+    for bug in range(1, 6):
+        for box in section.locator(f'fieldset.bug[data-bug="{bug}"] input[type=checkbox]').all():
+            box.uncheck()
+    section.locator(".reveal-button").click()
+    expect(section.locator(".step-status")).to_have_text("The answers are shown under each bug.", timeout=LONG)
+    expect(section.locator('fieldset.bug[data-bug="1"] .truth')).to_contain_text(
+        "Weak tests that fail on this bug: test_key_order_does_not_matter, test_outputs_lie_within_the_values.")
+    expect(section.locator('fieldset.bug[data-bug="1"] .truth-detail')).to_have_text("no prediction was made")
+    for bug, tests in breakit.truth().items():  # back to the right answer, for the reload test
+        _tick(page, bug, tests)
+    section.locator(".check-button").click()
+    expect(section.locator(".step-status")).to_have_text("All 5 tests pass. Step passed.", timeout=LONG)
 
 
 @pytest.mark.parametrize("bug", [1, 2, 3, 4, 5])
@@ -88,6 +135,19 @@ def test_an_input_that_exposes_bug_k_and_one_that_does_not_are_each_judged_right
     want = breakit.judge_input(bug, CASES[bug]["exposes"])
     assert want["ok"]
     expect(fs.locator(".verdict")).to_have_text("Exposed. " + want["message"])
+
+
+def test_one_input_that_breaks_all_five_kernels_is_refused_as_too_broad(breakit_page):
+    page = breakit_page
+    fs = page.locator('#step-break fieldset.bug[data-bug="4"]')
+    text = "random_qkv(n=10, d=4, seed=1, scale=400.0, masked_keys=[0, 1, 2, 3])"
+    fs.locator("textarea").fill(text)
+    fs.locator(".try-button").click()
+    expect(fs.locator(".verdict")).to_have_attribute("data-state", "broad", timeout=LONG)
+    want = breakit.judge_input(4, text)
+    assert not want["ok"] and want["broad"]
+    expect(fs.locator(".verdict")).to_have_text("Too broad. " + want["message"])
+    expect(fs.locator(".verdict")).to_contain_text("every one of the five bugs fails on this input")
 
 
 def test_a_malformed_input_gets_a_clear_message_and_runs_nothing(breakit_page):
@@ -123,7 +183,10 @@ def test_break_it_answers_survive_a_reload_and_the_module_table_counts_them(brea
     page.reload()
     expect(page.locator('#step-break fieldset.bug[data-bug="4"] textarea')).to_have_value(CASES[4]["exposes"])
     expect(page.locator("#step-break .step-state")).to_have_text("passed")
-    expect(page.locator('#step-predict fieldset.bug[data-bug="2"] input[type=checkbox]:checked')).to_have_count(0)
+    bug2 = page.locator('#step-predict fieldset.bug[data-bug="2"]')
+    expect(bug2.locator("input[type=checkbox]:checked")).to_have_count(1)  # its answer: none of them
+    expect(bug2.locator("input[data-none]")).to_be_checked()
+    expect(page.locator("#predict-1-test_key_order_does_not_matter")).to_be_checked()
     page.goto(server_url + "module/index.html")
     row = page.locator("#exercises-table tbody tr", has_text="Break it")
     expect(row.locator(".ex-status")).to_have_text("Done")
@@ -136,9 +199,12 @@ def test_the_triton_page_says_it_cannot_run_here_and_offers_its_files_from_this_
     try:
         expect(page.locator("#cannot-run")).to_contain_text("This exercise cannot run in a browser.")
         links = page.locator(".downloads a")
-        expect(links).to_have_count(3)
+        names = content.load("triton-port")["files"]
+        assert {"starter.py", "test_flash_triton.py", "bench_flash_triton.py", "solution.py"} <= set(names)
+        expect(links).to_have_count(len(names))
+        expect(page.locator(".downloads li", has_text="solution.py")).to_contain_text("our reference solution")
         folder = ROOT / "site/content/exercises/triton-port"
-        for i, name in enumerate(["starter.py", "test_flash_triton.py", "bench_flash_triton.py"]):
+        for i, name in enumerate(names):
             link = links.nth(i)
             expect(link).to_have_text(name)
             href = page.evaluate("(a) => a.href", link.element_handle())
@@ -148,12 +214,13 @@ def test_the_triton_page_says_it_cannot_run_here_and_offers_its_files_from_this_
             path = tmp_path / name
             info.value.save_as(path)
             assert path.read_bytes() == (folder / name).read_bytes()
-        expect(page.locator(".prompt")).to_contain_text('python3 -m pytest test_flash_triton.py -q -k "not causal"')
+        expect(page.locator(".prompt")).to_contain_text(
+            'python3 -m pytest test_flash_triton.py -q -k "forward and not causal"')
         page.check("#self-port")
         expect(page.locator("#progress-line")).to_contain_text("rogress: 1 of")
         page.goto(server_url + "module/index.html")
         row = page.locator("#exercises-table tbody tr", has_text="Triton")
-        expect(row.locator(".ex-status")).to_have_text("1 / 2 steps passed")
+        expect(row.locator(".ex-status")).to_have_text("1 / 3 steps passed")
         assert page.evaluate("window.__csp") == [] and page.offsite == [] and page.console_errors == []
     finally:
         ctx.close()

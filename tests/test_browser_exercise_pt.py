@@ -48,6 +48,21 @@ def test_a_wrong_answer_shows_the_portuguese_failure_with_its_input(pt_page, art
     page.screenshot(path=str(artifacts / f"exercise-pt-failure-{page.width}.png"))
 
 
+def test_a_whole_row_softmax_is_told_in_portuguese_what_it_read(pt_page):
+    page = pt_page
+    type_code(page, "compose", _wrong("compose", "whole_row_softmax.py"))
+    section = check(page, "compose")
+    failing = section.locator(".test-result.fail")
+    expect(failing).to_have_count(1)
+    expect(failing.locator(".result-message")).to_have_text(
+        "N = 65, d = 4, semente 65, block_rows 32, block_cols 8, atenção completa: seu código leu cada linha de K "
+        "uma vez por linha de Q (N = 65: 4.225 leituras); uma passada em blocos o lê uma vez por bloco de consultas "
+        "(3 blocos: 195 leituras)")
+    expect(failing.locator(".result-values dd")).to_have_text([
+        "N = 65, d = 4, semente 65, block_rows 32, block_cols 8, atenção completa", "linhas de K lidas: 195",
+        "linhas de K lidas: 4.225"])
+
+
 def test_a_loop_that_never_ends_is_stopped_with_a_portuguese_message(pt_page):
     page = pt_page
     type_code(page, "scratch", LOOP.format(name="online_softmax"))

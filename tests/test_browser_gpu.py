@@ -135,8 +135,12 @@ def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
     report = gpu_page.evaluate(
         "async (plans) => (await import('./static/js/gpu/index.js')).compileAll({plans})", plans)
     files = {r["file"] for r in report}
-    lanes = {"fused_lanes.wgsl"} if gpu_page.probe["adapterInfo"]["subgroupMinSize"] >= 4 else set()
     declared = {spec["file"] for k in MANIFEST["kernels"].values() for spec in k["wgsl"]}
+    lanes = {f for k in MANIFEST["kernels"].values() for spec in k["wgsl"]
+             for f in (spec.get("with_subgroups") or {}).get("file_by_d", {}).values()}
+    assert {"fused_lanes.wgsl", "bwd_fast_dkv_lanes.wgsl", "bwd_fast_dq_lanes.wgsl"} <= lanes
+    if gpu_page.probe["adapterInfo"]["subgroupMinSize"] < 4:
+        lanes = set()
     assert {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl"} <= declared
     # the backward's passes are in the manifest's list, so compileAll builds them too
     assert {"bwd_preprocess.wgsl", "bwd_fused_dkv.wgsl", "bwd_fused_dq.wgsl", "bwd_plain_dkv.wgsl"} <= declared

@@ -266,6 +266,11 @@ def sci(x: float) -> str:
     return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{x:.2e}")
 
 
+def _times(x: float) -> str:
+    """A ratio as the Check card's sentences write it (check.js timesText): two significant figures, grouped."""
+    return f"{round(float(f'{x:.1e}')):,}" if x >= 10 else f"{x:.1f}"
+
+
 def wait_time_done(page):
     page.wait_for_function("() => !document.getElementById('time-result').hidden && "
                            "document.getElementById('lab-form').getAttribute('aria-busy') !== 'true'",
@@ -374,14 +379,26 @@ def test_check_labels_flashattentions_rule_and_shows_both_parts(lab, artifacts, 
     assert "2 × the plain kernel's largest error + a margin of 8u·max|V|" in body
     note = lab.inner_text("#check-fa-note")
     share = round(100 * rep["fa_rule_margin"] / rep["fa_rule_limit"])
-    if share > 50:
-        assert f"margin is {share}% of the limit" in note and "not a sharper test" in note
-    else:
-        assert "sharper test than the bound" in note
+    assert "compares this kernel with the plain kernel on the same inputs" in note
+    tighter = rep["bound"] / rep["fa_rule_limit"]  # the rule's limit against the first-order bound
+    assert tighter > 1 and f"limit is {_times(tighter)} times under the bound, so the rule is the tighter test" in note
+    assert (f"the margin is {share}% of the limit" in note) == (share > 50)
+    # the first line says it plainly, with its figures grouped
+    headline = lab.inner_text("#check-headline")
+    assert headline == (f"Passed: largest error {sci(rep['max_abs_error'])}, "
+                        f"{_times(rep['bound'] / rep['max_abs_error'])} times under the bound.")
+    # each term is explained where it appears
+    assert "First-order: terms in u², a product of two roundings, are left out." in body
+    assert "8u·max|V| is eight roundings of that entry" in body
+    assert "An ulp, a unit in the last place, is the gap between two neighbouring float32 numbers" in body
     # each error also in float32 ulps and relative to the output's range
-    shown = lab.inner_text("#check-error")
-    ulps = re.search(r"([0-9.]+) float32 ulps; ([0-9.e+-]+) of the output's range", shown)
+    shown = lab.inner_text("#check-bound")
+    ulps = re.search(r"([0-9.,]+) float32 ulps; ([0-9.e+-]+) of the output's range", shown)
     assert ulps, shown
-    assert float(ulps[1]) == pytest.approx(rep["max_abs_error"] / rep["output_ulp"], rel=0.05)
+    assert ulps[1] == f"{round(rep['bound'] / rep['output_ulp']):,}"  # grouped: 136,405, not 136405
+    shown = lab.inner_text("#check-error")
+    ulps = re.search(r"([0-9.,]+) float32 ulps; ([0-9.e+-]+) of the output's range", shown)
+    assert ulps, shown
+    assert float(ulps[1].replace(",", "")) == pytest.approx(rep["max_abs_error"] / rep["output_ulp"], rel=0.05)
     assert float(ulps[2]) == pytest.approx(rep["max_abs_error"] / rep["output_range"], rel=0.01)
     lab.locator("#check-result").screenshot(path=str(artifacts / "lab-check.png"))

@@ -7,6 +7,7 @@ SwiftShader and checks their dQ, dK, dV against float64 first.
 from __future__ import annotations
 
 import pytest
+from closed_forms import backward as closed_form
 from conftest import open_lab
 from playwright.sync_api import expect
 
@@ -82,10 +83,34 @@ def test_count_backward_equals_cpython_and_shows_the_ratio(lab, kernel, n, d, ca
     assert "dir=backward" in lab.url and f"kernel={kernel}" in lab.url
 
 
-def test_count_backward_cards_screenshots(lab, artifacts):
+def test_count_backward_card_shows_the_reference_figures(lab, artifacts):
+    """The card at N = 4,096, d = 64, M = 16,384 B (B_r = 32, B_c = 16) against figures worked
+    out apart from the emulator's walk: the hand sum of tests/test_backward.py (823,181,312 B),
+    the forward's reference figure (270,532,608 B) and the closed forms of tests/closed_forms.py."""
     settings(lab, n=4096, d=64, kernel="fused-backward")
     lab.click("#count-button")
     idle(lab)
+    fused, plain = closed_form("fused", 4096, 64), closed_form("plain", 4096, 64)
+    assert fused["total_bytes"] == 823_181_312
+    expect(lab.locator("#count-total")).to_have_text("823,181,312 bytes")
+    assert lab.inner_text("#count-forward") == "270,532,608"
+    assert lab.inner_text("#count-bwd-ratio") == "3.04"  # 823,181,312 / 270,532,608 = 3.043
+    assert lab.inner_text("#count-fused") == "823,181,312"
+    assert lab.inner_text("#count-plain") == f"{plain['total_bytes']:,}" == "1,618,001,920"
+    assert lab.inner_text("#count-ratio") == "2.0"  # 1,618,001,920 / 823,181,312 = 1.97
+    body = lab.inner_text("#count-body")
+    assert "B_r = 32 query rows and B_c = 16 key rows (128 query tiles, 256 key tiles)" in body
+    for p in fused["passes"]:  # preprocess, dkv, dq
+        assert f"{p['name']}: {sum(p['reads'].values()) + sum(p['writes'].values()):,} bytes" in body
+    table = lab.eval_on_selector_all(
+        "#count-body table tbody tr",
+        "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))")
+    assert table == [[t, f"{fused['reads'][t]:,}", f"{fused['writes'][t]:,}"] for t in MANIFEST["tensors"]["order"]
+                     if fused["reads"][t] or fused["writes"][t]]
+    assert [row[0] for row in table] == ["Q", "K", "V", "O", "dO", "L", "D", "dQ", "dK", "dV"]  # no N×N table
+    chart = lab.get_attribute("#count-chart svg", "aria-label")
+    assert chart == ("Bytes moved at N = 4,096, d = 64: forward 258.0 MiB, plain backward 1.51 GiB, "
+                     "fused backward 785.0 MiB")  # 270,532,608 / 2²⁰; 1,618,001,920 / 2³⁰; 823,181,312 / 2²⁰
     lab.locator("#count-result").screenshot(path=str(artifacts / "lab-backward-count-1280.png"))
 
 

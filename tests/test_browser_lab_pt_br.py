@@ -82,6 +82,10 @@ def test_check_says_its_verdict_and_errors_in_portuguese(lab, artifacts):
         first = lab.locator(cell).inner_text().split("\n")[0]
         assert re.fullmatch(r"\d,\d\de[-+]\d+", first), (cell, first)
     expect(lab.locator("#check-fa-verdict")).to_have_text("dentro")
+    # the first line is a sentence, its ratio grouped the Portuguese way (2.900, not 2,900 or 2900)
+    expect(lab.locator("#check-headline")).to_have_text(
+        re.compile(r"^Passou: maior erro \d,\d\de-\d+, \d{1,3}(\.\d{3})* vezes abaixo da cota\.$"))
+    expect(lab.locator("#check-bound")).to_contain_text(re.compile(r"\d\.\d{3} ulps de float32"))
     expect(body).to_contain_text(re.compile(r"ulps de float32; \d,\d\de-\d+ da amplitude da saída"))
     expect(body).to_contain_text(re.compile(r"Levou \d+,\d\d s em Python"))
     expect(lab.locator("#lab-status")).to_have_text(re.compile(r"^Passou na conferência: maior erro \d,\d\de-\d+, "

@@ -126,6 +126,8 @@ def _js_specifiers(text: str) -> list[str]:
 def test_every_internal_link_anchor_asset_and_track_in_dist_resolves(built_site):
     pages = sorted(built_site.rglob("*.html"))
     assert pages, "no HTML in dist/"
+    film = json.loads((built_site / "media" / "film.json").read_text(encoding="utf-8"))
+    starts = {c["start_s"] for c in film["cues"]}
     broken = []
     checked = 0
     for page in pages:
@@ -141,6 +143,10 @@ def test_every_internal_link_anchor_asset_and_track_in_dist_resolves(built_site)
             checked += 1
             if not target.is_file():
                 broken.append(f"{page.name}: <{tag} {attr}={value!r}> → missing {target}")
+            elif anchor.startswith("t="):
+                # a film moment (the teachers' page links its plans' cues): the start of a cue
+                if float(anchor[2:]) not in starts:
+                    broken.append(f"{page.name}: <{tag} {attr}={value!r}> → not a cue's start")
             elif anchor and "=" in anchor:
                 # a lab state in the fragment (the module page links into the lab): keys the lab reads
                 state = dict(part.split("=", 1) for part in anchor.split("&"))
@@ -193,12 +199,13 @@ def test_every_css_and_script_the_page_loads_carries_a_matching_integrity_hash(p
 
 
 def test_every_page_file_in_site_content_pages_is_built_in_every_language(built_site):
-    """One loop renders every page: the lesson, the module, and one page per
-    exercise, once per language of site/content/languages.toml, under its prefix."""
+    """One loop renders every page: the lesson, the module, the teachers' page,
+    the class table, and one page per exercise, once per language of site/content/languages.toml, under its prefix."""
     import i18n
     from exercises import content
     outputs = {str(p.relative_to(built_site)) for p in built_site.rglob("*.html")}
-    pages = {"index.html", "module/index.html"} | {f"module/{slug}/index.html" for slug in content.slugs()}
+    pages = ({"index.html", "module/index.html", "teachers/index.html", "module/class/index.html"}
+             | {f"module/{slug}/index.html" for slug in content.slugs()})
     assert {lang.prefix for lang in i18n.languages()} == {"", "pt-BR/"}
     assert outputs == {lang.prefix + page for lang in i18n.languages() for page in pages}
 
@@ -373,3 +380,16 @@ def test_no_script_the_site_ships_uses_eval_or_writes_inline_styles_or_handlers(
                         r"<[a-z][^>]*\sstyle\s*=", r"<[a-z][^>]*\son[a-z]+\s*="):
             found += [f"{script.relative_to(built_site)}: {m.group(0)[:60]}" for m in re.finditer(pattern, text)]
     assert found == []
+
+
+def test_every_part_a_kernel_includes_travels_to_the_page_and_its_python(built_site):
+    """The page joins kernels/<file> with kernels/parts/ (gpu/files.js), and the planner in
+    the page's Python joins kernels_wgsl/ from py/bundle.json: both need every part."""
+    kernels = build.ROOT / "kernels_wgsl"
+    parts = sorted(p.relative_to(kernels).as_posix() for p in (kernels / "parts").glob("*.wgsl"))
+    assert "parts/header.wgsl" in parts
+    bundle = json.loads((built_site / "py" / "bundle.json").read_text(encoding="utf-8"))["files"]
+    for rel in parts:
+        text = (kernels / rel).read_text(encoding="utf-8")
+        assert (built_site / "kernels" / rel).read_text(encoding="utf-8") == text
+        assert bundle[f"kernels_wgsl/{rel}"] == text

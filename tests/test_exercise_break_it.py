@@ -1,7 +1,9 @@
 """Exercise 5, "Break it": the five bugs are one line each, the weak suite
-misses all five and passes the correct kernel, the judge tells an exposing
-input from one that is not, rejects malformed input with a clear message, and
-the learner's five inputs make the suite catch every bug."""
+catches three of them (by different tests) and misses two, and passes the
+correct kernel; Predict shows that truth only once every bug has a prediction
+(or the learner asks); the judge tells an exposing input from one that is not,
+rejects malformed input with a clear message, and the learner's five inputs
+make the suite catch every bug."""
 from __future__ import annotations
 
 import difflib
@@ -19,6 +21,11 @@ BY_BUG = {e["bug"]: e for e in SOLUTION}
 BUG_IDS = [1, 2, 3, 4, 5]
 WEAK = ["test_one_tile", "test_zero_queries_average_the_values", "test_random_small_scores",
         "test_key_order_does_not_matter", "test_outputs_lie_within_the_values"]
+# Which weak tests fail on each bug: Q = K makes a later tile raise the max (bugs 1 and
+# 3; only bug 1's weights add up to more than one, pushing O out of the values' range),
+# N = 6 has a ragged tile (bug 4); small scores and no masks hide bugs 2 and 5.
+TRUTH = {1: ["test_key_order_does_not_matter", "test_outputs_lie_within_the_values"], 2: [],
+         3: ["test_key_order_does_not_matter"], 4: ["test_zero_queries_average_the_values"], 5: []}
 
 
 def test_there_are_five_bugs_of_five_kinds_each_with_its_file():
@@ -67,9 +74,11 @@ def test_the_correct_kernel_passes_the_weak_suite():
 
 
 @pytest.mark.parametrize("bug", BUG_IDS)
-def test_every_bug_passes_the_weak_suite(bug):
+def test_the_weak_suite_catches_bugs_1_3_and_4_by_different_tests_and_misses_2_and_5(bug):
     results = breakit.run_weak_suite(breakit.load_kernel(bug))
-    assert all(v is None for v in results.values()), results
+    assert [name for name, v in results.items() if v is not None] == TRUTH[bug], results
+    assert breakit.truth()[bug] == TRUTH[bug]
+    assert len({tuple(v) for v in TRUTH.values()}) == 4  # the answers differ between bugs
 
 
 GROSS = {
@@ -114,17 +123,58 @@ def test_weak_suite_margins_bugs_1_and_3_are_hidden_by_small_scores_not_by_luck(
         assert large > 5 * breakit.TOL, (bug, large)
 
 
-def test_predict_truth_is_computed_and_no_weak_test_catches_any_bug():
-    assert breakit.truth() == {b: [] for b in BUG_IDS}
-    right = breakit.predict({b: [] for b in BUG_IDS})
-    assert right["ok"] and right["right"] == 5
-    wrong = breakit.predict({"2": ["test_random_small_scores"], 4: ["test_one_tile", "test_random_small_scores"]})
-    assert not wrong["ok"] and wrong["right"] == 3
-    r2 = wrong["results"][1]
+def test_predict_judges_against_the_truth_once_every_bug_has_a_prediction():
+    right = breakit.predict(TRUTH)
+    assert right["ok"] and right["right"] == 5 and right["revealed"]
+    guess = {1: TRUTH[1], "2": ["test_random_small_scores"], 3: TRUTH[3],
+             4: ["test_one_tile", "test_random_small_scores"], 5: TRUTH[5]}
+    wrong = breakit.predict(guess)
+    assert not wrong["ok"] and wrong["right"] == 3 and wrong["revealed"]
+    r2, r4 = wrong["results"][1], wrong["results"][3]
     assert r2["bug"] == 2 and r2["predicted"] == ["test_random_small_scores"] and r2["actual"] == []
     assert r2["message"] == "not quite: test_random_small_scores passes on this bug"
+    assert r4["message"] == ("not quite: test_one_tile, test_random_small_scores pass on this bug, and "
+                             "test_zero_queries_average_the_values catches it")
     with pytest.raises(breakit.InputError, match="no weak test named 'test_nothing'"):
         breakit.predict({1: ["test_nothing"]})
+
+
+def test_predict_gives_no_answer_away_before_every_bug_has_a_prediction():
+    # The issue: the first wrong Check printed "Expected: tests that fail: none".
+    partial = breakit.predict({1: [], 2: ["test_one_tile"], 3: None})
+    assert not partial["revealed"] and not partial["ok"] and partial["predicted"] == 2
+    assert all(r["actual"] is None and not r["ok"] for r in partial["results"])
+    assert partial["results"][0]["message"] == ("prediction saved; the answers show once every bug has a "
+                                                "prediction (2 of 5 so far)")
+    assert partial["results"][2]["predicted"] is None
+    assert partial["results"][2]["message"] == ("no prediction yet: tick the weak tests you think fail on it, "
+                                                "or none of them")
+    shown = breakit.predict({1: []}, reveal=True)  # the learner asked to see the answers
+    assert shown["revealed"] and [r["actual"] for r in shown["results"]] == [TRUTH[b] for b in BUG_IDS]
+    assert shown["results"][1]["message"] == "not quite: no prediction was made"
+
+
+def test_through_the_runner_a_partial_prediction_fails_every_test_without_the_answer():
+    source = (FOLDER / "predict" / "wrong" / "two_bugs_predicted_so_far.py").read_text(encoding="utf-8")
+    report = breakit_runner().check("break-it", "predict", source)
+    assert report["passed"] == 0 and report["total"] == 5
+    for r in report["results"]:
+        assert "tests that fail" not in r["expected"] + r["message"] + r["got"]
+        assert r["expected"] in ("", "a list of test names")
+    assert report["results"][0]["message"] == ("bug 1 (the rescale left out): prediction saved; the answers show "
+                                               "once every bug has a prediction (2 of 5 so far)")
+    assert report["results"][0]["got"] == "you predicted: test_key_order_does_not_matter"
+    assert report["results"][2]["message"] == ("bug 3 (the sum l rescaled by the wrong factor): no prediction yet; "
+                                               "give a list of test names, [] for none")
+    full = {**TRUTH, 3: []}
+    report = breakit_runner().check("break-it", "predict", f"catches = {full!r}\n")
+    [bad] = [r for r in report["results"] if not r["ok"]]
+    assert bad["expected"] == "tests that fail: test_key_order_does_not_matter" and bad["got"] == "you predicted: none"
+
+
+def breakit_runner():
+    from exercises import runner
+    return runner
     with pytest.raises(breakit.InputError, match="no bug 9"):
         breakit.predict({9: []})
 
@@ -241,17 +291,18 @@ def test_the_learners_five_inputs_make_the_suite_catch_every_bug_and_still_pass_
     assert rows["correct"]["failed"] == []
     for b in BUG_IDS:
         assert f"your_input_{b}" in rows[b]["failed"] and rows[b]["caught"]
-        assert not set(rows[b]["failed"]) & set(WEAK)
+        assert [t for t in rows[b]["failed"] if t in WEAK] == TRUTH[b]
 
 
 def test_with_the_misses_instead_the_suite_still_catches_nothing():
     result = breakit.extended_suite({b: BY_BUG[b]["misses"] for b in BUG_IDS})
     assert not result["ok"]
     rows = {r["kernel"]: r for r in result["kernels"]}
-    # Bug 4's miss (N_k = 8) and bug 5's (a masked second tile) hide every bug
-    # except those that other misses happen to reach; none reaches bug 5.
+    # The misses add nothing for bugs 2 and 5, which the weak suite does not reach
+    # either: bug 2's miss (a score of 676) still fits in a float64.
     assert rows["correct"]["failed"] == []
     assert rows[5]["failed"] == [] and not rows[5]["caught"]
+    assert rows[2]["failed"] == [] and not rows[2]["caught"]
 
 
 def test_the_page_entry_answers_each_op():
@@ -260,7 +311,11 @@ def test_the_page_entry_answers_each_op():
     assert bugs["result"]["bugs"][1]["diff"] == breakit.diff(2)
     assert [t["name"] for t in bugs["result"]["tests"]] == WEAK
     assert breakit.handle({"op": "break", "bug": 4, "text": BY_BUG[4]["exposes"]})["result"]["ok"]
-    assert breakit.handle({"op": "predict", "predictions": {"1": []}})["result"]["right"] == 5
+    every = {str(b): v for b, v in TRUTH.items()}
+    assert breakit.handle({"op": "predict", "predictions": every})["result"]["right"] == 5
+    partial = breakit.handle({"op": "predict", "predictions": {"1": [], "2": None}})["result"]
+    assert not partial["revealed"] and partial["predicted"] == 1
+    assert breakit.handle({"op": "predict", "predictions": {"1": []}, "reveal": True})["result"]["revealed"]
     assert breakit.handle({"op": "predict", "predictions": {"1": ["nope"]}}) == \
         {"ok": False, "message": "there is no weak test named 'nope'"}
     assert breakit.handle({"op": "dance"}) == {"ok": False, "message": "unknown op 'dance'"}
@@ -319,3 +374,26 @@ def test_the_weak_tests_titles_in_exercise_toml_are_their_docstrings_in_every_la
     assert titles.keys() == docs.keys()
     assert all(titles[k] != docs[k] for k in docs)
     assert "0,01" in titles["test_random_small_scores"]
+
+
+def test_one_input_that_breaks_all_five_kernels_is_refused_for_every_bug():
+    # A ragged tile, a masked first tile and scores in the hundreds at once: every bug
+    # leaves the bound, so the input says nothing about which line it catches.
+    source = (FOLDER / "break" / "wrong" / "one_input_breaks_all_five.py").read_text(encoding="utf-8")
+    text = _content(FOLDER / "break" / "wrong" / "one_input_breaks_all_five.py")["inputs"][1]
+    case = breakit.parse_input(text)
+    assert all(not breakit.run_case(breakit.load_kernel(b), case)["ok"] for b in BUG_IDS)
+    assert breakit.run_case(breakit.load_kernel(0), case)["ok"]
+    r = breakit.judge_input(4, text)
+    assert not r["ok"] and r["broad"] and not r["buggy"]["ok"] and r["correct"]["ok"]
+    assert r["message"] == (
+        "N = 10, N_k = 10, d = 4, 4 of 10 keys masked: every one of the five bugs fails on this input (its largest "
+        "score is 1,022.8), so it cannot tell which line it catches. Write one that bug 4 (the last ragged tile "
+        "skipped) fails and at least one other bug survives.")
+    assert breakit.largest_score(case) == pytest.approx(1022.8, abs=0.05)
+    report = __import__("exercises.runner", fromlist=["check"]).check("break-it", "break", source)
+    failed = [res["name"] for res in report["results"] if not res["ok"]]
+    assert failed == [f"test_bug_{b}" for b in BUG_IDS]  # the suite itself would catch every bug
+    assert all(res["got"] == "every bug fails on it" for res in report["results"] if not res["ok"])
+    for b in BUG_IDS:  # the reference inputs are each aimed: some other bug survives them
+        assert not breakit.judge_input(b, BY_BUG[b]["exposes"])["broad"]

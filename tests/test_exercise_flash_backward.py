@@ -56,9 +56,12 @@ def test_the_given_forward_turns_an_empty_row_into_nan():
     assert failed == {"test_a_first_key_tile_all_masked", "test_rows_with_no_keys"}
 
 
-def test_only_the_L_test_catches_a_softmax_recomputed_without_L():
+def test_of_the_numbers_only_the_L_test_catches_a_softmax_recomputed_without_L():
     failed, report = _failed("scratch", "softmax_recomputed_without_L.py")
-    assert failed == {"test_p_is_recomputed_from_the_given_L"}
+    # ...and the reads: its own softmax walks every key of the row, once per query row.
+    assert failed == {"test_p_is_recomputed_from_the_given_L", "test_reads_like_the_fused_backward"}
+    reads = next(r for r in report["results"] if r["name"] == "test_reads_like_the_fused_backward")
+    assert "your code read every row of K" in reads["message"]
     bad = next(r for r in report["results"] if not r["ok"])
     assert "L + ln 2" in bad["input"]
     # its rows with L shifted get twice the expected gradient: P not halved

@@ -2,7 +2,14 @@
 solution passes its tests, every typical wrong answer in wrong/ fails them
 (and names the smallest input), the starter fails, learner errors show a
 trimmed traceback, a loop that never ends is stopped, and the offline path
-`python -m exercises check` gives the same verdicts in CPython."""
+`python -m exercises check` gives the same verdicts in CPython.
+
+Right numbers are not enough: the answers that get them without the skill
+(untiled, the whole table built, block sizes ignored, P stored, D redone,
+the causal skip done by masking) fail only the test that watches how the code
+reads its inputs (exercises.instruments), with a message naming what the code
+did; and other correct answers, in other loop orders (tests/exercise_answers/),
+pass every test."""
 from __future__ import annotations
 
 import subprocess
@@ -19,6 +26,51 @@ ROOT = Path(__file__).resolve().parent.parent
 STEPS = [(slug, st["id"]) for slug in content.slugs() for st in content.load(slug)["steps"]
          if st.get("kind") != "wgsl"]
 WRONG = [(slug, sid, name) for slug, sid in STEPS for name in content.wrong_answers(content.step(slug, sid))]
+ANSWERS = ROOT / "tests" / "exercise_answers"
+# Other correct answers, each beside its step: tests/exercise_answers/SLUG/STEP/*.py.
+ALTERNATIVES = sorted((p.parent.parent.name, p.parent.name, p.name) for p in ANSWERS.glob("*/*/*.py"))
+# The skill-less answers: (slug, step, wrong answer) -> (the one test that fails, what its message says).
+SKILL_LESS = {
+    ("online-softmax", "scratch", "whole_row_max_first.py"): (
+        "test_one_pass_over_the_tiles", "your code read every score 2 times (24 reads of 12 scores); "
+        "an online softmax reads each tile once (4 tiles: 12 reads)"),
+    ("online-softmax", "compose", "whole_row_softmax.py"): (
+        "test_reads_like_the_fused_kernel", "N = 65, d = 4, seed 65, block_rows 32, block_cols 8, full: your code read "
+        "every row of K once per row of Q (N = 65: 4,225 reads); a tiled pass reads it once per query tile "
+        "(3 tiles: 195 reads)"),
+    ("online-softmax", "compose", "whole_score_table.py"): (
+        "test_reads_like_the_fused_kernel", "your code read every row of K once per row of Q (N = 65: 4,225 reads); "
+        "a tiled pass reads it once per query tile (3 tiles: 195 reads)"),
+    ("online-softmax", "compose", "block_rows_ignored.py"): (
+        "test_reads_like_the_fused_kernel", "your code read every row of K once per row of Q (N = 65: 4,225 reads)"),
+    ("online-softmax", "compose", "block_cols_ignored.py"): (
+        "test_reads_like_the_fused_kernel", "your code read every row of K once per row of Q (N = 65: 4,225 reads)"),
+    ("online-softmax", "compose", "two_passes_o_never_rescaled.py"): (
+        "test_reads_like_the_fused_kernel", "your code read every row of K 2 times as often as a tiled pass "
+        "(390 reads); a tiled pass reads it once per query tile (3 tiles: 195 reads)"),
+    ("online-softmax", "compose", "causal_masks_every_tile.py"): (
+        "test_reads_like_the_fused_kernel", "block_rows 16, block_cols 8, causal: your code read every row of K once "
+        "per query tile, the key tiles wholly past the diagonal too (325 reads); a tiled pass reads it once per "
+        "query tile, up to that tile's last row (5 tiles: 225 reads)"),
+    ("online-softmax", "compose", "strip_of_scores_per_query_tile.py"): (
+        "test_reads_like_the_fused_kernel", "your code read 65 rows of K before it used their rows of V, so it held "
+        "the scores of 65 keys at once; a tiled pass holds those of one key tile (8 keys) at a time"),
+    ("online-softmax", "probe", "asks_the_emulator.py"): (
+        "test_counts_the_bytes_itself", "io_bytes: your code uses emulator.traffic (line 2), the project's own code"),
+    ("flash-backward", "harden", "whole_row_with_masks.py"): (
+        "test_reads_like_the_fused_kernel", "your code read every row of K once per row of Q (N = 30: 900 reads); "
+        "a tiled pass reads it once per query tile (4 tiles: 120 reads)"),
+    ("flash-backward", "harden", "causal_masks_every_tile.py"): (
+        "test_reads_like_the_fused_kernel", "your code read every row of V once per query tile, the key tiles "
+        "wholly past the diagonal too (120 reads); a tiled pass reads it once per query tile, up to that tile's "
+        "last row (4 tiles: 93 reads)"),
+    ("flash-backward", "scratch", "p_table_stored.py"): (
+        "test_reads_like_the_fused_backward", "your code read every row of K 2 times per row of Q (1,800 reads); "
+        "a tiled pass reads each row of it once (30 reads)"),
+    ("flash-backward", "scratch", "d_recomputed_for_every_key.py"): (
+        "test_reads_like_the_fused_backward", "your code read every row of O once per key tile (150 reads); "
+        "a tiled pass reads each row of it once (30 reads)"),
+}
 
 
 def test_exercise_one_has_the_four_steps_of_its_ladder():
@@ -59,6 +111,33 @@ def test_the_typical_wrong_answer_fails_and_names_its_input(slug, step, name):
     for r in failed:
         assert r["input"], r  # the smallest failing input is named
         assert r["input"] in r["message"]
+
+
+@pytest.mark.parametrize("slug,step,name", ALTERNATIVES, ids=[f"{a}-{b}-{c[:-3]}" for a, b, c in ALTERNATIVES])
+def test_another_correct_answer_passes_whatever_its_loop_order(slug, step, name):
+    report = runner.check(slug, step, (ANSWERS / slug / step / name).read_text(encoding="utf-8"))
+    assert report["error"] is None, report["error"]
+    assert report["ok"], [r["message"] for r in report["results"] if not r["ok"]]
+
+
+def test_every_python_code_step_has_another_correct_answer_and_a_skill_less_wrong_one():
+    code_steps = [(slug, st["id"]) for slug in content.slugs() for st in content.load(slug)["steps"]
+                  if st.get("kind") == "code"]
+    assert len(code_steps) == 5
+    for slug, step in code_steps:
+        assert any(a[:2] == (slug, step) for a in ALTERNATIVES), (slug, step)
+        assert any(k[:2] == (slug, step) for k in SKILL_LESS), (slug, step)
+
+
+@pytest.mark.parametrize("key", list(SKILL_LESS), ids=[f"{a}-{b}-{c[:-3]}" for a, b, c in SKILL_LESS])
+def test_a_skill_less_answer_gets_the_numbers_right_and_fails_only_the_instrument_naming_what_it_did(key):
+    slug, step, name = key
+    test, says = SKILL_LESS[key]
+    report = runner.check(slug, step, content.wrong_answers(content.step(slug, step))[name])
+    failed = [r for r in report["results"] if not r["ok"]]
+    assert [r["name"] for r in failed] == [test], [r["message"] for r in failed]
+    assert says in failed[0]["message"], failed[0]["message"]
+    assert failed[0]["expected"] and failed[0]["got"]
 
 
 def test_the_issue_example_message_for_a_missing_rescale():

@@ -65,3 +65,16 @@ def test_break_its_judge_names_the_bugs_in_the_page_language(portuguese):
     assert [b["file"] for b in breakit.bugs()] == [b["file"] for b in breakit.meta()["bugs"]]
     emulator.i18n.use("en")
     assert breakit.bugs()[0]["title"] == breakit.meta()["bugs"][0]["title"] == "the rescale left out"
+
+
+def test_a_whole_row_softmax_is_told_what_it_read_in_portuguese(portuguese):
+    compose = content.step("online-softmax", "compose")
+    report = runner.check("online-softmax", "compose", content.wrong_answers(compose)["whole_row_softmax.py"])
+    [bad] = [r for r in report["results"] if not r["ok"]]
+    assert bad["title"] == ("lê K e V como o kernel fundido: uma vez por bloco de consultas, nunca uma linha "
+                            "inteira de pontuações")
+    assert bad["message"] == (
+        "N = 65, d = 4, semente 65, block_rows 32, block_cols 8, atenção completa: seu código leu cada linha de K "
+        "uma vez por linha de Q (N = 65: 4.225 leituras); uma passada em blocos o lê uma vez por bloco de consultas "
+        "(3 blocos: 195 leituras)")
+    assert (bad["expected"], bad["got"]) == ("linhas de K lidas: 195", "linhas de K lidas: 4.225")

@@ -43,6 +43,30 @@ def test_the_extraction_finds_the_words_of_each_domain(extracted):
     assert len(extracted["python"]) > 30
 
 
+def test_kernel_labels_reach_the_site_catalog_from_the_manifest_alone(extracted):
+    """Each kernel's label is a msgid of the site domain, extracted from kernels_wgsl/manifest.json
+    (i18n/extract.py), and no template lists the labels."""
+    manifest = json.loads((i18n.ROOT / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8"))
+    labels = [e["label"] for e in manifest["kernels"].values()]
+    assert len(labels) >= 8 and set(labels) <= extracted["site"]
+    templates = "".join(p.read_text(encoding="utf-8") for p in (i18n.ROOT / "site" / "templates").rglob("*.j2"))
+    assert [label for label in labels if label in templates] == []
+    pot = (i18n.ROOT / "locale" / "site.pot").read_text(encoding="utf-8")
+    for label in labels:
+        assert f'#: kernels_wgsl/manifest.json\nmsgid "{label}"' in pot, label
+
+
+def test_the_manifest_extractor_yields_a_new_kernels_label_at_its_line():
+    import io
+
+    from i18n.extract import manifest_labels
+    text = ('{"kernels": {\n  "a": {"label": "First kernel"},\n  "b": {\n    "direction": "forward",\n'
+            '    "label": "Second, N×N"\n  },\n  "c": {"label": ""}\n}}\n')
+    found = list(manifest_labels(io.BytesIO(text.encode("utf-8")), [], [], {}))
+    assert [(line, message) for line, _func, message, _comments in found] == [(2, "First kernel"), (5, "Second, N×N")]
+    assert found[1][3] == ["The label of the kernel b (the lab's Kernel menu)."]
+
+
 def test_a_missing_cue_a_missing_word_and_a_typed_number_are_each_caught(tmp_path):
     base = {"title": "Fused attention", "cues": [{"id": "hook", "start": "00:01.000", "text": "A film."},
                                                  {"id": "size", "start": "00:02.000", "text": "{{ N }} words."}],

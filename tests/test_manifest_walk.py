@@ -11,7 +11,8 @@ import copy
 
 import pytest
 
-from emulator import traffic
+from emulator import backward as bw
+from emulator import mirrors, traffic
 from emulator.tiling import KERNELS, LESSON_KERNELS, MANIFEST, TENSOR_ORDER, make_tiling
 
 
@@ -36,13 +37,39 @@ def test_every_kernel_declares_direction_mirror_and_known_tensors():
     for name, entry in MANIFEST["kernels"].items():
         assert entry["direction"] in ("forward", "backward"), name
         assert isinstance(entry["lesson"], bool), name
-        module, _, func = (entry["mirror"] or "attention.fused").partition(".")
-        mod = __import__(f"emulator.{module}", fromlist=[func])
-        assert callable(getattr(mod, func)), (name, entry["mirror"])
+        # "mirror" is always declared: a function of emulator/ that exists, or null for none
+        assert "mirror" in entry, name
+        if entry["mirror"] is not None:
+            assert callable(mirrors.mirror_of(name)), (name, entry["mirror"])
         for spec in entry["passes"]:
             assert set(spec["reads"]) | set(spec["writes"]) <= set(TENSOR_ORDER), (name, spec["name"])
-    assert LESSON_KERNELS == ("plain", "fused", "fused-no-rescale")
-    assert set(LESSON_KERNELS) <= set(KERNELS)
+    # the lesson's kernels are its forward kernels on the lesson tiling, each with a mirror for Check
+    for name in LESSON_KERNELS:
+        entry = MANIFEST["kernels"][name]
+        assert (entry["direction"], entry["tiling"]) == ("forward", "lesson"), name
+        assert entry["mirror"] is not None, name
+    assert set(LESSON_KERNELS) <= set(KERNELS) and LESSON_KERNELS[:2] == ("plain", "fused")
+
+
+def test_every_backward_kernel_names_its_forward_and_a_lab_name_of_its_own():
+    """Each backward kernel names the forward it differentiates; a lab name (the lesson's
+    short name, optional: the tuned kernels answer to their manifest names) is its own."""
+    backward = {n: e for n, e in MANIFEST["kernels"].items() if e["direction"] == "backward"}
+    assert backward
+    labs = [e["lab_name"] for e in backward.values() if "lab_name" in e]
+    assert {"plain", "fused"} <= set(labs)
+    assert len(set(labs)) == len(labs) and not set(labs) & (set(KERNELS) - set(LESSON_KERNELS))
+    for name, entry in backward.items():
+        assert MANIFEST["kernels"][entry["forward"]]["direction"] == "forward", name
+        assert bw.kernel_name(entry.get("lab_name", name)) == bw.kernel_name(name) == name
+
+
+def test_a_mirror_that_names_no_function_is_a_manifest_error(monkeypatch):
+    kernels = copy.deepcopy(MANIFEST["kernels"])
+    kernels["fused"]["mirror"] = "attention.no_such_mirror"
+    monkeypatch.setitem(MANIFEST, "kernels", kernels)
+    with pytest.raises(ValueError, match="attention.no_such_mirror"):
+        mirrors.mirror_of("fused")
 
 
 def test_a_new_declaration_is_counted_without_code(monkeypatch):
@@ -86,10 +113,88 @@ def test_a_formula_outside_the_grammar_is_refused(formula):
 def test_the_checker_runs_the_mirror_each_forward_kernel_names():
     from emulator import check
 
-    for name, entry in MANIFEST["kernels"].items():
-        if entry["direction"] == "forward":
-            assert callable(check.mirror_of(name)), name
-    # the broken control is the fused mirror with the rescale off: it fails where fused passes
+    # the broken control is the fused arithmetic with the rescale off: it fails where fused passes
+    assert MANIFEST["kernels"]["fused-no-rescale"]["mirror"] == "attention.fused_no_rescale"
     assert check.check("fused", 130, 16, seed=3)["passed"]
     assert not check.check("fused-no-rescale", 130, 16, seed=3)["passed"]
     assert check.stores_scores("plain") and not check.stores_scores("fused")
+
+
+@pytest.mark.parametrize("kernel", ["plain", "fused", "fused-backward"])
+@pytest.mark.parametrize("n,causal", [(65, False), (100, True)])
+def test_each_pass_counted_alone_adds_up_to_the_walk(kernel, n, causal):
+    # exercises.instruments holds a learner's row reads to one pass at a time
+    tiling = make_tiling(kernel, n, 16, causal, 16384)
+    walked = traffic.walk(tiling)
+    reads, writes = {}, {}
+    for spec in traffic.passes(kernel):
+        one = traffic.pass_elements(tiling, spec["name"])
+        for tensor, elements in one["reads"].items():
+            reads[tensor] = reads.get(tensor, 0) + elements * 4
+        for tensor, elements in one["writes"].items():
+            writes[tensor] = writes.get(tensor, 0) + elements * 4
+    assert reads == {t: b for t, b in walked.reads.items() if b or t in reads}
+    assert writes == {t: b for t, b in walked.writes.items() if b or t in writes}
+    with pytest.raises(KeyError, match="no pass 'nope'"):
+        traffic.pass_elements(tiling, "nope")
+
+
+def test_the_fused_pass_at_a_learners_tiles_reads_k_once_per_query_tile():
+    # N = 65 in query tiles of 32 rows: 3 tiles, each streaming all 65 keys past it.
+    tiling = traffic.Tiling("fused", 65, 4, False, 32, 8, 4 * 4 * 48)
+    assert traffic.pass_elements(tiling, "fused")["reads"] == {"Q": 65 * 4, "K": 3 * 65 * 4, "V": 3 * 65 * 4}
+
+
+_NEW_KERNELS_SCRIPT = r"""
+import json
+from emulator import api, tiling
+out = {"lesson": list(tiling.LESSON_KERNELS)}
+for name, direction in (("fused-copy", "forward"), ("fused-unmirrored", "forward"),
+                        ("copy", "backward"), ("unmirrored", "backward")):
+    params = {"kernel": name, "n": "64", "d": "16", "direction": direction, "seed": "3"}
+    out[name] = {op: api.handle({"op": op, "params": params}) for op in ("count", "check")}
+print(json.dumps(api._clean(out)))
+"""
+
+
+def test_a_kernel_added_to_the_manifest_alone_is_counted_and_checked_or_refused(tmp_path):
+    """In a copy of emulator/ and kernels_wgsl/ whose manifest alone gains four kernels, two
+    with a mirror and two declared with "mirror": null, the first are counted and checked
+    and the others counted and refused by Check, saying why."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for folder in ("emulator", "kernels_wgsl"):
+        shutil.copytree(root / folder, tmp_path / folder)
+    manifest = json.loads((root / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8"))
+    kernels = manifest["kernels"]
+    kernels["fused-copy"] = dict(copy.deepcopy(kernels["fused"]), label="Fused, a copy")
+    kernels["fused-unmirrored"] = dict(copy.deepcopy(kernels["fused"]), label="Fused, no mirror", mirror=None)
+    kernels["fused-backward-copy"] = dict(copy.deepcopy(kernels["fused-backward"]), label="Copy", lab_name="copy")
+    kernels["fused-backward-unmirrored"] = dict(copy.deepcopy(kernels["fused-backward"]), label="None",
+                                                lab_name="unmirrored", mirror=None)
+    (tmp_path / "kernels_wgsl" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", _NEW_KERNELS_SCRIPT], cwd=tmp_path, capture_output=True,
+                          text=True, check=True, env={"PYTHONPATH": str(tmp_path), "PATH": ""})
+    out = json.loads(done.stdout)
+
+    assert out["lesson"] == [*LESSON_KERNELS, "fused-copy", "fused-unmirrored"]
+    fused = traffic.count("fused", 64, 16)
+    back = traffic.count("fused-backward", 64, 16)
+    for name, want in (("fused-copy", fused), ("fused-unmirrored", fused), ("copy", back), ("unmirrored", back)):
+        count = out[name]["count"]
+        assert count["ok"], (name, count)
+        assert count["result"]["selected"]["total_bytes"] == want.total_bytes > 0
+    from emulator import backward, check
+    checked = out["fused-copy"]["check"]["result"]
+    assert checked["passed"] and checked["max_abs_error"] == check.check("fused", 64, 16, seed=3)["max_abs_error"]
+    assert out["copy"]["check"]["result"]["tensors"] == backward.check("fused", 64, 16, seed=3)["tensors"]
+    for name, full in (("fused-unmirrored", "fused-unmirrored"), ("unmirrored", "fused-backward-unmirrored")):
+        reply = out[name]["check"]
+        assert not reply["ok"] and reply["errors"][0]["field"] == "kernel", reply
+        assert reply["errors"][0]["message"] == (f"The {full} kernel has no float32 mirror in the emulator yet, "
+                                                 "so Check cannot run it; Count still can.")

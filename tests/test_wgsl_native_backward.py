@@ -13,6 +13,14 @@ What is held here (issue 15, "WGSL backward kernels, timed"):
   the same shaders with the override USE_D = false, fails it on dQ and dK; dV, which
   does not use D, passes.
 * No NaN or inf in any gradient (checked on the CPU after readback).
+* The tuned kernels of issue 22 (bwd_fast_*.wgsl): fused-backward-fast (FlashAttention-2
+  Algorithm 2 with register tiles and lanes) and plain-backward-fast (the fair plain: the
+  same seven passes through global memory, each a tuned kernel) pass the same float64
+  check and count the bytes the manifest declares for their own tiles, with their
+  subgroup shaders (a device with subgroups) and without them (one without), at ragged N
+  (77, 300), causal and full, d = 16, 32, 64 and 128; each subgroup shader is its twin
+  with only the lanes' sum changed, and every tile the manifest gives fits what the
+  shaders support.
 
 The forward's O and L are computed on the host, not by a WGSL forward: a backward pass
 reads them as inputs, and the counts held here are those of the backward passes alone,
@@ -90,8 +98,18 @@ COUNTED = [(1, 16, True), (65, 64, True), (77, 64, False), (100, 16, False), (10
            (300, 32, True), (65, 128, True), (40, 128, False)]
 
 
+@pytest.fixture(scope="module")
+def runner_no_subgroups(runner):
+    """A second device opened without the subgroup feature: every pass runs the shader any
+    WebGPU device can (bwd_fast_dkv.wgsl, not bwd_fast_dkv_lanes.wgsl)."""
+    from cannery_host.wgsl import Runner
+
+    return Runner(limits="default", subgroups=False)
+
+
 def test_every_backward_kernel_has_a_wgsl_build():
-    assert set(BACKWARD) == {"plain-backward", "fused-backward", "fused-backward-no-D"}
+    assert set(BACKWARD) == {"plain-backward", "fused-backward", "fused-backward-no-D", "fused-backward-fast",
+                             "plain-backward-fast"}
 
 
 @pytest.mark.parametrize("kernel,n,d,causal", _cases(BACKWARD, COUNTED))
@@ -172,3 +190,142 @@ def test_a_non_finite_l_and_a_wrong_direction_are_refused(runner):
         runner.run("fused-backward", q, q, q)
     with pytest.raises(KernelError, match="use run$"):
         runner.run_backward("fused", q, q, q, q, np.zeros(4, np.float32), q)
+
+
+# ---- the tuned backward kernels (issue 22) --------------------------------------------------
+
+FAST = "fused-backward-fast"
+TUNED = [FAST, "plain-backward-fast"]
+# Ragged N (77 and 300 are no multiple of any of their tiles, 64 or 128), causal and full, every d;
+# 300 is a multiple of 4, so the plain's elementwise passes take their vec4 path there.
+FAST_COUNTED = [(77, 16, True), (300, 16, False), (77, 32, False), (300, 32, True),
+                (77, 64, True), (300, 64, False), (77, 128, False), (300, 128, True)]
+# N = 77 already spans two tiles and several chunks of rows and keys at d >= 32; N = 300
+# streams ten chunks of 31 rows past each key tile at d = 32. The reference is pure Python.
+FAST_CHECKED = [(77, 16, False), (77, 16, True), (77, 32, True), (77, 64, False), (77, 64, True),
+                (77, 128, True), (300, 32, True)]
+SUBGROUPS = pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
+
+
+def _tuned_cases(configs):
+    return [pytest.param(kern, n, d, c, id=f"{kern}-{n=}-{d=}-causal={c}") for kern in TUNED for n, d, c in configs]
+
+
+def _device(runner, runner_no_subgroups, subgroups, kernel, d):
+    """The device of one case; checks that it runs the subgroup shader of every pass that
+    has one at this d (the _lanes.wgsl twin) on a device with subgroups, and the twin without."""
+    r = runner if subgroups else runner_no_subgroups
+    specs = MANIFEST["kernels"][kernel]["wgsl"]
+    lanes = subgroups and any(str(d) in (s.get("with_subgroups") or {}).get("file_by_d", {}) for s in specs)
+    if lanes and r.subgroup_min < d // 16:
+        pytest.skip(f"this adapter's subgroups hold {r.subgroup_min}; d = {d} needs {d // 16}")
+    want = [(s.get("with_subgroups") or {}).get("file_by_d", {}).get(str(d), s["file"]) if lanes else s["file"]
+            for s in specs]
+    assert r.shaders(kernel, d) == want
+    return r
+
+
+@SUBGROUPS
+@pytest.mark.parametrize("kernel,n,d,causal", _tuned_cases(FAST_COUNTED))
+def test_the_tuned_backward_counts_what_the_manifest_declares(runner, runner_no_subgroups, kernel, n, d, causal,
+                                                                subgroups):
+    r = _device(runner, runner_no_subgroups, subgroups, kernel, d)
+    _, grads, counts = _run(r, kernel, n, d, causal, seed=2, instrumented=True)
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    # its own tiles: K read once per query tile of B_r rows, Q once per key tile of B_c keys
+    t = MANIFEST["kernels"][kernel]["tiling"]
+    br, bc = t["block_rows"][str(d)], t["block_cols"][str(d)]
+    if not causal and kernel == FAST:
+        assert expected.reads["K"] == (-(-n // br) + 1) * n * d * 4  # dq's query tiles, and dkv once
+        assert expected.reads["Q"] == (-(-n // bc) + 1) * n * d * 4  # dkv's key tiles, and dq once
+    if not causal and kernel != FAST:  # scores walks key tiles, dq query tiles; S, P, dP, dS go out and back
+        assert expected.reads["K"] == (-(-n // br) + 1) * n * d * 4
+        assert expected.writes["S"] == expected.reads["S"] == expected.writes["dS"] == n * n * 4
+        assert expected.reads["dS"] == expected.reads["P"] == 2 * n * n * 4
+    for g in grads:
+        assert g.shape == (n, d) and np.isfinite(g).all()
+
+
+@SUBGROUPS
+@pytest.mark.parametrize("kernel,n,d,causal", _tuned_cases(FAST_CHECKED))
+def test_the_tuned_backward_passes_the_float64_check(runner, runner_no_subgroups, kernel, n, d, causal, subgroups):
+    from cannery_host.wgsl import check_backward
+
+    r = _device(runner, runner_no_subgroups, subgroups, kernel, d)
+    (q, k, v, do, bc), (dq, dk, dv), _ = _run(r, kernel, n, d, causal)
+    report = check_backward(q, k, v, do, causal, dq, dk, dv, bc, _reference(n, d, causal, 0, bc))
+    assert report["passed"], report["tensors"]
+    assert all(t["nan_entries"] == 0 for t in report["tensors"].values())
+
+
+@pytest.mark.parametrize("kernel", TUNED)
+def test_a_tuned_backward_with_a_wrong_dq_fails_the_check(runner, kernel):
+    """The check can fail the tuned kernels too: a dQ with two rows swapped."""
+    from cannery_host.wgsl import check_backward
+
+    (q, k, v, do, bc), (dq, dk, dv), _ = _run(runner, kernel, 77, 64, True)
+    bad = dq.copy()
+    bad[[10, 11]] = bad[[11, 10]]
+    report = check_backward(q, k, v, do, True, bad, dk, dv, bc, _reference(77, 64, True, 0, bc))
+    assert not report["tensors"]["dQ"]["passed"] and report["tensors"]["dK"]["passed"]
+
+
+def test_each_tuned_subgroup_shader_is_its_twin_with_only_the_lane_sum_changed():
+    """bwd_fast_X_lanes.wgsl is bwd_fast_X.wgsl except its opening comment, its
+    `enable subgroups;`, the NBUF line and the lines between @lanes-begin and @lanes-end;
+    the twin names no subgroup built-in. Every subgroup shader of the tuned kernels is one."""
+    from cannery_host.wgsl import KERNEL_DIR
+
+    def rest(name):
+        src = (KERNEL_DIR / name).read_text()
+        body = src[src.index("override D: u32"):]
+        before, after = body.split("// @lanes-begin")[0], body.split("// @lanes-end")[1]
+        return [line for line in (before + after).splitlines() if not line.startswith("override NBUF")]
+
+    lanes = {f for kern in TUNED for spec in MANIFEST["kernels"][kern]["wgsl"]
+             for f in (spec.get("with_subgroups") or {}).get("file_by_d", {}).values()}
+    assert lanes == {"bwd_fast_dkv_lanes.wgsl", "bwd_fast_dq_lanes.wgsl", "bwd_fast_sdp_lanes.wgsl"}
+    for name in sorted(lanes):
+        twin = name.replace("_lanes", "")
+        assert rest(twin) == rest(name), name
+        code = [line for line in (KERNEL_DIR / twin).read_text().splitlines() if not line.startswith("//")]
+        assert not any("subgroup" in line for line in code), twin
+
+
+@pytest.mark.parametrize("kernel", TUNED)
+@pytest.mark.parametrize("d", [16, 32, 64, 128])
+def test_every_tuned_tile_fits_what_its_shaders_support(kernel, d):
+    """Each pass of a tuned kernel, with and without subgroups, at the manifest's tiles: at
+    most 256 invocations and the declared workgroup memory, at most 4 vec4s of a chunk loaded
+    by each invocation into named registers (nq0..nq3, nk0..nk3, nx0..nx3), whole numbers of
+    R per tile, chunks of at least one row or key, the same tiles (so the same bytes) on
+    either shader; the plain's key-tile passes write exactly the blocks its query-tile passes
+    read back only when B_r = B_c."""
+    from emulator.plan import pass_plan
+    from emulator.shaders import Shader, instrument, pass_variant, read_source
+    from emulator.tiling import make_tiling
+
+    tiling = make_tiling(kernel, 300, d, True)
+    entry = MANIFEST["kernels"][kernel]
+    assert tiling.block_rows % tiling.block_cols == 0  # the float32 mirrors' rule
+    if kernel != FAST:
+        assert tiling.block_rows == tiling.block_cols
+    for index, spec in enumerate(entry["wgsl"]):
+        for subgroup_min in (0, d // 16):
+            file, constants = pass_variant(spec, d, tiling, subgroup_min)
+            sh = Shader(instrument(read_source(file)), constants)
+            need = pass_plan(kernel, index, tiling, 1, subgroup_min)
+            assert need["invocations"] <= 256 and need["workgroup_bytes"] <= entry["workgroup_bytes"][str(d)]
+            decls = sh.decls
+            if "R" in decls:
+                tile = sh.value("BC") if spec["grid"] == "key_tiles" else sh.value("BR")
+                assert sh.value("R") in (1, 2, 4) and tile % sh.value("R") == 0, (file, d)
+            for chunk, per in (("QC", "QPT"), ("KC", "KPT")):
+                if chunk in decls:
+                    assert sh.value(chunk) >= 1, (file, d)
+                if per in decls:
+                    assert 1 <= sh.value(per) <= 4, (file, d)
+            if file.endswith("_lanes.wgsl"):
+                assert spec["with_subgroups"]["min_subgroup_size_by_d"][str(d)] == d // 16

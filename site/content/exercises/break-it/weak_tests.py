@@ -1,4 +1,5 @@
-"""The weak suite: five tests that look reasonable and pass the correct kernel.
+"""The weak suite: five tests that look reasonable and pass the correct kernel,
+and catch some of the five bugs but not all.
 
 Each test takes the kernel's attention(Q, K, V, causal=False, key_mask=None)
 and raises AssertionError when it finds a fault. They compare with the exact
@@ -27,11 +28,11 @@ def test_one_tile(attention):
 
 
 def test_zero_queries_average_the_values(attention):
-    """Q = 0: every score is 0, so each row of O is the mean of V's rows (N = 8, d = 4)"""
-    _, K, V = random_qkv(8, 4, seed=2)
-    Q = [[0.0] * 4 for _ in range(8)]
+    """Q = 0: every score is 0, so each row of O is the mean of V's rows (N = 6, d = 4)"""
+    _, K, V = random_qkv(6, 4, seed=2)
+    Q = [[0.0] * 4 for _ in range(6)]
     mean = [math.fsum(row[c] for row in V) / len(V) for c in range(4)]
-    assert_close(attention(Q, K, V), [mean] * 8, "Q = 0, N = 8, d = 4")
+    assert_close(attention(Q, K, V), [mean] * 6, "Q = 0, N = 6, d = 4")
 
 
 def test_random_small_scores(attention):
@@ -42,16 +43,18 @@ def test_random_small_scores(attention):
 
 
 def test_key_order_does_not_matter(attention):
-    """shuffling the keys (with their values) leaves O unchanged (N = 16, d = 4)"""
-    Q, K, V = random_qkv(16, 4, seed=3, scale=0.01)
+    """shuffling the keys (with their values) leaves O unchanged (N = 16, d = 4, queries equal to the keys)"""
+    _, K, V = random_qkv(16, 4, seed=3)
+    Q = K
     order = list(reversed(range(16)))
     assert_close(attention(Q, [K[j] for j in order], [V[j] for j in order]),
-                 attention(Q, K, V), "N = 16, d = 4, keys reversed")
+                 attention(Q, K, V), "N = 16, d = 4, Q = K, keys reversed")
 
 
 def test_outputs_lie_within_the_values(attention):
-    """each O[i][c] lies between the smallest and the largest V[j][c] (N = 32, d = 8)"""
-    Q, K, V = random_qkv(32, 8, seed=4, scale=0.01)
+    """each O[i][c] lies between the smallest and the largest V[j][c] (N = 32, d = 8, queries equal to the keys)"""
+    _, K, V = random_qkv(32, 8, seed=4)
+    Q = K
     O = attention(Q, K, V)
     for c in range(8):
         lo, hi = min(row[c] for row in V), max(row[c] for row in V)

@@ -1,31 +1,51 @@
 """Benchmark for exercise 3: your Triton flash_attention beside PyTorch's
-scaled_dot_product_attention (SDPA), on your CUDA GPU.
+scaled_dot_product_attention (SDPA) and attention written out by hand, on
+your CUDA GPU: time and peak memory, forward and forward+backward.
 
     python3 bench_flash_triton.py                                # starter.py, the default grid
-    python3 bench_flash_triton.py --module solution --n 4096 --d 64 --dtype float16
+    python3 bench_flash_triton.py --module solution --n 4096 --d 64 --dtype bfloat16
     python3 bench_flash_triton.py --module solution --json out.json --md out.md
+    python3 bench_flash_triton.py --summary out.json            # its tables again, no GPU needed
 
-For each (dtype, d, causal, N) it first checks, then times:
+First it prints which attention SDPA picks for each (dtype, d, mask): the
+ATen operation (flash, cuDNN, memory-efficient or math) and the GPU kernels
+it launched, read from torch.profiler. Then, for each (dtype, d, mask, N)
+and each direction (forward; forward+backward with a random dO):
 
-  check   one head of your O against float64 attention (N ≤ 4,096) and all of
-          O against SDPA's; a kernel past the bound is reported and not timed.
-          Bound: 1e-4 (float32) and 1e-2 (float16) times max(1, max|V|), looser
-          than the tests' because N goes to 16,384 here; the tests are the
-          real check.
-  time    triton.testing.do_bench: median milliseconds of back-to-back runs
-          (its default of about 100 ms of repetitions after 25 ms of warm-up,
-          the L2 cache flushed before each run), for your kernel and for SDPA
-          on the same inputs.
+  check   your O (and dQ, dK, dV) against SDPA's, and one head against
+          float64 attention where N ≤ 4,096; a kernel past the bound is
+          reported and not timed. Bound: 1e-4 (float32), 1e-2 (float16) and
+          5e-2 (bfloat16) times max(1, max |reference|), looser than the
+          tests' because N goes to 16,384 here; the tests are the real check.
+  time    triton.testing.do_bench: median milliseconds (its default of about
+          100 ms of repetitions after 25 ms of warm-up, the L2 cache flushed
+          before each run), for your kernel, for SDPA as it picks (backend
+          "auto"), for SDPA held to each backend it has (--backends, through
+          torch.nn.attention.sdpa_kernel), and for attention by hand
+          (softmax(q kᵀ/√d) v in the inputs' dtype, the N×N table in memory).
+  memory  torch.cuda.max_memory_allocated during one run, less what was
+          allocated before it (the inputs, and dO): bytes beyond the inputs,
+          outputs and gradients included. An out-of-memory error is caught
+          and recorded as such (ms and peak_bytes null).
 
 TF32 is off for PyTorch (torch.backends.cuda.matmul.allow_tf32 = False, and
 cuDNN's), so float32 SDPA is float32 arithmetic, like a kernel that passes
-input_precision="ieee". SDPA picks its own backend.
+input_precision="ieee".
 
-FLOP convention: 4·N²·d per head (Q·Kᵀ and P·V, 2 FLOP per multiply-add),
-half that for causal, for both kernels alike; TFLOP/s = FLOP / median time.
-The same convention as the project's docs/BENCHMARKS.md.
+FLOP convention: 4·N²·d per head for the forward (Q·Kᵀ and P·V, 2 FLOP per
+multiply-add), half that for causal; forward+backward counts 3.5 times the
+forward (the backward's five products), for every kernel alike;
+TFLOP/s = FLOP / median time. The same convention as the project's
+docs/BENCHMARKS.md.
 
-Exit status 0 when every kernel passed its check, 1 otherwise.
+Each row of --json: dtype, n, d, batch, heads, causal, kernel ("triton
+(MODULE)", "sdpa" or "by hand"), backend (SDPA: "auto" or the one it was
+held to; else null), ran (the backend the profiler saw run), direction
+("forward" or "forward+backward"), flop, ms, tflops, peak_bytes,
+check_ok, max_err_vs_sdpa, max_err_vs_float64_head0 and error (null, or why
+there is no time: "out of memory", "check failed", "not available: …").
+
+Exit status 0 when every kernel passed its check, 1 otherwise, 2 without a GPU.
 """
 from __future__ import annotations
 
@@ -38,11 +58,28 @@ import platform
 import sys
 import time
 
+DIRECTIONS = ("forward", "forward+backward")
+FORWARD_BACKWARD_FLOP = (7, 2)  # forward+backward FLOP = forward FLOP · 7 / 2: the backward's five products
+DEVICE = "cuda"  # where the inputs live (a test of the record format sets "cpu" with TRITON_INTERPRET=1)
+CHECK_BOUND = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
+#: SDPA's ATen operation for each backend, as the profiler names it.
+SDPA_OPS = {"aten::_scaled_dot_product_flash_attention": "flash",
+            "aten::_scaled_dot_product_cudnn_attention": "cudnn",
+            "aten::_scaled_dot_product_efficient_attention": "efficient",
+            "aten::_scaled_dot_product_flash_attention_for_cpu": "flash (cpu)",
+            "aten::_scaled_dot_product_attention_math": "math"}
 
-def flops(batch: int, heads: int, n: int, d: int, causal: bool) -> int:
-    """FLOP of one attention forward: 4·N²·d per head, half for causal (integer)."""
+
+def flops(batch: int, heads: int, n: int, d: int, causal: bool, direction: str = "forward") -> int:
+    """FLOP of one attention pass: 4·N²·d per head forward, half for causal,
+    3.5 times that forward+backward (integer; ValueError for another direction)."""
     per_head = 4 * n * n * d
-    return batch * heads * (per_head // 2 if causal else per_head)
+    forward = batch * heads * (per_head // 2 if causal else per_head)
+    if direction == "forward":
+        return forward
+    if direction == "forward+backward":
+        return forward * FORWARD_BACKWARD_FLOP[0] // FORWARD_BACKWARD_FLOP[1]
+    raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
 
 
 def tflops(flop: int, ms: float) -> float:
@@ -50,107 +87,377 @@ def tflops(flop: int, ms: float) -> float:
     return flop / (ms * 1e-3) / 1e12
 
 
-CHECK_BOUND = {"float32": 1e-4, "float16": 1e-2}
+def backend_of(op_names) -> str | None:
+    """The SDPA backend named by the ATen operations a profile saw (None if none of them)."""
+    for name in op_names:
+        if name in SDPA_OPS:
+            return SDPA_OPS[name]
+    return None
 
 
-def _reference_one_head(q, k, v, causal):
+def kernel_name(name: str) -> str:
+    """A GPU kernel's name cut before its template arguments and parameter list."""
+    for stop in ("<", "("):
+        name = name.split(stop)[0]
+    return name.removeprefix("void ").strip()
+
+
+def by_hand(q, k, v, causal: bool):
+    """softmax(q kᵀ/√d) v in the inputs' dtype: the N×N scores and probabilities in memory."""
     import torch
     n, d = q.shape[-2], q.shape[-1]
-    s = (q[0, 0].double() @ k[0, 0].double().T) / math.sqrt(d)
+    s = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(d))
     if causal:
         s = s.masked_fill(torch.ones((n, n), dtype=torch.bool, device=q.device).triu(1), float("-inf"))
-    return torch.softmax(s, dim=-1) @ v[0, 0].double()
+    return torch.softmax(s, dim=-1) @ v
 
 
-def run(args) -> tuple[list, bool]:
-    import torch
+def _sdpa(backend):
+    """SDPA, free to pick (backend "auto") or held to one backend."""
     import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    held = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+            "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}
+
+    def run(q, k, v, causal):
+        if backend == "auto":
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        with sdpa_kernel([held[backend]]):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return run
+
+
+def what_sdpa_runs(q, k, v, causal: bool, direction: str) -> dict:
+    """{"backend", "ops", "kernels"}: SDPA's choice for these inputs, from one profiled run."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    fn = _sdpa("auto")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        if direction == "forward":
+            with torch.no_grad():
+                fn(q, k, v, causal)
+        else:
+            leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+            o = fn(*leaves, causal)
+            torch.autograd.grad(o, leaves, torch.ones_like(o))
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
+    ops = sorted({e.key for e in prof.key_averages() if e.key.startswith("aten::_scaled_dot_product")})
+    kernels = sorted({kernel_name(e.name) for e in prof.events()
+                      if e.device_type == torch.autograd.DeviceType.CUDA and "elementwise" not in e.name
+                      and "fill" not in e.name.lower()})
+    return {"backend": backend_of(ops), "ops": ops, "kernels": kernels}
+
+
+def _run_once(fn, q, k, v, do, causal, direction):
+    """One pass: the output, and with forward+backward the three gradients (from autograd.grad)."""
+    import torch
+    if direction == "forward":
+        with torch.no_grad():
+            return [fn(q, k, v, causal)]
+    o = fn(q, k, v, causal)
+    return [o, *torch.autograd.grad(o, (q, k, v), do)]
+
+
+def BENCH(fn, return_mode="median"):
+    """triton.testing.do_bench (a test of the record format puts a CPU clock in its place)."""
     from triton.testing import do_bench
+    return do_bench(fn, return_mode=return_mode)
+
+
+def peak_bytes(once) -> int:
+    """Bytes allocated at most during one call of once(), beyond what was allocated before it."""
+    import torch
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    out = once()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - before
+    del out
+    return peak
+
+
+def _reference_head0(q, k, v, do, causal, direction):
+    """[O, dQ, dK, dV] (or [O]) of head 0 of batch 0 in float64."""
+    import torch
+    leaves = [t[0, 0].detach().double().requires_grad_() for t in (q, k, v)]
+    o = by_hand(*leaves, causal)
+    if direction == "forward":
+        return [o.detach()]
+    return [o.detach(), *torch.autograd.grad(o, leaves, do[0, 0].double())]
+
+
+def run(args) -> tuple[list, dict, bool]:
+    import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    flash_attention = importlib.import_module(args.module).flash_attention
-    dtypes = {"float32": torch.float32, "float16": torch.float16}
-    rows, all_ok = [], True
+    mod = importlib.import_module(args.module)
+    tma = {"auto": None, "on": True, "off": False}[args.tma]
+
+    def ours(q, k, v, causal):
+        if tma is None:
+            return mod.flash_attention(q, k, v, causal=causal)
+        return mod.flash_attention(q, k, v, causal=causal, tma=tma)
+
+    label = f"triton ({args.module})" + ("" if tma is None else f", tma {args.tma}")
+    rows, picked, all_ok = [], {}, True
     started = time.monotonic()
     for dt in args.dtype:
         for d in args.d:
-            for causal in args.causal:
+            for causal in map(bool, args.causal):
                 for n in args.n:
                     if time.monotonic() - started > args.budget_s:
                         print(f"budget of {args.budget_s} s spent; stopping before {dt} d={d} N={n}", file=sys.stderr)
-                        return rows, all_ok
-                    g = torch.Generator(device="cuda").manual_seed(n + d)
-                    shape = (args.batch, args.heads, n, d)
-                    q, k, v = (torch.randn(shape, generator=g, device="cuda").to(dtypes[dt]) for _ in range(3))
-                    o = flash_attention(q, k, v, causal=bool(causal))
-                    o_sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
-                    limit = CHECK_BOUND[dt] * max(1.0, v.abs().max().item())
-                    err_sdpa = (o.double() - o_sdpa.double()).abs().max().item()
-                    err64 = None
-                    if n <= 4096:
-                        err64 = (o[0, 0].double() - _reference_one_head(q, k, v, causal)).abs().max().item()
-                    ok = math.isfinite(err_sdpa) and err_sdpa <= limit and (err64 is None or err64 <= limit)
-                    base = {"dtype": dt, "n": n, "d": d, "batch": args.batch, "heads": args.heads,
-                            "causal": bool(causal), "flop": flops(args.batch, args.heads, n, d, bool(causal))}
-                    row = dict(base, kernel=f"triton ({args.module})", check_ok=ok, max_err_vs_sdpa=err_sdpa,
-                               max_err_vs_float64_head0=err64, ms=None, tflops=None)
+                        return rows, picked, all_ok
+                    for direction in args.direction:
+                        kernels = [("sdpa", "auto", _sdpa("auto")), (label, None, ours)]  # SDPA first: the check
+                        if n in (args.backends_n or args.n):
+                            kernels += [("sdpa", b, _sdpa(b)) for b in args.backends]
+                        if n in (args.by_hand_n or args.n):
+                            kernels.append(("by hand", None, by_hand))
+                        got = measure(args, kernels, dt, d, causal, n, direction, picked)
+                        all_ok = all_ok and all(r["check_ok"] is not False for r in got)
+                        rows += got
+    return rows, picked, all_ok
 
-                    def ours(q=q, k=k, v=v, causal=bool(causal)):
-                        return flash_attention(q, k, v, causal=causal)
 
-                    def sdpa(q=q, k=k, v=v, causal=bool(causal)):
-                        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+def measure(args, kernels, dt: str, d: int, causal: bool, n: int, direction: str, picked: dict) -> list:
+    """One row per (name, backend, fn) of kernels at one size: checked, then timed and measured."""
+    import torch
+    g = torch.Generator(device=DEVICE).manual_seed(n + d)
+    shape = (args.batch, args.heads, n, d)
+    q, k, v, do = (torch.randn(shape, generator=g, device=DEVICE).to(getattr(torch, dt)) for _ in range(4))
+    if direction == "forward":
+        do = None
+    else:
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+    key = f"{dt} d={d} {'causal' if causal else 'full'} {direction}"
+    if key not in picked:
+        picked[key] = what_sdpa_runs(q, k, v, causal, direction)
+        print(f"SDPA, {key}: {picked[key]['backend']} ({', '.join(picked[key]['ops'])}); "
+              f"kernels: {', '.join(picked[key]['kernels'])}", file=sys.stderr)
+    base = {"dtype": dt, "n": n, "d": d, "batch": args.batch, "heads": args.heads, "causal": causal,
+            "direction": direction, "flop": flops(args.batch, args.heads, n, d, causal, direction)}
+    ref64 = _reference_head0(q, k, v, do, causal, direction) if n <= 4096 else None
+    sdpa_out, rows = None, []
+    for name, backend, fn in kernels:
+        row = dict(base, kernel=name, backend=backend, ran=None, ms=None, tflops=None, peak_bytes=None,
+                   check_ok=None, max_err_vs_sdpa=None, max_err_vs_float64_head0=None, error=None)
+        if name == "sdpa":
+            row["ran"] = picked[key]["backend"] if backend == "auto" else backend
 
-                    if ok:
-                        row["ms"] = do_bench(ours, return_mode="median")
-                        row["tflops"] = tflops(row["flop"], row["ms"])
-                    else:
-                        all_ok = False
-                    ms_sdpa = do_bench(sdpa, return_mode="median")
-                    rows.append(row)
-                    rows.append(dict(base, kernel="sdpa", check_ok=None, max_err_vs_sdpa=0.0,
-                                     max_err_vs_float64_head0=None, ms=ms_sdpa,
-                                     tflops=tflops(base["flop"], ms_sdpa)))
-                    print(_line(row), file=sys.stderr)
-                    del q, k, v, o, o_sdpa, ours, sdpa
-                    torch.cuda.empty_cache()
-    return rows, all_ok
+        def once(fn=fn):
+            return _run_once(fn, q, k, v, do, causal, direction)
+
+        try:
+            out = once()  # the first run also compiles and autotunes
+            if name == "sdpa" and backend == "auto":
+                sdpa_out = [t.detach() for t in out]
+            elif name.startswith("triton"):
+                with torch.no_grad():
+                    row.update(_check(out, sdpa_out, ref64, dt))
+                sdpa_out = None
+            del out
+            if row["check_ok"] is False:
+                row["error"] = "check failed"
+            else:
+                row["peak_bytes"] = peak_bytes(once)
+                row["ms"] = BENCH(once, return_mode="median")
+                row["tflops"] = tflops(row["flop"], row["ms"])
+        except torch.cuda.OutOfMemoryError:
+            row["error"] = "out of memory"
+        except RuntimeError as exc:  # a backend that does not take these inputs
+            if name != "sdpa" or backend == "auto":
+                raise
+            row["error"] = "not available: " + str(exc).strip().splitlines()[0][:200]
+        torch.cuda.empty_cache()
+        rows.append(row)
+        print(_line(row), file=sys.stderr)
+    return rows
+
+
+def _check(out, sdpa_out, ref64, dt) -> dict:
+    """check_ok and the largest errors of our pass against SDPA's and float64 head 0 (None where not run)."""
+    import torch
+    errs_sdpa, errs64, ok = [], [], True
+    for i, t in enumerate(out):
+        if not torch.isfinite(t).all():
+            ok = False
+        if sdpa_out is not None:
+            r = sdpa_out[i]
+            e = (t.double() - r.double()).abs().max().item()
+            errs_sdpa.append(e)
+            ok = ok and math.isfinite(e) and e <= CHECK_BOUND[dt] * max(1.0, r.abs().max().item())
+        if ref64 is not None:
+            r = ref64[i]
+            e = (t[0, 0].double() - r).abs().max().item()
+            errs64.append(e)
+            ok = ok and math.isfinite(e) and e <= CHECK_BOUND[dt] * max(1.0, r.abs().max().item())
+    return {"check_ok": ok, "max_err_vs_sdpa": max(errs_sdpa) if errs_sdpa else None,
+            "max_err_vs_float64_head0": max(errs64) if errs64 else None}
 
 
 def _line(row: dict) -> str:
-    t = "not timed (check failed)" if row["ms"] is None else f"{row['ms']:.3f} ms, {row['tflops']:.1f} TFLOP/s"
-    return (f"{row['kernel']:>20} {row['dtype']} d={row['d']} {'causal' if row['causal'] else 'full  '} "
-            f"N={row['n']:,}: {t}; max err vs SDPA {row['max_err_vs_sdpa']:.2e}")
+    who = row["kernel"] + (f" [{row['backend']}]" if row["backend"] else "")
+    if row["ms"] is None:
+        t = row["error"]
+    else:
+        t = f"{row['ms']:.3f} ms, {row['tflops']:.1f} TFLOP/s, {row['peak_bytes'] / 2**20:,.1f} MiB"
+    return (f"{who:>28} {row['dtype']} d={row['d']} {'causal' if row['causal'] else 'full  '} "
+            f"N={row['n']:,} {row['direction']}: {t}")
+
+
+def _fmt_ms(row) -> str:
+    return row["error"] if row["ms"] is None else f"{row['ms']:.3f}"
+
+
+def _fmt_mib(row) -> str:
+    return "out of memory" if row["error"] == "out of memory" else \
+        ("" if row["peak_bytes"] is None else f"{row['peak_bytes'] / 2**20:,.1f}")
 
 
 def markdown(rows: list) -> str:
-    """A table: one line per (dtype, d, causal, N), Triton beside SDPA."""
-    out = ["| dtype | d | mask | N | Triton ms | Triton TFLOP/s | SDPA ms | SDPA TFLOP/s "
-           "| Triton / SDPA time | max err vs SDPA |",
-           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for tri, sd in zip(rows[0::2], rows[1::2], strict=True):
-        ratio = "" if tri["ms"] is None else f"{tri['ms'] / sd['ms']:.2f}"
-        tms = "check failed" if tri["ms"] is None else f"{tri['ms']:.3f}"
-        ttf = "" if tri["tflops"] is None else f"{tri['tflops']:.1f}"
-        out.append(f"| {tri['dtype']} | {tri['d']} | {'causal' if tri['causal'] else 'full'} | {tri['n']:,} | "
-                   f"{tms} | {ttf} | {sd['ms']:.3f} | {sd['tflops']:.1f} | {ratio} | {tri['max_err_vs_sdpa']:.1e} |")
+    """Two tables: time beside SDPA (as it picks, and each backend), and peak memory."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["dtype"], r["d"], r["causal"], r["n"], r["direction"]), []).append(r)
+    backends = sorted({r["backend"] for r in rows if r["kernel"] == "sdpa" and r["backend"] != "auto"})
+    out = ["| dtype | d | mask | N | direction | Triton ms | SDPA ms (picks) | share of SDPA's speed | "
+           + " | ".join(f"SDPA {b} ms" for b in backends) + (" | " if backends else "") + "by hand ms |",
+           "|---|---:|---|---:|---|---:|---:|---:|" + "---:|" * len(backends) + "---:|"]
+    for (dt, d, causal, n, direction), rs in groups.items():
+        tri = next(r for r in rs if r["kernel"].startswith("triton"))
+        auto = next(r for r in rs if r["kernel"] == "sdpa" and r["backend"] == "auto")
+        share = "" if tri["ms"] is None or auto["ms"] is None else f"{auto['ms'] / tri['ms']:.0%}"
+        cells = [next((_fmt_ms(r) for r in rs if r["backend"] == b), "") for b in backends]
+        hand = next((_fmt_ms(r) for r in rs if r["kernel"] == "by hand"), "")
+        out.append(f"| {dt} | {d} | {'causal' if causal else 'full'} | {n:,} | {direction} | {_fmt_ms(tri)} | "
+                   f"{_fmt_ms(auto)} ({auto['ran']}) | {share} | " + "".join(c + " | " for c in cells) + hand + " |")
+    out += ["", "| dtype | d | mask | N | direction | Triton MiB | SDPA MiB | by hand MiB |",
+            "|---|---:|---|---:|---|---:|---:|---:|"]
+    for (dt, d, causal, n, direction), rs in groups.items():
+        tri = next(r for r in rs if r["kernel"].startswith("triton"))
+        auto = next(r for r in rs if r["kernel"] == "sdpa" and r["backend"] == "auto")
+        hand = next((_fmt_mib(r) for r in rs if r["kernel"] == "by hand"), "")
+        out.append(f"| {dt} | {d} | {'causal' if causal else 'full'} | {n:,} | {direction} | {_fmt_mib(tri)} | "
+                   f"{_fmt_mib(auto)} | {hand} |")
     return "\n".join(out) + "\n"
 
 
+def summary(data: dict, focus=("bfloat16", 64, True)) -> str:
+    """Markdown of a saved run (--json): at its largest N, each (dtype, d, mask) beside SDPA as it
+    picks and held to FlashAttention-2, forward and forward+backward; then peak memory at every N
+    for the focus (dtype, d, causal). Standard library only (docs/BENCHMARKS.md prints it)."""
+    rows = data["rows"]
+
+    def find(dt, d, causal, n, direction, kernel, backend=None):
+        for r in rows:
+            if (r["dtype"], r["d"], r["causal"], r["n"], r["direction"]) == (dt, d, causal, n, direction) and \
+                    (r["kernel"].startswith("triton") if kernel == "triton" else r["kernel"] == kernel) and \
+                    r["backend"] == backend:
+                return r
+        return None
+
+    def ms(r):
+        return "" if r is None else (r["error"] if r["ms"] is None else f"{r['ms']:.3f}")
+
+    def share(ours, theirs):
+        if ours is None or theirs is None or ours["ms"] is None or theirs["ms"] is None:
+            return ""
+        return f"{theirs['ms'] / ours['ms']:.0%} ({ours['ms'] / theirs['ms']:.3f})"
+
+    top = max(r["n"] for r in rows)
+    cases = sorted({(r["dtype"], r["d"], r["causal"]) for r in rows if r["n"] == top},
+                   key=lambda c: (c[0] != "float16", c[1], c[2]))
+    out = [f"N = {top:,}, {rows[0]['batch']} × {rows[0]['heads']} heads. Share of SDPA's speed = SDPA's time / ours "
+           "(in brackets: our time / SDPA's, the goal's ratio).", "",
+           "| dtype | d | mask | direction | Triton ms | SDPA ms (picks) | share of SDPA's speed "
+           "| SDPA FlashAttention-2 ms | share of FA2's speed |",
+           "|---|---:|---|---|---:|---:|---:|---:|---:|"]
+    for dt, d, causal in cases:
+        for direction in DIRECTIONS:
+            tri = find(dt, d, causal, top, direction, "triton")
+            auto = find(dt, d, causal, top, direction, "sdpa", "auto")
+            fa2 = find(dt, d, causal, top, direction, "sdpa", "flash")
+            if tri is None or auto is None:
+                continue
+            out.append(f"| {dt} | {d} | {'causal' if causal else 'full'} | {direction} | {ms(tri)} | "
+                       f"{ms(auto)} ({auto['ran']}) | {share(tri, auto)} | {ms(fa2)} | {share(tri, fa2)} |")
+    dt, d, causal = focus
+    ns = sorted({r["n"] for r in rows if (r["dtype"], r["d"], r["causal"]) == (dt, d, causal)})
+    out += ["", f"Peak memory beyond the inputs, MiB ({dt}, d = {d}, {'causal' if causal else 'full'}):", "",
+            "| N | direction | by hand | SDPA | Triton |", "|---:|---|---:|---:|---:|"]
+    for n in ns:
+        for direction in DIRECTIONS:
+            cells = [find(dt, d, causal, n, direction, k, b) for k, b in
+                     (("by hand", None), ("sdpa", "auto"), ("triton", None))]
+            out.append(f"| {n:,} | {direction} | " + " | ".join(_fmt_mib(c) if c else "" for c in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _warm(args) -> None:
+    """Compile (and autotune once) every kernel the run will use, in --warm processes at a time."""
+    import subprocess
+    jobs = [(dt, d, c) for dt in args.dtype for d in args.d for c in args.causal]
+    here = os.path.abspath(__file__)
+    procs, t0 = [], time.monotonic()
+    for dt, d, c in jobs:
+        while len([p for p in procs if p.poll() is None]) >= args.warm:
+            time.sleep(0.2)
+        procs.append(subprocess.Popen([sys.executable, here, "--warm-one", args.module, dt, str(d), str(c),
+                                       ",".join(args.direction), args.tma]))
+    bad = [p.args for p in procs if p.wait() != 0]
+    print(f"warmed {len(jobs)} (dtype, d, mask) in {time.monotonic() - t0:.0f} s"
+          + (f"; failed: {bad}" if bad else ""), file=sys.stderr)
+
+
+def _warm_one(module, dt, d, causal, directions, tma) -> int:
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    mod = importlib.import_module(module)
+    dtype = getattr(torch, dt)
+    q, k, v, do = (torch.randn((1, 2, 1024, int(d)), device="cuda", dtype=dtype) for _ in range(4))
+    kw = {} if tma == "auto" else {"tma": tma == "on"}
+    o = mod.flash_attention(q, k, v, causal=causal == "1", **kw)
+    if "forward+backward" in directions.split(","):
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+        torch.autograd.grad(mod.flash_attention(q, k, v, causal=causal == "1", **kw), (q, k, v), do)
+    torch.cuda.synchronize()
+    return 0 if torch.isfinite(o).all() else 1
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--warm-one"]:
+        return _warm_one(*argv[1:])
+    if argv[:1] == ["--summary"]:  # --summary RUN.json: the tables of a saved run, no GPU needed
+        with open(argv[1], encoding="utf-8") as f:
+            print(summary(json.load(f)), end="")
+        return 0
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--module", default="starter", help="the file (without .py) that defines flash_attention")
     p.add_argument("--n", type=int, nargs="+", default=[1024, 4096, 16384])
-    p.add_argument("--d", type=int, nargs="+", default=[16, 64, 128])
-    p.add_argument("--dtype", nargs="+", default=["float32", "float16"], choices=["float32", "float16"])
+    p.add_argument("--d", type=int, nargs="+", default=[64, 128])
+    p.add_argument("--dtype", nargs="+", default=["float16", "bfloat16"], choices=["float32", "float16", "bfloat16"])
     p.add_argument("--causal", type=int, nargs="+", default=[0, 1], choices=[0, 1])
+    p.add_argument("--direction", nargs="+", default=list(DIRECTIONS), choices=DIRECTIONS)
+    p.add_argument("--backends", nargs="*", default=["flash", "efficient", "cudnn"],
+                   choices=["flash", "efficient", "cudnn", "math"], help="SDPA backends to time, each held alone")
+    p.add_argument("--backends-n", type=int, nargs="*", help="time the held backends only at these N (default: all)")
+    p.add_argument("--by-hand-n", type=int, nargs="*", help="run attention by hand only at these N (default: all)")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--heads", type=int, default=32)
+    p.add_argument("--tma", choices=["auto", "on", "off"], default="auto",
+                   help="pass tma= to flash_attention (solution.py takes it); auto passes nothing")
+    p.add_argument("--warm", type=int, default=0, help="first compile the kernels in this many processes at once")
+    p.add_argument("--warm-only", action="store_true", help="compile (with --warm processes), then stop")
     p.add_argument("--budget-s", type=float, default=480.0, help="stop starting new sizes after this many seconds")
-    p.add_argument("--json", help="write every row, with the GPU and versions, to this file")
-    p.add_argument("--md", help="write the Markdown table to this file")
+    p.add_argument("--json", help="write every row, SDPA's picks, the GPU and versions to this file")
+    p.add_argument("--md", help="write the Markdown tables to this file")
     args = p.parse_args(argv)
     try:
         import torch
@@ -163,17 +470,23 @@ def main(argv=None) -> int:
         return 2
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     t0 = time.monotonic()
-    rows, ok = run(args)
+    if args.warm:
+        _warm(args)
+    if args.warm_only:
+        return 0
+    rows, picked, ok = run(args)
     table = markdown(rows)
     print(table)
     meta = {"started": started, "seconds": round(time.monotonic() - t0, 1),
-            "command": " ".join([os.path.basename(sys.argv[0])] + (argv if argv is not None else sys.argv[1:])),
+            "command": " ".join([os.path.basename(sys.argv[0])] + argv),
             "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
             "cuda": torch.version.cuda, "python": platform.python_version(), "tf32": False,
-            "flop_convention": "4*N^2*d per head, half for causal", "timing": "triton.testing.do_bench, median ms"}
+            "flop_convention": "4*N^2*d per head forward, half for causal; forward+backward 3.5 times the forward",
+            "timing": "triton.testing.do_bench, median ms",
+            "memory": "torch.cuda.max_memory_allocated during one pass, less memory_allocated before it (bytes)"}
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+            json.dump({"meta": meta, "sdpa_picks": picked, "rows": rows}, f, indent=1)
     if args.md:
         with open(args.md, "w", encoding="utf-8") as f:
             f.write(f"<!-- {json.dumps(meta)} -->\n" + table)

@@ -6,7 +6,7 @@
 import { ExerciseRunner } from "./runner.js";
 import { createEditor } from "./editor.js";
 import * as progress from "./progress.js";
-import { setupPanel, updateProgressLine } from "./panel.js";
+import { setupPanel, showSetAside, updateProgressLine } from "./panel.js";
 import { _ } from "../i18n.js";
 import { setupWgslStep } from "./wgsl-step.js";
 
@@ -38,7 +38,7 @@ function el(tag, className, text) {
 
 function setBusy(section, busy) {
   for (const s of sections) {
-    for (const b of s.querySelectorAll(".run-button, .check-button, .try-button")) b.disabled = busy;
+    for (const b of s.querySelectorAll(".run-button, .check-button, .try-button, .reveal-button")) b.disabled = busy;
   }
   section.querySelector(".cancel-button").hidden = !busy;
   steps.setAttribute("aria-busy", busy ? "true" : "false");
@@ -52,7 +52,8 @@ function showState(section) {
   state.dataset.state = record.passed ? "passed" : "todo";
   const ladder = document.querySelector(`.ladder-state[data-step="${key}"]`);
   if (ladder) ladder.textContent = record.passed ? _("(passed)") : "";
-  if (record.passed || (record.fails || 0) >= OFFER_AFTER_FAILS) section.querySelector(".solution").hidden = false;
+  if (record.passed || record.revealed || (record.fails || 0) >= OFFER_AFTER_FAILS)
+    section.querySelector(".solution").hidden = false;
   section.querySelector(".next-step").hidden = !record.passed;
   showHints(section, record.hints || 0);
 }
@@ -138,7 +139,10 @@ async function send(section, request, statusText) {
   return reply.ok ? reply.result : null;
 }
 
-async function check(section, source, extra = {}) {
+// extra: fields saved with the step's record; countFail: false for a Check that cannot
+// pass yet and must not bring the solution closer (Break it's Predict before every bug has
+// a prediction).
+async function check(section, source, extra = {}, countFail = true) {
   const key = section.dataset.key;
   const report = await send(section, { op: "check", slug, step: section.dataset.step, source }, _("Checking…"));
   if (!report) return null;
@@ -153,7 +157,7 @@ async function check(section, source, extra = {}) {
       s.passed = true;
       s.passedCode = source;
       s.passedAt = new Date().toISOString();
-    } else {
+    } else if (countFail) {
       s.fails = (s.fails || 0) + 1;
     }
   });
@@ -166,49 +170,67 @@ function judge(section, request, statusText) {
   return send(section, { op: "judge", slug, request }, statusText);
 }
 
-// A Python literal for a dict of JSON values: JSON strings, numbers and lists are Python literals too.
+// A Python literal for a dict of JSON values: JSON strings, numbers and lists are Python
+// literals too, and null is written None.
 function pyDict(name, values) {
-  const items = Object.entries(values).map(([k, v]) => `    ${k}: ${JSON.stringify(v)},`);
+  const items = Object.entries(values).map(([k, v]) => `    ${k}: ${v === null ? "None" : JSON.stringify(v)},`);
   return `${name} = {\n${items.join("\n")}\n}\n`;
 }
 
-// Break it, Predict: a checkbox per weak test under each bug's diff. Check runs the step's tests
-// (for progress) and asks the judge for the truth, shown under each bug.
+// Break it, Predict: a checkbox per weak test under each bug's diff, and "none of them". A bug
+// with nothing ticked has no prediction yet (null). Check runs the step's tests (for progress)
+// and asks the judge: it shows the truth only once every bug has a prediction, or when the
+// learner asks for the answers ("Show the answers"); before that, which predictions are saved.
 function setupPredictTestsStep(section) {
   const key = section.dataset.key;
   const form = section.querySelector(".predict-tests-form");
   const bugs = [...form.querySelectorAll("fieldset.bug")];
+  const values = () => {
+    const out = {};
+    for (const fs of bugs) {
+      const ticked = [...fs.querySelectorAll("input[type=checkbox]:not([data-none]):checked")].map((b) => b.name);
+      out[fs.dataset.bug] = ticked.length ? ticked : fs.querySelector("input[data-none]").checked ? [] : null;
+    }
+    return out;
+  };
   const restore = () => {
     const answer = (progress.load().steps[key] || {}).answer || {};
     for (const box of form.querySelectorAll(".truth")) box.hidden = true;
     for (const fs of bugs) {
-      for (const box of fs.querySelectorAll("input[type=checkbox]")) {
-        box.checked = (answer[fs.dataset.bug] || []).includes(box.name);
+      const chosen = answer[fs.dataset.bug];
+      for (const box of fs.querySelectorAll("input[type=checkbox]:not([data-none])")) {
+        box.checked = Array.isArray(chosen) && chosen.includes(box.name);
       }
+      fs.querySelector("input[data-none]").checked = Array.isArray(chosen) && chosen.length === 0;
     }
   };
   restore();
   section.restore = restore;
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const values = {};
-    for (const fs of bugs) {
-      values[fs.dataset.bug] = [...fs.querySelectorAll("input[type=checkbox]:checked")].map((b) => b.name);
-    }
-    const report = await check(section, pyDict("catches", values), { answer: values });
-    if (!report || report.error) return;
-    const reply = await judge(section, { op: "predict", predictions: values }, _("Checking…"));
-    if (!reply) return;
-    section.querySelector(".step-status").textContent = report.ok
-      ? _("All {total} tests pass. Step passed.", { total: report.total })
-      : _("{passed} of {total} tests pass.", { passed: report.passed, total: report.total });
+  for (const fs of bugs) {
+    // "none of them" and a weak test exclude each other
+    fs.addEventListener("change", (event) => {
+      if (!event.target.checked) return;
+      const none = fs.querySelector("input[data-none]");
+      if (event.target === none) {
+        for (const box of fs.querySelectorAll("input[type=checkbox]:not([data-none])")) box.checked = false;
+      } else none.checked = false;
+    });
+  }
+  const show = (reply) => {
     for (const r of reply.results) {
       const fs = form.querySelector(`fieldset.bug[data-bug="${r.bug}"]`);
       const box = fs.querySelector(".truth");
       box.replaceChildren();
+      const head = el("p", "truth-head");
+      if (!reply.revealed) {
+        box.className = "truth pending";
+        head.append(el("strong", "", r.predicted ? _("Saved:") : _("No prediction yet:")), " ", r.detail);
+        box.append(head);
+        box.hidden = false;
+        continue;
+      }
       box.className = `truth ${r.ok ? "right" : "wrong"}`;
       const tests = r.actual.length ? r.actual.join(", ") : _("none");
-      const head = el("p", "truth-head");
       head.append(
         el("strong", "", r.ok ? _("Right.") : _("Not quite.")),
         " ",
@@ -219,13 +241,44 @@ function setupPredictTestsStep(section) {
       if (!r.ok) box.append(el("p", "truth-detail", r.detail));
       box.hidden = false;
     }
+  };
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const chosen = values();
+    const complete = Object.values(chosen).every((v) => v !== null);
+    const report = await check(section, pyDict("catches", chosen), { answer: chosen }, complete);
+    if (!report || report.error) return;
+    const reply = await judge(section, { op: "predict", predictions: chosen }, _("Checking…"));
+    if (!reply) return;
+    section.querySelector(".step-status").textContent = report.ok
+      ? _("All {total} tests pass. Step passed.", { total: report.total })
+      : reply.revealed
+        ? _("{passed} of {total} tests pass.", { passed: report.passed, total: report.total })
+        : _("{count} of {total} bugs predicted: the answers show once every bug has a prediction.", {
+            count: reply.predicted,
+            total: reply.total,
+          });
+    show(reply);
+  });
+  form.querySelector(".reveal-button").addEventListener("click", async () => {
+    const chosen = values();
+    const reply = await judge(section, { op: "predict", predictions: chosen, reveal: true }, _("Checking…"));
+    if (!reply) return;
+    progress.update(key, (s) => {
+      s.answer = chosen;
+      s.revealed = true;
+    });
+    show(reply);
+    section.querySelector(".step-status").textContent = _("The answers are shown under each bug.");
+    refresh();
   });
 }
 
-function verdict(node, ok, text) {
+// broad: the input exposes every bug at once, so it is not aimed at this one (exercises/breakit.py)
+function verdict(node, ok, text, broad = false) {
   node.textContent = "";
-  node.dataset.state = ok ? "exposed" : "survived";
-  node.append(el("strong", "", ok ? _("Exposed.") : _("Not exposed.")), " ", text);
+  node.dataset.state = ok ? "exposed" : broad ? "broad" : "survived";
+  node.append(el("strong", "", ok ? _("Exposed.") : broad ? _("Too broad.") : _("Not exposed.")), " ", text);
 }
 
 // Break it: one input per bug, each judged by running both kernels; Check runs the step's tests
@@ -266,7 +319,7 @@ function setupBreakStep(section) {
       const text = form.querySelector(`textarea[name="${bug}"]`).value;
       const r = await judge(section, { op: "break", bug: Number(bug), text }, _("Checking…"));
       if (!r) return;
-      verdict(out, r.ok, r.message);
+      verdict(out, r.ok, r.message, r.broad);
       section.querySelector(".step-status").textContent = r.ok
         ? _("Your input exposes bug {bug}.", { bug })
         : _("Your input does not expose bug {bug} yet.", { bug });
@@ -511,6 +564,11 @@ setupPanel(() => {
   refresh();
 });
 refresh();
+// A stored record that failed the schema was set aside as the page loaded: say so beside its step.
+showSetAside((key, text) => {
+  const section = sections.find((s) => s.dataset.key === key);
+  if (section) section.querySelector(".step-status").textContent = text;
+});
 steps.setAttribute("aria-busy", "false");
 window.cannery = Object.assign(window.cannery || {}, { exercise: { runner, ready: true } });
 // A Run or Check pressed before this module ran (static/js/early-press.js): run it now.

@@ -4,7 +4,7 @@
 // export / import / reset panel. Its words go through _() (../i18n.js), in
 // the page's language; titles and names come from the page's markup.
 import * as progress from "./progress.js";
-import { download, setupPanel, updateProgressLine } from "./panel.js";
+import { download, setupPanel, showSetAside, updateProgressLine } from "./panel.js";
 import { _ } from "../i18n.js";
 
 function keysOf(node) {
@@ -87,4 +87,5 @@ document.getElementById("download-code").addEventListener("click", () => {
 window.addEventListener("cannery:progress", refresh);
 setupPanel(refresh);
 refresh();
+showSetAside();
 window.cannery = Object.assign(window.cannery || {}, { module: { ready: true } });

@@ -22,7 +22,59 @@ export function updateProgressLine() {
   line.querySelector(".progress-k").textContent = String(progress.passedKeys(progress.load(), keys).length);
 }
 
+function noticeText(n) {
+  return n.step
+    ? _(
+        "Your saved work for step {step} could not be read ({reason}). That step starts again from its starter code; the old record is kept in this browser under {key}.",
+        { step: n.step, reason: n.reason, key: progress.ASIDE_KEY },
+      )
+    : _(
+        "Your saved progress could not be read ({reason}), so this page starts with none; the old data is kept in this browser under {key}.",
+        { reason: n.reason, key: progress.ASIDE_KEY },
+      );
+}
+
+/** Tell the learner what was set aside from storage (progress.setAsideNotices), in
+ * #progress-notice; onStep(step, text) lets a page say it beside that step too. */
+export function showSetAside(onStep = () => {}) {
+  const box = document.getElementById("progress-notice");
+  const render = () => {
+    const list = progress.setAsideNotices();
+    if (!box || !list.length) return;
+    box.replaceChildren(
+      ...list.map((n) => {
+        const p = document.createElement("p");
+        p.textContent = noticeText(n);
+        return p;
+      }),
+    );
+    box.hidden = false;
+    for (const n of list) if (n.step) onStep(n.step, noticeText(n));
+  };
+  window.addEventListener("cannery:progress-set-aside", render);
+  render();
+}
+
+function setupName() {
+  const field = document.getElementById("progress-name");
+  if (!field) return () => {};
+  const show = () => {
+    if (document.activeElement !== field) field.value = progress.name();
+  };
+  field.addEventListener("change", () => {
+    progress.setName(field.value);
+    show();
+  });
+  show();
+  return show;
+}
+
 export function setupPanel(onChange) {
+  const showName = setupName();
+  const changed = () => {
+    showName();
+    onChange();
+  };
   const status = document.getElementById("progress-status");
   const dialog = document.getElementById("reset-dialog");
   const say = (text) => {
@@ -36,17 +88,20 @@ export function setupPanel(onChange) {
   input.addEventListener("change", async () => {
     const file = input.files && input.files[0];
     if (!file) return;
+    let state;
     try {
-      const state = progress.importText(await file.text());
-      const k = Object.values(state.steps).filter((s) => s.passed).length;
-      say(ngettext("Imported: {n} step passed.", "Imported: {n} steps passed.", k));
-      onChange();
+      state = progress.importText(await file.text());
     } catch (err) {
       say(
         _("Could not import {file}: {reason}. Your progress is unchanged.", { file: file.name, reason: err.message }),
       );
+      return;
+    } finally {
+      input.value = "";
     }
-    input.value = "";
+    const k = Object.values(state.steps).filter((s) => s.passed).length;
+    say(ngettext("Imported: {n} step passed.", "Imported: {n} steps passed.", k));
+    changed();
   });
   document.getElementById("progress-reset").addEventListener("click", () => dialog.showModal());
   document.getElementById("reset-cancel").addEventListener("click", () => dialog.close());
@@ -54,9 +109,9 @@ export function setupPanel(onChange) {
     progress.reset();
     dialog.close();
     say(_("Progress reset."));
-    onChange();
+    changed();
   });
   window.addEventListener("storage", (e) => {
-    if (e.key === progress.KEY) onChange();
+    if (e.key === progress.KEY) changed();
   });
 }

@@ -1,51 +1,76 @@
-// Progress in this browser only: localStorage under a versioned key.
-// Shape (version 1):
-//   {version: 1, steps: {"SLUG/STEP": {code, passed, passedCode, passedAt,
-//     checks, fails, hints, offered, answer, sentence, selfAssessed}}}
+// Progress in this browser only: localStorage under a versioned key, in the
+// shape progress-schema.js declares (the one schema every reader checks):
+//   {version: 1, name?, steps: {"SLUG/STEP": {code, passed, passedCode, passedAt,
+//     checks, fails, hints, offered, answer, sentence, selfAssessed, answerShown}}}
 // Step ids are content ids (not file hashes), so progress survives a rebuild
 // of the site. Older shapes are migrated on load and on import; a newer one
-// (from a later site) is kept untouched and read as far as it goes.
+// (from a later site) is read as far as it goes.
+//
+// What is stored is checked on every load. A step record that does not follow
+// the schema is set aside (moved, as it was, under ASIDE_KEY), so that step
+// starts again and every other step still loads; stored text that is not a
+// progress file at all is set aside whole. setAsideNotices() says what was.
 import { _ } from "../i18n.js";
+import { NAME_MAX, VERSION, parse, validate } from "./progress-schema.js";
 
-export const VERSION = 1;
+export { VERSION };
 export const KEY = `cannery.progress.v${VERSION}`;
+/** Where records that failed the schema are kept: a JSON list of {from, step, reason, at, data}. */
+export const ASIDE_KEY = `${KEY}.set-aside`;
 // Keys earlier builds used, oldest first, each migrated into the current shape.
 const OLD_KEYS = ["cannery.progress"];
 
-const MIGRATIONS = {
-  // v0 (unversioned): {passed: ["SLUG/STEP", ...], code: {"SLUG/STEP": "..."}}
-  0: (old) => {
-    const steps = {};
-    for (const key of Array.isArray(old.passed) ? old.passed : []) steps[key] = { passed: true };
-    for (const [key, code] of Object.entries(old.code || {}))
-      steps[key] = { ...(steps[key] || {}), code: String(code) };
-    return { version: 1, steps };
-  },
-};
+const notices = []; // [{step, reason}] set aside during this visit (step null: the whole file)
 
 export function empty() {
   return { version: VERSION, steps: {} };
 }
 
-/** Bring any stored or imported object to the current version; throws on garbage. */
-export function migrate(data) {
-  if (!data || typeof data !== "object" || Array.isArray(data)) throw new Error(_("not a progress object"));
-  let version = Number.isInteger(data.version) ? data.version : 0;
-  let out = data;
-  while (version < VERSION) {
-    out = MIGRATIONS[version](out);
-    version = out.version;
+function keepAside(from, entries) {
+  try {
+    let kept = [];
+    try {
+      kept = JSON.parse(localStorage.getItem(ASIDE_KEY) || "[]");
+    } catch {
+      kept = [];
+    }
+    if (!Array.isArray(kept)) kept = [];
+    const at = new Date().toISOString();
+    for (const e of entries) kept.push({ from, step: e.step, reason: e.reason, at, data: e.data });
+    localStorage.setItem(ASIDE_KEY, JSON.stringify(kept));
+    return true;
+  } catch {
+    return false; // full or refused: the record stays where it was
   }
-  if (!out.steps || typeof out.steps !== "object") throw new Error(_("no steps in it"));
-  return out;
 }
 
-function safeParse(text) {
+function tell(entries) {
+  notices.push(...entries.map(({ step, reason }) => ({ step, reason })));
+  window.dispatchEvent(new CustomEvent("cannery:progress-set-aside", { detail: notices }));
+}
+
+// The stored text under `from`, checked: the good part of it, with the rest set aside.
+function fromStored(text, from) {
+  let result;
   try {
-    return migrate(JSON.parse(text));
-  } catch (_) {
-    return null;
+    result = validate(JSON.parse(text), { strict: false });
+  } catch (err) {
+    const entry = { step: null, reason: err instanceof SyntaxError ? _("it is not JSON") : err.message };
+    if (keepAside(from, [{ ...entry, data: text }])) localStorage.removeItem(from);
+    tell([entry]);
+    return empty();
   }
+  const bad = Object.entries(result.setAside).map(([step, { record, reason }]) => ({ step, reason, data: record }));
+  if (bad.length) {
+    if (keepAside(from, bad)) write(result.state);
+    tell(bad);
+  }
+  return result.state;
+}
+
+/** What load() set aside during this visit: [{step (null: all of it), reason}]. */
+export function setAsideNotices() {
+  return [...notices];
 }
 
 export function load() {
@@ -55,25 +80,28 @@ export function load() {
   } catch (_) {
     return empty();
   }
-  if (raw) return safeParse(raw) || empty();
+  if (raw) return fromStored(raw, KEY);
   for (const old of OLD_KEYS) {
     const text = localStorage.getItem(old);
-    const data = text && safeParse(text);
-    if (data) {
-      save(data);
-      localStorage.removeItem(old);
-      return data;
-    }
+    if (!text) continue;
+    const data = fromStored(text, old);
+    save(data);
+    localStorage.removeItem(old);
+    return data;
   }
   return empty();
 }
 
-export function save(state) {
+function write(state) {
   try {
     localStorage.setItem(KEY, JSON.stringify(state));
   } catch (_) {
     /* private mode or full: progress lasts this visit only */
   }
+}
+
+export function save(state) {
+  write(state);
   window.dispatchEvent(new CustomEvent("cannery:progress", { detail: state }));
 }
 
@@ -94,21 +122,29 @@ export function passedKeys(state, keys) {
   return keys.filter((k) => state.steps[k] && state.steps[k].passed);
 }
 
+/** The learner's name as stored (written into exported files), or "". */
+export function name() {
+  return load().name || "";
+}
+
+/** Store the learner's name (at most NAME_MAX characters; "" removes it). */
+export function setName(text) {
+  const state = load();
+  const value = String(text).trim().slice(0, NAME_MAX);
+  if (value) state.name = value;
+  else delete state.name;
+  save(state);
+}
+
 export function exportText() {
   return JSON.stringify({ ...load(), exported: new Date().toISOString() }, null, 1);
 }
 
-/** Replace progress with an exported file's contents; throws with a reason. */
+/** Replace progress with an exported file's contents; throws with a reason
+ * that names the bad field, before anything stored is touched. */
 export function importText(text) {
-  let data;
-  try {
-    data = JSON.parse(text);
-  } catch (_) {
-    throw new Error(_("the file is not JSON"));
-  }
-  const state = migrate(data);
+  const state = parse(text);
   delete state.exported;
-  state.version = Math.max(state.version, VERSION);
   save(state);
   return state;
 }
@@ -116,6 +152,7 @@ export function importText(text) {
 export function reset() {
   try {
     localStorage.removeItem(KEY);
+    localStorage.removeItem(ASIDE_KEY);
     for (const old of OLD_KEYS) localStorage.removeItem(old);
   } catch (_) {
     /* nothing stored */

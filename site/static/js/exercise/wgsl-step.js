@@ -137,7 +137,7 @@ export function setupWgslStep(section, ctx) {
 
   // Static checks (Python) and the compiler's messages: {clean, compiled} (compiled: no compile error).
   async function precheck() {
-    const reference = await loadSource("fused.wgsl");
+    const reference = await loadSource("parts/header.wgsl"); // the shared header the shader must keep
     const st = await send(
       section,
       { op: "wgsl-static", step, source: editor.value, reference },

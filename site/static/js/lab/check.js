@@ -44,6 +44,64 @@ function inputSentence(r, label) {
     : _("{kernel}, N = {n}, d = {d}, on random inputs, seed {seed}: float32 kernel against exact float64.", values);
 }
 
+/** How many times one figure is under (or over) another, as a sentence says it:
+ * two significant figures, grouped (2,000; 1.5; pt-BR 2.000; 1,5). */
+export function timesText(x) {
+  if (!Number.isFinite(x)) return "–";
+  return x >= 10 ? fmt(Number(x.toPrecision(2))) : fixed(x, 1);
+}
+
+/** A count of float32 ulps, grouped from 100 up (136,405; pt-BR 136.405), two figures below. */
+export function ulpsText(x) {
+  return x >= 100 ? fmt(Math.round(x)) : rate(x);
+}
+
+// The card's first line: the verdict and the largest error against the bound, in one sentence.
+function headline(r, verdict) {
+  const err = r.max_abs_error;
+  const values = { verdict, error: sci(err), times: timesText(err > 0 ? r.bound / err : 0) };
+  if (!Number.isFinite(err)) return fillHtml(_("{verdict}: some entries of the output are NaN or infinite."), values);
+  if (err === 0) return fillHtml(_("{verdict}: no error at all; every entry checked equals the exact answer."), values);
+  if (err > r.bound) {
+    values.times = timesText(err / r.bound);
+    return fillHtml(_("{verdict}: largest error {error}, {times} times over the bound."), values);
+  }
+  const fused = r.fa_rule_limit !== null && r.fa_rule_limit !== undefined;
+  if (fused && !r.fa_rule_passed)
+    return fillHtml(
+      _("{verdict}: largest error {error}, {times} times under the bound but over FlashAttention's limit."),
+      values,
+    );
+  return fillHtml(_("{verdict}: largest error {error}, {times} times under the bound."), values);
+}
+
+// What the two rules check, said honestly for this result (both come from emulator/check.py).
+function rulesNote(r, share) {
+  const text = [
+    _(
+      "The two rules check different things. The first-order bound asks whether rounding alone could explain the error; it is generous on purpose and grows with N and d, so it catches real mistakes, such as the rescale left out, but not a kernel that is merely less careful. FlashAttention's rule compares this kernel with the plain kernel on the same inputs: it may be at most twice as far off, plus the margin.",
+    ),
+  ];
+  if (r.bound >= r.fa_rule_limit) {
+    text.push(
+      _("Here that limit is {times} times under the bound, so the rule is the tighter test.", {
+        times: timesText(r.bound / r.fa_rule_limit),
+      }),
+    );
+  } else {
+    text.push(_("Here that limit is above the bound, so the bound is the tighter test."));
+  }
+  if (r.fa_rule_margin > r.fa_rule_limit / 2) {
+    text.push(
+      _(
+        "The plain kernel's error is so small here that the margin is {share}: the rule then asks for an error within a few roundings of max|V|.",
+        { share: share(r.fa_rule_margin) },
+      ),
+    );
+  }
+  return text.join(" ");
+}
+
 export function renderCheck(r) {
   // Words outside the html`` literals, where Babel's extractor finds them.
   const w = {
@@ -56,19 +114,24 @@ export function renderCheck(r) {
     errors: _("Errors"),
     largest: _("Largest error of this kernel, any output entry"),
     bound: _("First-order float32 bound for that row"),
+    boundTerm: _(
+      "The most that float32 rounding could move this row's entries if every operation rounded the worst way, derived for this lesson. First-order: terms in u², a product of two roundings, are left out.",
+    ),
     faLimit: _(
       "Limit from FlashAttention's rule: this kernel's largest error must stay within 2 × the plain kernel's largest error + a margin of 8u·max|V|",
+    ),
+    faTerm: _(
+      "u = 2⁻²⁴ is float32's unit roundoff, the largest relative error of one rounding, and max|V| the largest entry of V in size: 8u·max|V| is eight roundings of that entry. The margin keeps the limit above 0 when the plain kernel happens to be exact.",
     ),
     faTwice: _("… of which 2 × the plain kernel's error (plain: {plain})", { plain: sci(r.plain_max_abs_error) }),
     faMargin: _("… and the margin 8u·max|V| (u = 2⁻²⁴, float32's unit roundoff)"),
     firstFailing: _("First failing row: {row}, in query tile {tile} (error {error} against a bound of {bound})."),
     rowsChecked: _("Rows checked: {rows}. {took}"),
-    safe: _("The float32 bound is first-order and deliberately safe, so it grows with N and d."),
   };
   // A cancelled check (complete: false) passes only "so far": its rows are a part of the plan.
   const verdict = r.passed
-    ? html`<span class="verdict-pass">${w.passed}</span>`
-    : html`<span class="verdict-fail">${w.failed}</span>`;
+    ? html`<span class="verdict-pass" id="check-verdict">${w.passed}</span>`
+    : html`<span class="verdict-fail" id="check-verdict">${w.failed}</span>`;
   const label = kernelLabel(r.kernel, r.label || r.kernel);
   const failing =
     r.first_failing_row !== null && r.first_failing_row !== undefined
@@ -83,7 +146,7 @@ export function renderCheck(r) {
   // and a share of the output's range (both from emulator/check.py).
   const humanWords = (e) =>
     _("{ulps} float32 ulps; {share} of the output's range", {
-      ulps: rate(e / r.output_ulp),
+      ulps: ulpsText(e / r.output_ulp),
       share: sci(e / r.output_range),
     });
   const human = (e) =>
@@ -92,36 +155,23 @@ export function renderCheck(r) {
       : "";
   const fused = r.fa_rule_limit !== null && r.fa_rule_limit !== undefined;
   const share = (x) => _("{percent}% of the limit", { percent: fmt(Math.round((100 * x) / r.fa_rule_limit)) });
-  const marginRules = fused && r.fa_rule_margin > r.fa_rule_limit / 2;
   const fa = fused
-    ? html`<tr><th scope="row">${w.faLimit}</th>
+    ? html`<tr><th scope="row">${w.faLimit}<br><span class="note term">${w.faTerm}</span></th>
         <td data-label="${w.value}" id="check-fa-limit">${sci(r.fa_rule_limit)}${human(r.fa_rule_limit)}</td><td data-label="${w.result}" id="check-fa-verdict">${withinWord(r.fa_rule_passed)}</td></tr>
       <tr class="part"><th scope="row">${w.faTwice}</th>
         <td data-label="${w.value}" id="check-fa-twice-plain">${sci(r.fa_rule_twice_plain)}</td><td data-label="${w.share}">${share(r.fa_rule_twice_plain)}</td></tr>
       <tr class="part"><th scope="row">${w.faMargin}</th>
         <td data-label="${w.value}" id="check-fa-margin">${sci(r.fa_rule_margin)}</td><td data-label="${w.share}">${share(r.fa_rule_margin)}</td></tr>`
     : "";
-  let faText = "";
-  if (fused && marginRules) {
-    faText = _(
-      "Here the margin is {share}, so FlashAttention's rule says little more than “the error is tiny”: at this size it is not a sharper test than the bound.",
-      { share: share(r.fa_rule_margin) },
-    );
-  } else if (fused) {
-    faText = _(
-      "Here twice the plain kernel's error is {share}: the rule asks this kernel to be about as accurate as the plain one, a sharper test than the bound.",
-      { share: share(r.fa_rule_twice_plain) },
-    );
-  }
-  const faNote = fused ? html`<p class="note" id="check-fa-note">${faText}</p>` : "";
+  const faNote = fused ? html`<p class="note" id="check-fa-note">${rulesNote(r, share)}</p>` : "";
   const scaleText =
     r.output_range > 0
       ? _(
-          "The exact output spans {range} (largest minus smallest entry over the rows checked); one float32 ulp at its largest magnitude is {ulp}.",
+          "The exact output spans {range} (largest minus smallest entry over the rows checked). An ulp, a unit in the last place, is the gap between two neighbouring float32 numbers: at the output's largest magnitude it is {ulp}.",
           { range: sci(r.output_range), ulp: sci(r.output_ulp) },
         )
       : "";
-  const scale = scaleText ? html`<p class="note">${scaleText}</p>` : "";
+  const scale = scaleText ? html`<p class="note" id="check-scale">${scaleText}</p>` : "";
   const took =
     r.workers > 1
       ? _("Took {seconds} s in Python, in {workers} workers.", {
@@ -132,20 +182,19 @@ export function renderCheck(r) {
   setHtml(
     $("check-body"),
     html`
-    <p class="big-number" id="check-verdict">${verdict}</p>
+    <p class="check-headline" id="check-headline">${headline(r, verdict)}</p>
     <p>${inputSentence(r, label)}</p>
     <table class="numbers check-table stack"><caption>${w.errors}</caption>
       <thead><tr><th scope="col">${w.measure}</th><th scope="col">${w.value}</th><th scope="col">${w.result}</th></tr></thead>
       <tbody>
       <tr><th scope="row">${w.largest}</th><td data-label="${w.value}" id="check-error">${sci(r.max_abs_error)}${human(r.max_abs_error)}</td><td data-label="${w.result}">–</td></tr>
-      <tr><th scope="row">${w.bound}</th><td data-label="${w.value}" id="check-bound">${sci(r.bound)}${human(r.bound)}</td><td data-label="${w.result}">${withinWord(r.bound_passed)}</td></tr>
+      <tr><th scope="row">${w.bound}<br><span class="note term">${w.boundTerm}</span></th><td data-label="${w.value}" id="check-bound">${sci(r.bound)}${human(r.bound)}</td><td data-label="${w.result}">${withinWord(r.bound_passed)}</td></tr>
       ${fa}
       </tbody></table>
+    ${scale}
     ${faNote}
     ${failing}
-    ${scale}
-    <p>${fillHtml(w.rowsChecked, { rows: html`<span id="check-rows">${r.rows_description}</span>`, took })}</p>
-    <p class="note">${w.safe}</p>`,
+    <p>${fillHtml(w.rowsChecked, { rows: html`<span id="check-rows">${r.rows_description}</span>`, took })}</p>`,
   );
   $("check-result").hidden = false;
 }

@@ -29,8 +29,10 @@ export function showKernels(dir, wanted) {
   select.replaceChildren(options);
   const keep = wanted ?? chosen[dir];
   const names = [...select.options].map((o) => o.value);
-  // Backward's first choice is the fused kernel, as forward's default is.
-  const fallback = names.find((n) => n.startsWith("fused")) ?? names[0];
+  // Each direction's first choice is the option the template marks data-default: the
+  // lab's default kernel, and the backward kernel that answers to its name (lab_name).
+  const marked = [...select.options].find((o) => "default" in o.dataset);
+  const fallback = marked ? marked.value : names[0];
   select.value = names.includes(keep) ? keep : fallback;
   shownDirection = dir;
 }

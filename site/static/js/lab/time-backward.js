@@ -15,9 +15,13 @@ import { gpu, renderGpuCard, showGpuFailure } from "./time.js";
 
 let controller = null;
 
-/** The kernels Time runs: the chosen one and its plain or fused counterpart, plain first. */
-function kernelsFor(kernel) {
-  const pair = ["plain-backward", "fused-backward"];
+/**
+ * The kernels Time runs: the chosen one and the plain and fused backward kernels the
+ * count compares it with (their names come with the count's reply), plain first.
+ */
+function kernelsFor(counts) {
+  const pair = [counts.plain.kernel, counts.fused.kernel];
+  const kernel = counts.selected.kernel;
   return pair.includes(kernel) ? pair : [...pair, kernel];
 }
 
@@ -50,7 +54,7 @@ export async function doBackwardTime() {
     const n = Number(s.n);
     const d = Number(s.d);
     const causal = Boolean(s.causal);
-    const kernels = kernelsFor(s.kernel);
+    const kernels = kernelsFor(counts);
     // The emulator plans every run (emulator/plan.py) and names the limit this GPU
     // offers too little of (the build without counters: the instrumented one's 9 storage
     // buffers are asked for only by test runs).
@@ -116,13 +120,15 @@ export function cancelBackwardTime() {
 }
 
 function renderBackwardTime(result, counts, { n, d, causal, checks, checkN, kernels }) {
+  const plainName = counts.plain.kernel;
+  const fusedName = counts.fused.kernel;
   const traffic = {
-    "plain-backward": counts.plain,
-    "fused-backward": counts.fused,
+    [plainName]: counts.plain,
+    [fusedName]: counts.fused,
     [counts.selected.kernel]: counts.selected,
   };
   const timed = result.kernels || {};
-  const plain = timed["plain-backward"];
+  const plain = timed[plainName];
   // Words outside the html`` literals, where Babel's extractor finds them.
   const setup = { n: fmt(n), d: String(d), check_n: fmt(checkN) };
   const w = {
@@ -168,7 +174,7 @@ function renderBackwardTime(result, counts, { n, d, causal, checks, checkN, kern
     return html`<tr><th scope="row">${name}</th><td id="time-${name}-check">${verdict}</td>
       <td id="time-${name}-ms">${msText(k.medianMs)}${low}</td><td>${rate(k.gflops)}</td>
       <td>${bytes === null ? "–" : rate(bytes / (k.medianMs / 1000) / 1e9)}</td>
-      <td>${plain && name !== "plain-backward" ? `${fixed(plain.medianMs / k.medianMs, 2)}×` : "–"}</td></tr>`;
+      <td>${plain && name !== plainName ? `${fixed(plain.medianMs / k.medianMs, 2)}×` : "–"}</td></tr>`;
   });
   const caption = (name) => _("{kernel} on your GPU against float64 (N = {n})", { kernel: name, n: fmt(checkN) });
   const checkTables = kernels.map((name) => gradientTable(checks[name].tensors, caption(name), `time-${name}`));
@@ -187,9 +193,9 @@ function renderBackwardTime(result, counts, { n, d, causal, checks, checkN, kern
   );
   $("time-result").hidden = false;
   status.textContent =
-    plain && timed["fused-backward"]
+    plain && timed[fusedName]
       ? _("Timed: fused backward {ratio} times as fast as plain backward.", {
-          ratio: fixed(plain.medianMs / timed["fused-backward"].medianMs, 2),
+          ratio: fixed(plain.medianMs / timed[fusedName].medianMs, 2),
         })
       : _("Timed.");
 }

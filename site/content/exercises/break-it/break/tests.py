@@ -29,6 +29,8 @@ def _judge(mod, bug):
         if not r["ok"]:
             if r["buggy"] is None:
                 got = _("could not run it")
+            elif r["broad"]:
+                got = _("every bug fails on it")
             elif r["buggy"]["ok"]:
                 got = _("largest error of the buggy kernel {error}").format(
                     error=marked(f"{r['buggy']['max_error']:.2e}"))

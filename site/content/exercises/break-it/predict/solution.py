@@ -1,8 +1,9 @@
-# No weak test catches any of the five: small scores, N a multiple of 4, no masks.
+# Which weak tests fail on each bug: queries equal to the keys expose bugs 1 and 3,
+# a ragged tile of keys bug 4; small scores and no masks hide bugs 2 and 5.
 catches = {
-    1: [],  # the rescale left out: off by ~0.004 at scores of 0.01, under 0.0078
+    1: ["test_key_order_does_not_matter", "test_outputs_lie_within_the_values"],  # weights sum past 1
     2: [],  # the max not subtracted: exp(0.01) is nowhere near overflow
-    3: [],  # the sum l rescaled by the wrong factor: off by ~0.004, like bug 1
-    4: [],  # the last ragged tile skipped: there is no ragged tile
+    3: ["test_key_order_does_not_matter"],  # weights sum under 1: O shrinks, stays in range
+    4: ["test_zero_queries_average_the_values"],  # N = 6: the ragged tile of 2 keys skipped
     5: [],  # NaN from an all-masked tile: nothing is ever masked
 }

@@ -1,11 +1,32 @@
 """Predict: for each bug, the weak tests the learner thinks fail on it,
 against the truth found by running the weak suite on the bug
-(exercises.breakit.truth)."""
+(exercises.breakit.truth).
+
+No answer is given away before the learner commits: while a bug has no
+prediction (None), every test fails saying which predictions are saved and
+none names the weak tests that fail (exercises.breakit.predict reveals them
+once all five bugs are predicted)."""
 from emulator.i18n import _
 from exercises import breakit
 from exercises.testing import N_, Failure, fmt, given, need, titled
 
 NAMES = [t["name"] for t in breakit.test_names()]
+
+
+def _chosen(catches, bug):
+    """The learner's list for ``bug`` (None when not predicted yet), or a Failure."""
+    chosen = catches.get(bug, catches.get(str(bug)))
+    desc = _("bug {bug} ({title})").format(bug=bug, title=breakit.bug_info(bug)["title"])
+    if chosen is None:
+        return None
+    if not isinstance(chosen, (list, tuple, set)) or any(not isinstance(n, str) for n in chosen):
+        raise Failure(_("{input}: give a list of test names, got {got}").format(input=desc, got=fmt(chosen)),
+                      input=desc, expected=_("a list of test names"), got=fmt(chosen))
+    unknown = sorted(set(chosen) - set(NAMES))
+    if unknown:
+        raise Failure(_("{input}: there is no weak test named {name}").format(input=desc, name=repr(unknown[0])),
+                      input=desc, expected=", ".join(NAMES), got=unknown[0])
+    return list(chosen)
 
 
 def _judge(mod, bug):
@@ -16,18 +37,15 @@ def _judge(mod, bug):
         if not isinstance(catches, dict):
             raise Failure(_("{input}: `catches` must be a dict from bug number to a list of test names")
                           .format(input=desc), input=desc, expected=_("a dict"), got=fmt(catches))
-        chosen = catches.get(bug, catches.get(str(bug)))
-        if chosen is None:
-            raise Failure(_("{input}: no prediction yet; give a list of test names, [] for none").format(input=desc),
-                          input=desc, expected=_("a list of test names"), got="None")
-        if not isinstance(chosen, (list, tuple, set)) or any(not isinstance(n, str) for n in chosen):
-            raise Failure(_("{input}: give a list of test names, got {got}").format(input=desc, got=fmt(chosen)),
-                          input=desc, expected=_("a list of test names"), got=fmt(chosen))
-        unknown = sorted(set(chosen) - set(NAMES))
-        if unknown:
-            raise Failure(_("{input}: there is no weak test named {name}").format(input=desc, name=repr(unknown[0])),
-                          input=desc, expected=", ".join(NAMES), got=unknown[0])
-        [result] = [r for r in breakit.predict({bug: list(chosen)})["results"] if r["bug"] == bug]
+        everything = {b: _chosen(catches, b) for b in range(1, 6)}
+        report = breakit.predict(everything)
+        [result] = [r for r in report["results"] if r["bug"] == bug]
+        if not report["revealed"]:
+            if result["predicted"] is None:
+                raise Failure(_("{input}: no prediction yet; give a list of test names, [] for none").format(
+                    input=desc), input=desc, expected=_("a list of test names"), got="None")
+            raise Failure(_("{input}: {message}").format(input=desc, message=result["message"]), input=desc,
+                          got=_("you predicted: {tests}").format(tests=", ".join(result["predicted"]) or _("none")))
         if not result["ok"]:
             raise Failure(_("{input}: {message}").format(input=desc, message=result["message"]), input=desc,
                           expected=_("tests that fail: {tests}").format(tests=", ".join(result["actual"]) or _("none")),

@@ -7,6 +7,11 @@ In float64 every entry of O must be within TOL of it and L within
 TOL·max(1, |L|). With fp16=True each P entry is rounded to half precision,
 which moves O by up to about 2·2⁻¹¹ (V's entries are at most 1): FP16_TOL.
 Cases run smallest first.
+
+test_reads_like_the_fused_kernel hands the code Q, K and V that count their
+row reads (exercises.instruments) and holds them to the emulator's fused
+kernel at the same tiles: a whole-row softmax with the masks gets every number
+right, and reads every key row once per query row.
 """
 import math
 import struct
@@ -14,7 +19,7 @@ import struct
 from emulator.backward import forward64
 from emulator.i18n import _, short
 from emulator.inputs import random_qkv
-from exercises import content
+from exercises import content, instruments
 from exercises.testing import N_, Failure, describe_case, expect_close, expect_pair, fmt, given, need, titled
 
 TOL = 1e-9
@@ -152,3 +157,17 @@ def test_fp16_scores_past_the_limit(mod):
     top = OVERFLOWS[-1]
     run_case(mod, scores_up_to(Q, K, top), K, V, 4, 5, True, [True] * 10 + [False] * 2,
              largest(12, 4, top), fp16=True)
+
+
+# (N, d, block_rows, block_cols, seed, causal): several query and key tiles, ragged ones too.
+READ_CASES = ((30, 4, 8, 7, 30, False), (30, 4, 8, 7, 31, True))
+
+
+@titled(N_("reads K and V as the fused kernel does: once per query tile, causal tiles past the diagonal skipped"))
+def test_reads_like_the_fused_kernel(mod):
+    fn = need(mod, "flash_forward")
+    for n, d, br, bc, seed, causal in READ_CASES:
+        Q, K, V = random_qkv(n, d, seed)
+        desc = describe(seeded(n, d, seed), br, bc, causal, None, False)
+        with given(desc):
+            instruments.run_forward(fn, Q, K, V, br, bc, causal, desc)

@@ -4,12 +4,20 @@ The oracle is the emulator's exact float64 backward (emulator.backward.reference
 P from the float64 forward, dS = P∘(dP − D)), with O and L from its float64
 forward (forward64). No P is ever passed: the kernel must recompute it from L.
 Every entry must be within TOL·max(1, |expected|). Cases run smallest first.
+
+test_reads_like_the_fused_backward hands the code Q, K, V and O that count
+their row reads (exercises.instruments) and holds them to the manifest's
+fused-backward walk at the same tiles: K and V once and Q once per key tile
+that reaches it (or the other loop order), O once (for D), and no more than
+two key tiles of P held at once. A stored P, or D recomputed inside the
+tiles, gets the numbers right and these counts wrong.
 """
 import math
 
 from emulator.backward import forward64, random_do, reference
 from emulator.i18n import _
 from emulator.inputs import random_qkv
+from exercises import instruments
 from exercises.testing import N_, Failure, describe_case, expect_close, fmt, given, need, titled
 
 TOL = 1e-9
@@ -107,3 +115,19 @@ def test_p_is_recomputed_from_the_given_L(mod):
         ref = reference(Q, K, V, scaled)
         got = fn(Q, K, V, O, dO, shifted, br, bc, causal=False, key_mask=None)
         compare(desc, got, (ref["dQ"], ref["dK"], ref["dV"]))
+
+
+# (N, d, block_rows, block_cols, seed, causal): several key and query tiles, ragged ones too.
+READ_CASES = ((30, 4, 8, 7, 30, False), (30, 4, 8, 7, 31, True))
+
+
+@titled(N_("reads as the fused backward does: K and V once, Q once per key tile, O once for D, no table of P"))
+def test_reads_like_the_fused_backward(mod):
+    fn = need(mod, "flash_backward")
+    for n, d, br, bc, seed, causal in READ_CASES:
+        Q, K, V = random_qkv(n, d, seed)
+        dO = random_do(n, d, seed)
+        desc = describe(_("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed), br, bc, causal, None)
+        with given(desc):
+            O, L = forward64(Q, K, V, causal)
+            instruments.run_backward(fn, Q, K, V, O, dO, L, br, bc, causal, desc, key_mask=None)

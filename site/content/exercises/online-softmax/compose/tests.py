@@ -4,13 +4,19 @@ The oracle is the emulator's exact float64 attention (emulator.attention.
 reference: dots formed exactly and rounded once, softmax in float64). A row
 passes when every entry of O is within TOL of the reference and L within
 TOL·max(1, |L|). Cases run smallest N first.
+
+Right numbers are not enough: test_reads_like_the_fused_kernel hands the code
+Q, K and V that count their row reads (exercises.instruments), and holds them
+to the emulator's fused kernel at the same block_rows and block_cols (either
+loop order), with at most two key tiles of scores held at once.
 """
 import math
 import random
 
 from emulator.attention import reference
 from emulator.i18n import _
-from exercises.testing import N_, Failure, expect_close, expect_pair, fmt, given, need, titled
+from exercises import instruments
+from exercises.testing import N_, Failure, describe_case, expect_close, expect_pair, fmt, given, need, titled
 
 TOL = 1e-9  # float64: the learner's sums round differently from fsum, by ~1e-15
 
@@ -41,10 +47,7 @@ def oracle(Q, K, V, causal):
 
 def run_case(mod, Q, K, V, br, bc, causal, label):
     fn = need(mod, "flash_forward")
-    if causal:
-        desc = _("{case}, block_rows {br}, block_cols {bc}, causal").format(case=label, br=br, bc=bc)
-    else:
-        desc = _("{case}, block_rows {br}, block_cols {bc}, full").format(case=label, br=br, bc=bc)
+    desc = describe_case(label, br, bc, causal)
     with given(desc):
         got = expect_pair(fn(Q, K, V, br, bc, causal), "(O, L)")
         want_o, want_l = oracle(Q, K, V, causal)
@@ -101,3 +104,17 @@ def test_rows_with_no_keys(mod):
     empty = _("N = {n}, d = {d}, K and V empty").format(n=3, d=4)
     run_case(mod, Q, [], [], 2, 2, False, empty)
     run_case(mod, Q, [], [], 2, 2, True, empty)
+
+
+# (N, d, block_rows, block_cols, seed, causal): several query and key tiles, ragged ones too.
+READ_CASES = ((65, 4, 32, 8, 65, False), (65, 4, 16, 8, 66, True), (100, 4, 7, 5, 7, True))
+
+
+@titled(N_("reads K and V as the fused kernel does: once per query tile, never a whole row of scores"))
+def test_reads_like_the_fused_kernel(mod):
+    fn = need(mod, "flash_forward")
+    for n, d, br, bc, seed, causal in READ_CASES:
+        Q, K, V = qkv(n, d, seed)
+        desc = describe_case(_("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed), br, bc, causal)
+        with given(desc):
+            instruments.run_forward(fn, Q, K, V, br, bc, causal, desc)

@@ -2,11 +2,14 @@
 
 The oracle is emulator.traffic.count (full attention), which walks the
 kernel's loads and stores tile by tile. The grid runs smallest N first.
+test_counts_the_bytes_itself reads the learner's source (exercises.instruments.
+borrowed): an io_bytes that asks the emulator gets the right numbers without
+the count.
 """
 from emulator import traffic
 from emulator.i18n import _, group
 from emulator.tiling import InputError, lesson_blocks
-from exercises import content
+from exercises import content, instruments
 from exercises.testing import N_, Failure, given, need, titled
 
 STEP = content.step("online-softmax", "probe")
@@ -57,3 +60,19 @@ def test_fused_grid(mod):
 def test_plain_grid(mod):
     for n, d, m in _grid("plain"):
         _check(mod, "plain", n, d, m)
+
+
+@titled(N_("counts the bytes itself, without the emulator's own count"))
+def test_counts_the_bytes_itself(mod):
+    need(mod, "io_bytes")
+    found = instruments.borrowed(mod)
+    if found is not None:
+        module, line = found
+        if line:
+            did = _("your code uses {module} (line {line})").format(module=module, line=group(line))
+        else:
+            did = _("your code uses {module}").format(module=module)
+        desc = "io_bytes"
+        raise Failure(_("{input}: {did}, the project's own code, whose count the tests compare with; "
+                        "work the bytes out yourself, from B_c, B_r and T_r").format(input=desc, did=did),
+                      input=desc, expected=_("a count of your own"), got=module)

@@ -3,11 +3,16 @@
 The oracle is exact: m = max(scores), l = fsum(exp(s - m)), and (-inf, 0)
 for no scores or only masked ones. Inputs run smallest first, so the first
 failure reported is the smallest input that shows the mistake.
+
+test_one_pass_over_the_tiles hands online_softmax scores that count their
+reads tile by tile (exercises.instruments): an online softmax reads each tile
+once; a whole-row softmax reads the row twice (once for m, once for l).
 """
 import math
 import random
 
 from emulator.i18n import _
+from exercises import instruments
 from exercises.testing import N_, Failure, expect_close, expect_pair, fmt, given, need, titled
 
 INF = math.inf
@@ -141,3 +146,17 @@ def test_any_order(mod):
                 for i in order:
                     acc = expect_pair(combine(acc, exact(tiles[i])))
                 check_state(acc, exact(scores))
+
+
+@titled(N_("one pass over the tiles: each tile of scores is read once, not the whole row twice"))
+def test_one_pass_over_the_tiles(mod):
+    fn = need(mod, "online_softmax")
+    rng = random.Random(12)
+    row = [round(rng.uniform(-4, 4), 2) for _ in range(12)]
+    for block in (3, 5):
+        desc = _("scores {scores}, block {block}").format(scores=show(row), block=block)
+        with given(desc):
+            got = expect_pair(instruments.run_over_tiles(fn, list(row), block, desc))
+            m, l = exact(row)
+            expect_close("m", got[0], m, rel=0.0)
+            expect_close("l", got[1], l, rel=REL)

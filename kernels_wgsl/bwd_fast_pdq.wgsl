@@ -1,0 +1,169 @@
+// bwd_fast_pdq.wgsl: the tuned plain backward's dQ pass, dQ = τ dS K, with dS read back from
+// global memory (plain-backward-fast in manifest.json).
+//
+// FlashAttention (Dao et al. 2022, arXiv:2205.14135), Appendix B, Algorithm 3, line 5:
+// dQ = dS K (τ = 1/√d applied once, at the end). A tiled matrix product whose contraction
+// runs over keys: one workgroup per query tile of B_r rows keeps the tile's dQ accumulators
+// in registers and streams past it the key tiles it visits, KC keys at a time: each chunk's
+// K rows and the tile's B_r x KC block of dS go to workgroup memory, then every invocation
+// adds them into its accumulators. No sum crosses invocations, so no lanes' sum is needed.
+//
+// Tiling (manifest "plain-backward-fast", explicit tiles per d, within WebGPU's default
+// 16,384 B of workgroup memory and 256 invocations): B_r rows per workgroup; under causal a
+// query tile visits keys [0, kend), kend = min(N, ceil(b / B_c) B_c), b one past its last row.
+//   d = 16 and 32: B_r = B_c = 128     d = 64 and 128: B_r = B_c = 64
+// Inside a workgroup (free: only global memory is counted): a row's d columns are split over
+// TD = d / 16 invocations (lanes) of 16 columns (4 vec4s) each, lane l owning the column
+// groups l, l + TD, l + 2 TD, l + 3 TD; an invocation owns R rows (rg, rg + B_r / R, ...),
+// 4 R named vec4 accumulators. Per key it reads the key's 4 vec4s of K in its columns (a
+// broadcast: every row group reads them) and R floats of dS, for 16 R multiply-adds. The
+// block of dS sits in workgroup memory with a row stride of KC + 1 floats (odd), so that the
+// rows of neighbouring invocations fall in different banks.
+// Invocation li: lane = li % TD, row group rg = li / TD. THREADS = TD B_r / R.
+//
+// Global memory traffic, float32 (4 bytes an element), for a query tile of r valid rows
+// whose visited key tiles cover keys [0, kend):
+//   per chunk of keys   reads  K: keys d (vec4 loads);  dS: r keys (coalesced along the row)
+//   at the end          writes dQ: r d (vec4 stores)
+// so per query tile K kv d, dS r kv, dQ r d: the manifest's "dq" pass. dS is 0 past the
+// diagonal (bwd_fast_ds.wgsl wrote it so), so those entries add 0.
+//
+// Every invocation stays in every loop that holds a barrier; those loops' bounds depend on
+// uniforms, override constants and the workgroup id only; rows past N skip their stores.
+//
+// The instrumented build (tests only) is this source with every line that starts with
+// "// @instrument: " uncommented; it then counts each element loaded or stored.
+
+override D: u32 = 64u;       // head dimension d: 16, 32, 64 or 128
+override BR: u32 = 64u;      // B_r: query rows per workgroup, a multiple of R; TD B_r / R <= 256
+override BC: u32 = 64u;      // B_c (causal: where a query tile's keys end)
+override TD: u32 = D / 16u;  // lanes per row, 16 columns each
+override R: u32 = select(select(1u, 2u, BR % 2u == 0u), 4u, BR % 4u == 0u && TD * BR >= 512u);  // rows per invocation
+override D4: u32 = D / 4u;
+override RPR: u32 = BR / R;           // row groups
+override THREADS: u32 = TD * RPR;
+override WGB: u32 = 16384u;           // workgroup memory the chunk is fitted to (bytes)
+// Keys per chunk: K (d floats a key) and dS (B_r + 1 floats a key, with the padding) within
+// WGB, at most 64.
+override KC: u32 = min(64u, (WGB / 4u - BR) / (D + BR));
+override KCP: u32 = KC + 1u - KC % 2u;  // row stride of the dS block: odd
+override CH4: u32 = KC * D4;          // vec4s of K in a chunk
+
+// #include "parts/header.wgsl"
+
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;          // (H, N, d)
+@group(0) @binding(12) var<storage, read> dS: array<f32>;              // (H_batch, N, N)
+@group(0) @binding(13) var<storage, read_write> dQ: array<vec4<f32>>;  // (H, N, d)
+
+fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
+fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
+fn store_dq(i: u32, x: vec4<f32>) { tally(23u, 4u); dQ[i] = x; }
+
+var<workgroup> k_tile: array<vec4<f32>, CH4>;   // [key][column group]
+var<workgroup> ds_tile: array<f32, BR * KCP>;   // [row][key], row stride KCP
+
+fn store_row(row: u32, n: u32, a: u32, tau: f32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>,
+             x3: vec4<f32>) {
+  if (row < n) {
+    store_dq(a, x0 * tau);
+    store_dq(a + TD, x1 * tau);
+    store_dq(a + 2u * TD, x2 * tau);
+    store_dq(a + 3u * TD, x3 * tau);
+  }
+}
+
+@compute @workgroup_size(THREADS)
+fn main(@builtin(workgroup_id) wg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+  let n = params.n;
+  let causal = params.causal != 0u;
+  let base4 = (params.head_base + wg.y) * n * D4;
+  let t_base = wg.y * n * n;
+  let row0 = (params.x_base + wg.x) * BR;
+  let lane = li % TD;
+  let rg = li / TD;
+  let tau = 1.0 / sqrt(f32(D));
+
+  let row_last = min(n, row0 + BR) - 1u;
+  var kend = n;
+  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let chunks = (kend + KC - 1u) / KC;
+
+  // Accumulators: a{r}{c} = row rg + r RPR, column group c TD + lane.
+  var a00 = vec4<f32>(0.0);
+  var a01 = vec4<f32>(0.0);
+  var a02 = vec4<f32>(0.0);
+  var a03 = vec4<f32>(0.0);
+  var a10 = vec4<f32>(0.0);
+  var a11 = vec4<f32>(0.0);
+  var a12 = vec4<f32>(0.0);
+  var a13 = vec4<f32>(0.0);
+  var a20 = vec4<f32>(0.0);
+  var a21 = vec4<f32>(0.0);
+  var a22 = vec4<f32>(0.0);
+  var a23 = vec4<f32>(0.0);
+  var a30 = vec4<f32>(0.0);
+  var a31 = vec4<f32>(0.0);
+  var a32 = vec4<f32>(0.0);
+  var a33 = vec4<f32>(0.0);
+
+  for (var ch = 0u; ch < chunks; ch++) {
+    let kc0 = ch * KC;
+    workgroupBarrier();  // everyone is done with the previous chunk
+    // Reads K: the chunk's keys below kend, d each; dS: the tile's rows, those keys each.
+    for (var e = li; e < CH4; e += THREADS) {
+      var x = vec4<f32>(0.0);
+      if (kc0 + e / D4 < kend) { x = load_k(base4 + kc0 * D4 + e); }
+      k_tile[e] = x;
+    }
+    for (var e = li; e < BR * KC; e += THREADS) {
+      let r = e / KC;
+      let j = e % KC;
+      var x = 0.0;
+      if (row0 + r < n && kc0 + j < kend) { x = load_ds(t_base + (row0 + r) * n + kc0 + j); }
+      ds_tile[r * KCP + j] = x;
+    }
+    workgroupBarrier();
+
+    for (var j = 0u; j < KC; j++) {
+      let a = j * D4 + lane;
+      let k0 = k_tile[a];
+      let k1 = k_tile[a + TD];
+      let k2 = k_tile[a + 2u * TD];
+      let k3 = k_tile[a + 3u * TD];
+      let g = ds_tile[rg * KCP + j];
+      a00 += g * k0;
+      a01 += g * k1;
+      a02 += g * k2;
+      a03 += g * k3;
+      if (R > 1u) {
+        let h = ds_tile[(rg + RPR) * KCP + j];
+        a10 += h * k0;
+        a11 += h * k1;
+        a12 += h * k2;
+        a13 += h * k3;
+      }
+      if (R > 2u) {
+        let h = ds_tile[(rg + 2u * RPR) * KCP + j];
+        a20 += h * k0;
+        a21 += h * k1;
+        a22 += h * k2;
+        a23 += h * k3;
+        let h3 = ds_tile[(rg + 3u * RPR) * KCP + j];
+        a30 += h3 * k0;
+        a31 += h3 * k1;
+        a32 += h3 * k2;
+        a33 += h3 * k3;
+      }
+    }
+  }
+
+  // dQ = τ dS K: writes r d elements.
+  let ra = row0 + rg;
+  store_row(ra, n, base4 + ra * D4 + lane, tau, a00, a01, a02, a03);
+  if (R > 1u) { store_row(ra + RPR, n, base4 + (ra + RPR) * D4 + lane, tau, a10, a11, a12, a13); }
+  if (R > 2u) {
+    store_row(ra + 2u * RPR, n, base4 + (ra + 2u * RPR) * D4 + lane, tau, a20, a21, a22, a23);
+    store_row(ra + 3u * RPR, n, base4 + (ra + 3u * RPR) * D4 + lane, tau, a30, a31, a32, a33);
+  }
+}
