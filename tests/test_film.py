@@ -373,6 +373,21 @@ def test_the_one_logsumexp_per_row_is_credited_to_flashattention_2_not_to_2022(f
     assert "L = m + log l" in by_id["dao2023"]["claim"]
 
 
+@pytest.mark.parametrize("prefix", ["", "pt-BR/"])
+def test_what_the_lesson_leaves_out_sends_the_backward_pass_to_the_lab_and_its_exercise(built_site, prefix):
+    """Issue 23, item 14: the lab has a backward pass (Direction: Backward, with Count, Check and Time)
+    and exercise 2 teaches it, so the item says where it is, and that its speed depends on the GPU."""
+    page = (built_site / prefix / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('id="leaves-out"'):]
+    section = section[:section.index("</section>")]
+    home = "../pt-BR/" if prefix else ""
+    assert f'<a href="{home}module/flash-backward/index.html">' in section
+    assert (built_site / prefix / "module" / "flash-backward" / "index.html").is_file()
+    words = ("Direction", "Backward", "GPU") if not prefix else ("Passada", "Reversa", "GPU")
+    assert all(w in section for w in words), words
+    assert "is not shown" not in section and "fica de fora" not in section
+
+
 def test_model_entry_is_rendered_from_facts_json_provenance(film_ctx, context):
     model = context["facts"]["model"]
     entry = next(s for s in film_ctx["sources"] if s["id"] == "facts")
