@@ -119,6 +119,27 @@ export function bars(g, list, x0, y0, h, maxBytes) {
   });
 }
 
+/** Plain's and fused's bars for one figures entry (F.d16, F.d64), at x = xs[0]
+ *  and xs[1], scaled so that plain's total is h tall. Returns the two bars. */
+export function plainAndFused(g, fig, xs, x0, y0, h) {
+  const list = [
+    { fig, kernel: "plain", x: xs[0], label: _("plain") },
+    { fig, kernel: "fused", x: xs[1], label: _("fused") },
+  ];
+  return bars(g, list, x0, y0, h, fig.plain_raw);
+}
+
+/** Tensors kept in the warehouse, drawn faint: list [[name, fill class, x]],
+ *  each box {y, width, height}, its name at textY. Returns the names' text nodes by tensor. */
+export function stores(g, list, { y, width, height, textY }) {
+  const names = {};
+  for (const [name, cls, x] of list) {
+    el(g, "rect", { x, y, width, height, rx: 4, class: cls, "fill-opacity": 0.3 });
+    names[name] = el(g, "text", { x: x + width / 2, y: textY, "text-anchor": "middle", class: "film-text" }, name);
+  }
+  return names;
+}
+
 /** A rect and its centred label in one group, the film's usual tensor tile:
  *  box holds the rect's attributes, label {x, y, text, size} the text's. */
 export function tile(parent, box, { x, y, text, size = 18 }) {

@@ -1,7 +1,7 @@
 // Scene 5, the count: the bytes of plain and fused at d = 64 as stacked bars
 // by tensor, why K and V come back, and d = 16 left for the learner to count.
 import { _, num } from "../../i18n.js";
-import { bars, dual, el } from "../draw.js";
+import { dual, el, plainAndFused } from "../draw.js";
 
 const TENSORS = ["S", "P", "K", "V", "Q", "O"];
 
@@ -40,17 +40,7 @@ function legend(g, { T, hide, fadeIn, fadeOut }) {
 /** The d = 64 bars, grown from the axis, and the legend. */
 function barsAtD64(g, stage) {
   const { F, T, tl, hide } = stage;
-  const [b1, b2] = bars(
-    g,
-    [
-      { fig: F.d64, kernel: "plain", x: 170, label: _("plain") },
-      { fig: F.d64, kernel: "fused", x: 270, label: _("fused") },
-    ],
-    170,
-    470,
-    330,
-    F.d64.plain_raw,
-  );
+  const [b1, b2] = plainAndFused(g, F.d64, [170, 270], 170, 470, 330);
   dLabel(g, 260, F.d64.d);
   dual(
     g,

@@ -96,22 +96,13 @@ function tileSteps(g, ex, tiles, shown, { T, tl, labels, hide, fadeIn, fadeOut }
   tl.set(mP, { v: s2.m }, t2 + 1.0);
   // the total shrinks because a bigger score arrived
   tl.to(lP, { v: s2.l_shrunk, duration: 1.2, ease: "power2.inOut" }, t2 + 1.6);
-  const shrinkNote = el(
-    g,
-    "text",
-    { x: 120, y: 436, class: "film-label" },
-    _("× {factor}: shrunk to match the new m", { factor: ex.shrink }),
-  );
+  const note = (text) => el(g, "text", { x: 120, y: 436, class: "film-label" }, text);
+  const shrinkNote = note(_("× {factor}: shrunk to match the new m", { factor: ex.shrink }));
   hide(shrinkNote);
   fadeIn(shrinkNote, t2 + 1.6);
   tl.to(lP, { v: s2.l, duration: 1.2, ease: "power1.out" }, t2 + 4.2);
   // then the tile's own terms are added: the note follows the step on screen
-  const gainNote = el(
-    g,
-    "text",
-    { x: 120, y: 436, class: "film-label" },
-    _("+ {terms}: the new tile's terms", { terms: ex.l2_terms }),
-  );
+  const gainNote = note(_("+ {terms}: the new tile's terms", { terms: ex.l2_terms }));
   hide(gainNote);
   fadeOut(shrinkNote, t2 + 4.0, 0.2);
   fadeIn(gainNote, t2 + 4.2);

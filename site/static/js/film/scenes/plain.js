@@ -1,9 +1,16 @@
 // Scene 2, the plain way: three passes, and the whole table of scores through
 // the door four times, counted on a meter.
 import { _, num } from "../../i18n.js";
-import { dual, el, memory, mib, tile } from "../draw.js";
+import { dual, el, memory, mib, stores, tile } from "../draw.js";
 
 const DOWN = 290; // bench -> warehouse offset
+// Q, K and V in the warehouse, and O
+const STORES = [
+  ["Q", "fill-q", 150],
+  ["K", "fill-k", 250],
+  ["V", "fill-v", 350],
+  ["O", "fill-o", 600],
+];
 
 /** The three passes' names, shown as each pass starts. */
 function passNames(g, { hide }) {
@@ -52,24 +59,15 @@ function tableCrossings(g, passes, { F, T, tl, labels, hide, fadeIn, fadeOut }) 
 
 /** Q, K and V come in too (and O goes out): the count adds them later. */
 function tensorsComeIn(g, { T, tl, hide, fadeIn }) {
-  const stores = {};
-  for (const [name, cls, x] of [
-    ["Q", "fill-q", 150],
-    ["K", "fill-k", 250],
-    ["V", "fill-v", 350],
-    ["O", "fill-o", 600],
-  ]) {
-    el(g, "rect", { x, y: 400, width: 80, height: 80, rx: 4, class: cls, "fill-opacity": 0.3 });
-    stores[name] = el(g, "text", { x: x + 40, y: 448, "text-anchor": "middle", class: "film-text" }, name);
-  }
+  const names = stores(g, STORES, { y: 400, width: 80, height: 80, textY: 448 });
   const reader = (name, cls, x, at, dx) => {
     const r = tile(g, { x, y: 400, width: 80, height: 80, rx: 4, class: cls }, { x: x + 40, y: 448, text: name });
     hide(r);
     tl.set(r, { autoAlpha: 1 }, at);
-    tl.set(stores[name], { autoAlpha: 0 }, at);
+    tl.set(names[name], { autoAlpha: 0 }, at);
     tl.to(r, { x: dx, y: -290, duration: 1.2, ease: "power1.inOut" }, at);
     tl.to(r, { autoAlpha: 0, duration: 0.3 }, at + 2.2);
-    tl.set(stores[name], { autoAlpha: 1 }, at + 1.2);
+    tl.set(names[name], { autoAlpha: 1 }, at + 1.2);
   };
   reader("Q", "fill-q", 150, T("pass1") + 0.1, 130);
   reader("K", "fill-k", 250, T("pass1") + 0.1, 120);

@@ -1,7 +1,7 @@
 // Scene 6, the question: what the film has shown, then (once answered) the
 // count at d = 16 beside the learner's guess.
 import { _, num } from "../../i18n.js";
-import { bars, dual, el } from "../draw.js";
+import { dual, el, plainAndFused } from "../draw.js";
 
 /** Asked: what the learner knows, no totals. Left half only: on a wide screen
  *  the question's panel covers the right half. */
@@ -29,17 +29,7 @@ function theCount(counted, F) {
     { x: 480, y: 40, "text-anchor": "middle", class: "film-label" },
     `N = ${F.N}, d = ${num(F.d16.d)}`,
   );
-  bars(
-    counted,
-    [
-      { fig: F.d16, kernel: "plain", x: 220, label: _("plain") },
-      { fig: F.d16, kernel: "fused", x: 360, label: _("fused") },
-    ],
-    160,
-    470,
-    360,
-    F.d16.plain_raw,
-  );
+  plainAndFused(counted, F.d16, [220, 360], 160, 470, 360);
   dual(
     counted,
     { x: 500, y: 200, class: "film-big" },

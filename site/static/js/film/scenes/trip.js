@@ -2,22 +2,15 @@
 // once, K and V tiles walk past it, S and P stay on the bench, O goes down
 // once; then the closing notes (the same answer, FlashAttention, its loops).
 import { _, num } from "../../i18n.js";
-import { W, dual, el, memory } from "../draw.js";
+import { W, dual, el, memory, stores } from "../draw.js";
 
-/** Q, K, V and O in the warehouse, faint. Returns their name labels by tensor. */
-function warehouse(g) {
-  const storeNames = {};
-  for (const [name, cls, x] of [
-    ["Q", "fill-q", 150],
-    ["K", "fill-k", 330],
-    ["V", "fill-v", 510],
-    ["O", "fill-o", 690],
-  ]) {
-    el(g, "rect", { x, y: 390, width: 120, height: 90, rx: 4, class: cls, "fill-opacity": 0.3 });
-    storeNames[name] = el(g, "text", { x: x + 60, y: 445, "text-anchor": "middle", class: "film-text" }, name);
-  }
-  return storeNames;
-}
+// Q, K, V and O in the warehouse
+const STORES = [
+  ["Q", "fill-q", 150],
+  ["K", "fill-k", 330],
+  ["V", "fill-v", 510],
+  ["O", "fill-o", 690],
+];
 
 /** The Q tile goes up through the door and stays on the bench. */
 function queryTile(g, storeNames, { F, T, tl, hide, fadeIn, fadeOut }) {
@@ -229,7 +222,7 @@ function flashAttention(g0, g, mem, { T, tl, hide, fadeIn, fadeOut }) {
 export function trip(g0, stage) {
   const g = el(g0, "g", {}); // the kernel at work; dimmed under the closing notes
   const mem = memory(g, 70, 200);
-  const storeNames = warehouse(g);
+  const storeNames = stores(g, STORES, { y: 390, width: 120, height: 90, textY: 445 });
   queryTile(g, storeNames, stage);
   const kvNote = keyValueWalk(g, stage);
   const building = benchWork(g, kvNote, stage);
