@@ -90,6 +90,22 @@ export function update(key, change) {
   return state;
 }
 
+/** Count one Check of a step: passed records its code and time, a fail adds to its fails.
+ *  extra: more fields for the record (a form's answer). */
+export function recordCheck(key, passed, code, extra = {}) {
+  return update(key, (s) => {
+    Object.assign(s, extra);
+    s.checks = (s.checks || 0) + 1;
+    if (passed) {
+      s.passed = true;
+      s.passedCode = code;
+      s.passedAt = new Date().toISOString();
+    } else {
+      s.fails = (s.fails || 0) + 1;
+    }
+  });
+}
+
 export function passedKeys(state, keys) {
   return keys.filter((k) => state.steps[k] && state.steps[k].passed);
 }
