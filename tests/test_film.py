@@ -429,7 +429,9 @@ def test_checker_grid_keeps_facts_json_layer_numbers_starting_at_zero(film_ctx, 
     assert model["grid_layers"] == sorted(int(k) for k in layers)
     assert model["grid_layers"][0] == 0 and len(model["grid"]) == len(layers)
     assert model["lab_layer"] == context["facts"]["lab"]["layer"]
-    scenes = (ROOT / "site" / "static" / "js" / "film" / "scenes.js").read_text(encoding="utf-8")
+    film_js = sorted((ROOT / "site" / "static" / "js" / "film").rglob("*.js"))
+    scenes = "".join(p.read_text(encoding="utf-8") for p in film_js)
+    assert "layer {n}" in scenes and "grid_layers[L]" in scenes
     assert "layer ${L + 1}" not in scenes
 
 
