@@ -30,8 +30,11 @@ arithmetic:
     program makes descriptors for its own head, of shape (N, d), so rows past
     N read as zeros and stores past N are dropped by the hardware. On the
     H200 that saved up to 9% at d = 128 and stayed within 2% at d = 64
-    (docs/BENCHMARKS.md). Triton 3.6 warp-specializes loops only on
-    Blackwell, so this kernel does not ask for it.
+    (docs/BENCHMARKS.md). Triton 3.6 can warp-specialize a loop on Hopper
+    too (tl.range(..., warp_specialize=True), one loop per kernel): on the
+    H200 it was never faster by more than 0.5% here, and its run failed
+    the benchmark's check at d = 128, so this kernel does not ask for it;
+  * N a multiple of 128 (EVEN): every tile is whole, one loop, no mask.
 
 Backward (step Backward), FlashAttention-2, Algorithm 2, in three launches:
   1. D = rowsum(dO ∘ O), one float32 per row (_backward_preprocess);
@@ -39,7 +42,10 @@ Backward (step Backward), FlashAttention-2, Algorithm 2, in three launches:
      P is recomputed from the scores and the saved L, never stored;
   3. dQ: one program per query tile, the key tiles streaming past.
 Each program writes only its own rows of the gradients, so no atomics are
-needed; the price is that steps 2 and 3 both recompute S and dP.
+needed; the price is that steps 2 and 3 both recompute S and dP. Or (the
+backward cuDNN and FlashAttention-2 itself run) steps 2 and 3 in one kernel
+that adds each tile's share of dQ into a float32 buffer with atomic adds:
+the backward times both once per shape and keeps the faster (_backward).
 With dS = P ∘ (dP − D): dV = Pᵀ dO, dK = dSᵀ Q / √d, dQ = dS K / √d.
 
 Float32 inputs are multiplied in IEEE float32 (input_precision="ieee"), not
@@ -91,7 +97,7 @@ def _tile(src, start, N, ROWS: tl.constexpr, D: tl.constexpr, TMA: tl.constexpr,
 @triton.jit
 def _key_tiles(acc, l, m, q, k_src, v_src, rows, lo, hi, N, qk_scale,
                D: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr,
-               TMA: tl.constexpr, PRECISION: tl.constexpr, WS: tl.constexpr):
+               TMA: tl.constexpr, PRECISION: tl.constexpr):
     """Stream key tiles lo, lo + BLOCK_N, … < hi past the query tile; return the new (acc, l, m).
 
     MASK 0: every key in [lo, hi) is visible to every row, nothing to mask.
@@ -99,7 +105,7 @@ def _key_tiles(acc, l, m, q, k_src, v_src, rows, lo, hi, N, qk_scale,
     MASK 2: the diagonal block of a causal pass: keys past a row are hidden.
     m is in base-2 units: the scores times qk_scale = log2(e)/√d.
     """
-    for start in tl.range(lo, hi, BLOCK_N, warp_specialize=WS):
+    for start in range(lo, hi, BLOCK_N):
         start = tl.multiple_of(start, BLOCK_N)
         k = _tile(k_src, start, N, BLOCK_N, D, TMA, MASK != 0)
         s = tl.dot(q, k.T, input_precision=PRECISION)          # (BLOCK_M, BLOCK_N) q·k, float32
@@ -126,16 +132,15 @@ def _key_tiles(acc, l, m, q, k_src, v_src, rows, lo, hi, N, qk_scale,
 
 
 def _forward_configs():
-    """The autotuner's candidates: BLOCK_M, BLOCK_N, warps, pipeline stages and WS (warp
-    specialization), pruned per d, dtype and N by _prune_forward."""
+    """The autotuner's candidates: BLOCK_M, BLOCK_N, warps and pipeline stages, pruned per d,
+    dtype and N by _prune_forward. On the H200 (docs/BENCHMARKS.md) the fastest at N = 16,384
+    were 64 × 64 with 4 warps at d = 64 and 128 × 64 with 4 warps at d = 128."""
     if INTERPRET:  # the interpreter would time every config by running it on the CPU: give it one
-        return [triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "WS": False}, num_warps=4, num_stages=1)]
-    half = [(bm, bn, w, s, ws) for bm, bn, w in ((128, 64, 4), (128, 128, 8), (128, 64, 8), (64, 64, 4),
-                                                (128, 32, 4)) for s in (2, 3, 4) for ws in (False,)]
-    half += [(128, bn, 4, s, True) for bn in (64, 128) for s in (2, 3, 4)]
-    f32 = [(64, 32, 4, 2, False), (32, 32, 4, 2, False)]
-    return [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "WS": ws}, num_warps=w, num_stages=s)
-            for bm, bn, w, s, ws in half + f32]
+        return [triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}, num_warps=4, num_stages=1)]
+    half = [(bm, bn, w, s) for bm, bn, w in ((128, 64, 4), (128, 128, 8), (128, 64, 8), (64, 64, 4),
+                                            (128, 32, 4)) for s in (2, 3, 4)]
+    f32 = [(64, 32, 4, 2), (32, 32, 4, 2)]
+    return [triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s) for bm, bn, w, s in half + f32]
 
 
 SHARED_BYTES = 232_448  # workgroup memory (SRAM) a program may use on Hopper: 227 KiB
@@ -143,8 +148,7 @@ SHARED_BYTES = 232_448  # workgroup memory (SRAM) a program may use on Hopper: 2
 
 def _prune_forward(configs, named_args, **kwargs):
     """Half precision: the tensor-core shapes whose pipeline fits in SRAM (each stage holds a K and
-    a V tile, a warp-specialized loop one stage more), warp-specialized ones only with tensor
-    descriptors; float32: a tile that fits. One shape where tuning does not pay: d ≤ 32, or
+    a V tile); float32: a tile that fits. One shape where tuning does not pay: d ≤ 32, or
     N < 1,024 (a few tiles, and a compile per shape)."""
     if INTERPRET:
         return configs
@@ -153,10 +157,10 @@ def _prune_forward(configs, named_args, **kwargs):
         return [c for c in configs if c.kwargs["BLOCK_N"] == 32 and c.kwargs["BLOCK_M"] == (64 if d <= 64 else 32)]
 
     def fits(c):
-        bm, bn, ws = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["WS"]
-        return (c.num_stages + ws) * 2 * bn * d * 2 + bm * d * 2 <= SHARED_BYTES
+        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+        return c.num_stages * 2 * bn * d * 2 + bm * d * 2 <= SHARED_BYTES
 
-    big = [c for c in configs if c.kwargs["BLOCK_M"] >= 64 and fits(c) and (kwargs["TMA"] or not c.kwargs["WS"])]
+    big = [c for c in configs if c.kwargs["BLOCK_M"] >= 64 and fits(c)]
     return big[:1] if d <= 32 or named_args["N"] < 1024 else big
 
 
@@ -171,8 +175,7 @@ def _rank(fn, quantiles):
 def _flash_forward(Q, K, V, O, L,     # Q, K, V, O: (B·H, N, D) contiguous; L: (B·H, N) float32
                    N, qk_scale,       # sequence length, log2(e)/sqrt(D)
                    D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                   CAUSAL: tl.constexpr, EVEN: tl.constexpr, TMA: tl.constexpr, PRECISION: tl.constexpr,
-                   WS: tl.constexpr):
+                   CAUSAL: tl.constexpr, EVEN: tl.constexpr, TMA: tl.constexpr, PRECISION: tl.constexpr):
     tl.static_assert(BLOCK_M % BLOCK_N == 0)   # the diagonal block is whole key tiles
     tile = tl.program_id(0)
     if CAUSAL:  # the last query tiles have the most keys to see: start them first
@@ -194,29 +197,23 @@ def _flash_forward(Q, K, V, O, L,     # Q, K, V, O: (B·H, N, D) contiguous; L: 
     l = tl.zeros([BLOCK_M], tl.float32)                 # running sum of exp2(s - m)
     acc = tl.zeros([BLOCK_M, D], tl.float32)            # running sum of exp2(s - m) * v
 
-    if CAUSAL and WS:
-        # Warp-specialized (a config's WS): Triton 3.6 splits only a kernel's one loop into
-        # loading and computing warps on Hopper, so this causal pass is one loop, masked on
-        # every tile, up to the diagonal block's end.
-        acc, l, m = _key_tiles(acc, l, m, q, k_src, v_src, rows, 0, tl.minimum(N, first + BLOCK_M), N,
-                               qk_scale, D, BLOCK_N, 2, TMA, PRECISION, True)
-    elif CAUSAL:
+    if CAUSAL:
         # Stage 1: keys below `first` are visible to every row of this tile.
         acc, l, m = _key_tiles(acc, l, m, q, k_src, v_src, rows, 0, first, N, qk_scale,
-                               D, BLOCK_N, 0, TMA, PRECISION, False)
+                               D, BLOCK_N, 0, TMA, PRECISION)
         # Stage 2: the diagonal block; no key at or past first + BLOCK_M is visible.
         acc, l, m = _key_tiles(acc, l, m, q, k_src, v_src, rows, first, tl.minimum(N, first + BLOCK_M), N,
-                               qk_scale, D, BLOCK_N, 2, TMA, PRECISION, False)
+                               qk_scale, D, BLOCK_N, 2, TMA, PRECISION)
     elif EVEN:
         # N a multiple of 128 (and so of BLOCK_N): every key tile is whole, one loop, no mask.
         acc, l, m = _key_tiles(acc, l, m, q, k_src, v_src, rows, 0, N, N, qk_scale,
-                               D, BLOCK_N, 0, TMA, PRECISION, WS)
+                               D, BLOCK_N, 0, TMA, PRECISION)
     else:
         whole = (N // BLOCK_N) * BLOCK_N       # the key tiles that lie wholly below N
         acc, l, m = _key_tiles(acc, l, m, q, k_src, v_src, rows, 0, whole, N, qk_scale,
-                               D, BLOCK_N, 0, TMA, PRECISION, False)
+                               D, BLOCK_N, 0, TMA, PRECISION)
         acc, l, m = _key_tiles(acc, l, m, q, k_src, v_src, rows, whole, N, N, qk_scale,
-                               D, BLOCK_N, 1, TMA, PRECISION, False)
+                               D, BLOCK_N, 1, TMA, PRECISION)
 
     o = (acc / l[:, None]).to(O.dtype.element_ty)
     if TMA:
