@@ -165,8 +165,9 @@ def exercises_bundle(out: Path) -> None:
     """Write py/exercises.json: the checker package, each step's tests.py and
     exercise.toml, and the files an exercise's judge reads (its exercise.toml's
     ``bundle`` globs, e.g. break-it's kernel.py, bugs/*.py, weak_tests.py), at
-    the same relative paths as in this repository, for the exercise worker
-    (which also loads py/bundle.json for the emulator)."""
+    the same relative paths as in this repository, for the page's Python worker
+    (site/static/js/worker.js) where it serves the exercises (it loads
+    py/bundle.json too, for the emulator)."""
     files = {}
     for path in sorted((ROOT / "exercises").glob("*.py")):
         files[f"exercises/{path.name}"] = path.read_text(encoding="utf-8")

@@ -283,7 +283,7 @@ ASSET_KINDS = [
     # (path in dist, content type the server must send)
     ("index.html", "text/html; charset=utf-8"),
     ("static/js/lab/main.js", "text/javascript; charset=utf-8"),
-    ("static/js/emulator-worker.js", "text/javascript; charset=utf-8"),
+    ("static/js/worker.js", "text/javascript; charset=utf-8"),
     ("vendor/pyodide/pyodide.mjs", "text/javascript; charset=utf-8"),
     ("vendor/pyodide/pyodide.asm.wasm", "application/wasm"),
     ("vendor/pyodide/python_stdlib.zip", "application/zip"),
@@ -328,7 +328,7 @@ CSP_PARTS = ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "work
              "connect-src 'self'", "object-src 'none'", "base-uri 'none'"]
 
 
-@pytest.mark.parametrize("path", ["index.html", "static/js/emulator-worker.js", "vendor/pyodide/pyodide.mjs"])
+@pytest.mark.parametrize("path", ["index.html", "static/js/worker.js", "vendor/pyodide/pyodide.mjs"])
 def test_the_content_security_policy_header_reaches(path, server_url):
     """A worker's script gets its policy from its own response headers, not the page's <meta>."""
     csp = _get(server_url + path)[1]["Content-Security-Policy"]

@@ -92,16 +92,7 @@ export async function runSource({ code, plan, constants, q, k, v, timeRuns = 0 }
     const group = await scoped(device, "binding your shader's buffers", () =>
       device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }),
     );
-    await scoped(device, "running your shader", async () => {
-      const enc = device.createCommandEncoder();
-      const pass = enc.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, group);
-      pass.dispatchWorkgroups(groups, 1, 1);
-      pass.end();
-      device.queue.submit([enc.finish()]);
-      await device.queue.onSubmittedWorkDone();
-    });
+    await scoped(device, "running your shader", () => dispatchOnce(device, pipeline, group, groups));
     const o = new Float32Array(await readBack(device, bufs.O, bytes));
     const raw = new Uint32Array(await readBack(device, bufs.counters, slots.length * 4));
     const counts = {};
@@ -120,6 +111,18 @@ export async function runSource({ code, plan, constants, q, k, v, timeRuns = 0 }
   }
 }
 
+// One compute pass of `workgroups` workgroups (a row of query tiles), submitted and waited for.
+async function dispatchOnce(device, pipeline, group, workgroups) {
+  const enc = device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, group);
+  pass.dispatchWorkgroups(workgroups, 1, 1);
+  pass.end();
+  device.queue.submit([enc.finish()]);
+  await device.queue.onSubmittedWorkDone();
+}
+
 // Median wall time of `runs` dispatches of the uninstrumented build (the production
 // build, where tally() compiles away), each waited for with onSubmittedWorkDone.
 async function timeSource(device, code, manifest, constants, entries, groups, runs) {
@@ -133,14 +136,7 @@ async function timeSource(device, code, manifest, constants, entries, groups, ru
   const times = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    const enc = device.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(groups, 1, 1);
-    pass.end();
-    device.queue.submit([enc.finish()]);
-    await device.queue.onSubmittedWorkDone();
+    await dispatchOnce(device, pipeline, group, groups);
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
