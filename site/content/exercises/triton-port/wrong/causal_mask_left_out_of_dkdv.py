@@ -240,7 +240,7 @@ def _backward_preprocess(O, DO, Delta, N, D: tl.constexpr, BLOCK_M: tl.constexpr
 @triton.jit
 def _query_tiles(dk, dv, k, v, Q, DO, L, Delta, DQ, keys, lo, hi, N, qk_scale, sm_scale,
                  D: tl.constexpr, BLOCK_M: tl.constexpr, MASK: tl.constexpr, PRECISION: tl.constexpr,
-                 DQ_ATOMIC: tl.constexpr):
+                 DQ_ATOMIC: tl.constexpr, TMA: tl.constexpr):
     """Stream query tiles lo, lo + BLOCK_M, … < hi past one key tile; return the new (dk, dv).
 
     Everything is transposed (keys along rows), so each product lands in
@@ -248,7 +248,10 @@ def _query_tiles(dk, dv, k, v, Q, DO, L, Delta, DQ, keys, lo, hi, N, qk_scale, s
     (a full pass with DQ_ATOMIC); 2: the diagonal of a causal pass.
     Rows past N read q = dO = 0 and L = +inf, so their P is exactly 0.
     DQ_ATOMIC: also add this tile's share of dQ, dS K / √d, into DQ (float32)
-    with atomic adds, since other programs add theirs to the same rows.
+    with atomic adds, since other programs add theirs to the same rows. With
+    TMA, DQ is a tensor descriptor and the whole (BLOCK_M, D) tile goes in one
+    bulk reduction by the copy engine (rows past N are dropped), which the
+    warps do not wait for; else one atomic add per element.
     """
     for start in range(lo, hi, BLOCK_M):
         start = tl.multiple_of(start, BLOCK_M)
@@ -268,20 +271,26 @@ def _query_tiles(dk, dv, k, v, Q, DO, L, Delta, DQ, keys, lo, hi, N, qk_scale, s
         dk = tl.dot(ds_t.to(q.dtype), q, dk, input_precision=PRECISION)     # dK += dSᵀ Q  (· 1/√d later)
         if DQ_ATOMIC:  # FlashAttention-2's own backward (Algorithm 2, line 21): dQ += dS K
             dq = tl.dot(tl.trans(ds_t.to(k.dtype)), k, input_precision=PRECISION) * sm_scale
-            tl.atomic_add(DQ + at, dq, mask=rows[:, None] < N, sem="relaxed")
+            if TMA:
+                DQ.atomic_add([start, 0], dq)
+            else:
+                tl.atomic_add(DQ + at, dq, mask=rows[:, None] < N, sem="relaxed")
     return dk, dv
 
 
 @triton.jit(do_not_specialize=["N"])
 def _backward_dkdv(Q, K, V, DO, L, Delta, DK, DV, DQ, N, qk_scale, sm_scale,
                    D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                   CAUSAL: tl.constexpr, PRECISION: tl.constexpr, DQ_ATOMIC: tl.constexpr):
+                   CAUSAL: tl.constexpr, PRECISION: tl.constexpr, DQ_ATOMIC: tl.constexpr, TMA: tl.constexpr):
     """dK and dV for BLOCK_N keys of one head; the query tiles that see them stream past.
-    With DQ_ATOMIC, dQ too, added up over the programs in DQ (float32, zeroed first)."""
+    With DQ_ATOMIC, dQ too, added up over the programs in DQ (float32, zeroed first), through
+    a tensor descriptor of the head's (N, D) rows of DQ where TMA says so."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0)   # the diagonal is whole query tiles
     tile, bh = tl.program_id(0), tl.program_id(1)
     base = bh.to(tl.int64) * N * D
     Q, K, V, DO, DK, DV, DQ = Q + base, K + base, V + base, DO + base, DK + base, DV + base, DQ + base
+    if DQ_ATOMIC and TMA:
+        DQ = tl.make_tensor_descriptor(DQ, shape=[N, D], strides=[D, 1], block_shape=[BLOCK_M, D])
     L, Delta = L + bh * N, Delta + bh * N
     first = tile * BLOCK_N
     keys = first + tl.arange(0, BLOCK_N)
@@ -294,12 +303,12 @@ def _backward_dkdv(Q, K, V, DO, L, Delta, DK, DV, DQ, N, qk_scale, sm_scale,
         # Rows before `first` see none of these keys; rows in [first, first + BLOCK_N)
         # see some (the diagonal); rows from first + BLOCK_N on see them all.
         dk, dv = _query_tiles(dk, dv, k, v, Q, DO, L, Delta, DQ, keys, first, first + BLOCK_N, N, qk_scale,
-                              sm_scale, D, BLOCK_M, 2, PRECISION, DQ_ATOMIC)
+                              sm_scale, D, BLOCK_M, 2, PRECISION, DQ_ATOMIC, TMA)
         dk, dv = _query_tiles(dk, dv, k, v, Q, DO, L, Delta, DQ, keys, first + BLOCK_N, N, N, qk_scale,
-                              sm_scale, D, BLOCK_M, 0, PRECISION, DQ_ATOMIC)
+                              sm_scale, D, BLOCK_M, 0, PRECISION, DQ_ATOMIC, TMA)
     else:
         dk, dv = _query_tiles(dk, dv, k, v, Q, DO, L, Delta, DQ, keys, 0, N, N, qk_scale,
-                              sm_scale, D, BLOCK_M, 1 if DQ_ATOMIC else 0, PRECISION, DQ_ATOMIC)
+                              sm_scale, D, BLOCK_M, 1 if DQ_ATOMIC else 0, PRECISION, DQ_ATOMIC, TMA)
     tl.store(DK + at, (dk * sm_scale).to(DK.dtype.element_ty), mask=keys[:, None] < N)
     tl.store(DV + at, dv.to(DV.dtype.element_ty), mask=keys[:, None] < N)
 
@@ -449,14 +458,16 @@ def _forward(q, k, v, causal: bool, tma=None):
 BACKWARD_TIMES = {}
 
 
-def _backward(do, q, k, v, o, lse, causal: bool, dq_atomic=None):
+def _backward(do, q, k, v, o, lse, causal: bool, dq_atomic=None, tma=None):
     """(dq, dk, dv) from the forward's saved q, k, v, o, lse and the output gradient do.
 
     dq_atomic=False: the D pre-pass, then dK/dV over key tiles and dQ over query tiles, each
     program writing only its own rows (no atomics; S and dP are computed twice).
     dq_atomic=True: the D pre-pass, then one kernel over key tiles that also adds each query
     tile's share of dQ into a float32 (B, H, N, d) buffer with atomic adds (S and dP once, as
-    FlashAttention-2's Algorithm 2 and cuDNN do), then that buffer rounded to q's dtype.
+    FlashAttention-2's Algorithm 2 and cuDNN do), then that buffer rounded to q's dtype; on
+    Hopper in half precision (tma None) or with tma=True, each tile's adds are one bulk
+    reduction through a tensor descriptor.
     dq_atomic=None: the faster of the two, timed once per shape in half precision from
     N = 1,024 on (the autotuner's idea one level up; BACKWARD_TIMES keeps the times),
     else the two kernels.
@@ -467,7 +478,8 @@ def _backward(do, q, k, v, o, lse, causal: bool, dq_atomic=None):
             dq_atomic = False
         else:
             if key not in BACKWARD_TIMES:
-                BACKWARD_TIMES[key] = {name: _rank(lambda a=atomic: _backward(do, q, k, v, o, lse, causal, a), None)
+                BACKWARD_TIMES[key] = {name: _rank(lambda a=atomic: _backward(do, q, k, v, o, lse, causal, a, tma),
+                                                   None)
                                        for name, atomic in (("two kernels", False), ("atomic dQ", True))}
             dq_atomic = BACKWARD_TIMES[key]["atomic dQ"] < BACKWARD_TIMES[key]["two kernels"]
     b, h, n, d = q.shape
@@ -475,6 +487,9 @@ def _backward(do, q, k, v, o, lse, causal: bool, dq_atomic=None):
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() == 0:
         return dq, dk, dv
+    tma = _use_tma(q) if tma is None else tma
+    if tma and not INTERPRET:
+        triton.set_allocator(_scratch)
     delta = torch.empty_like(lse)
     _backward_preprocess[(triton.cdiv(n, 64), b * h)](o, do, delta, n, D=d, BLOCK_M=64)
     args = dict(N=n, qk_scale=LOG2E.value / math.sqrt(d), sm_scale=1 / math.sqrt(d), D=d, CAUSAL=bool(causal),
@@ -482,10 +497,10 @@ def _backward(do, q, k, v, o, lse, causal: bool, dq_atomic=None):
     if dq_atomic:
         dq32 = torch.zeros(q.shape, device=q.device, dtype=torch.float32)
         _dkdv_dq[lambda meta: (triton.cdiv(n, meta["BLOCK_N"]), b * h)](q, k, v, do, lse, delta, dk, dv, dq32,
-                                                                        DQ_ATOMIC=True, **args)
+                                                                        DQ_ATOMIC=True, TMA=bool(tma), **args)
         return dq32.to(q.dtype), dk, dv
     _dkdv[lambda meta: (triton.cdiv(n, meta["BLOCK_N"]), b * h)](q, k, v, do, lse, delta, dk, dv, dq,
-                                                                 DQ_ATOMIC=False, **args)
+                                                                 DQ_ATOMIC=False, TMA=False, **args)
     _dq[lambda meta: (triton.cdiv(n, meta["BLOCK_M"]), b * h)](q, k, v, do, lse, delta, dq, **args)
     return dq, dk, dv
 
@@ -499,13 +514,13 @@ class FlashAttention(torch.autograd.Function):
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         o, lse = _forward(q, k, v, causal, tma)
         ctx.save_for_backward(q, k, v, o, lse)
-        ctx.causal, ctx.dq_atomic = causal, dq_atomic
+        ctx.causal, ctx.dq_atomic, ctx.tma = causal, dq_atomic, tma
         return o
 
     @staticmethod
     def backward(ctx, do):
         q, k, v, o, lse = ctx.saved_tensors
-        dq, dk, dv = _backward(do, q, k, v, o, lse, ctx.causal, ctx.dq_atomic)
+        dq, dk, dv = _backward(do, q, k, v, o, lse, ctx.causal, ctx.dq_atomic, ctx.tma)
         return dq, dk, dv, None, None, None  # no gradient for causal, tma or dq_atomic
 
 
@@ -517,8 +532,9 @@ def flash_attention(q, k, v, causal=False, return_lse=False, tma=None, dq_atomic
     in q, k and v through FlashAttention.backward. With return_lse=True it
     returns (o, lse), lse the float32 (B, H, N) logsumexp of each row of
     scores in natural units, and records no gradient. tma: None picks
-    tensor descriptors for the forward on Hopper and newer in half
-    precision; True or False forces the choice (benchmarks, tests).
+    tensor descriptors (the forward's loads and stores, the atomic dQ's
+    adds) on Hopper and newer in half precision; True or False forces the
+    choice (benchmarks, tests).
     dq_atomic: True takes the backward's dQ from atomic adds in the dK/dV
     kernel, False from a kernel of its own, None the faster (see _backward).
     Raises ValueError for other shapes or dtypes.
