@@ -44,7 +44,7 @@ def run(a) -> dict:
     probes = measure(runner)
     device = runner.info["device"].lower()
     return {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", t0), "date": time.strftime("%Y-%m-%d", t0),
-            "argv": sys.argv, "command": command(a.argv), "adapter": runner.info,
+            "argv": ["bench/bench_roofline.py", *a.args], "command": command(a.argv), "adapter": runner.info,
             "cpu_adapter": any(x in device for x in ("llvmpipe", "lavapipe", "swiftshader")),
             "limits": a.limits, "conventions": CONVENTIONS,
             "bytes_per_second": probes["copy"]["bytes_per_second"],
@@ -67,7 +67,8 @@ def main(argv=None) -> int:
     if a.summary:
         print(summary(json.loads(a.summary.read_text(encoding="utf-8"))))
         return 0
-    a.argv = [x if not x.startswith("/") else "$OUT/" + Path(x).name for x in (sys.argv[1:] if argv is None else argv)]
+    a.args = list(sys.argv[1:] if argv is None else argv)
+    a.argv = [x if not x.startswith("/") else "$OUT/" + Path(x).name for x in a.args]
     r = run(a)
     print(summary(r), flush=True)
     if a.json:

@@ -60,8 +60,8 @@ def command(argv: list) -> str:
 
 def _source(data: dict, path: Path) -> dict:
     return {"file": f"bench/results/{path.name}", "date": _date(data, path),
-            "device": (data.get("adapter") or {}).get("device", ""), "command": data.get("command")
-            or command(data.get("argv") or [])}
+            "device": (data.get("adapter") or {}).get("device", ""), "command": command(data.get("argv") or [])
+            or data.get("command", "")}
 
 
 def _sig(x: float) -> float:
