@@ -76,7 +76,7 @@ export function showGpuFailure(err) {
   if (!message.includes(still.split(":")[0])) message += " " + still;
   lastGpuFailure = kind;
   if (kind === "no-webgpu" || kind === "no-adapter")
-    import("./roofline.js").then((m) => m.showMeasuredInstead(readForm()));
+    import("./roofline.js").then((m) => m.showMeasuredInstead(readForm())).catch(() => {});
   alertBox.dataset.kind = kind;
   alertBox.textContent = message;
   $("time-retry").hidden = !RETRYABLE.has(kind);
