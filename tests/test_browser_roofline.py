@@ -103,6 +103,24 @@ def test_time_draws_the_roofline_with_a_point_per_kernel(roofline_page, artifact
 
 
 @pytest.mark.gpu
+def test_backward_time_draws_its_kernels_on_the_same_roofs(roofline_page):
+    """The second Time reuses the roofs measured for this visit, and draws the backward kernels."""
+    page = roofline_page
+    before = page.locator("#roofline-figures").get_attribute("data-bytes-per-second")
+    page.evaluate("() => { document.getElementById('roofline-chart').remove(); }")
+    press_time(page, 64, 16, backward=True)
+    page.locator("#roofline-chart").wait_for(timeout=300_000)
+    page.locator("#lab-form:not([aria-busy='true'])").wait_for(timeout=60_000)
+    timed = page.locator("#time-body table").first.locator("tbody th[scope=row]").all_text_contents()
+    kernels = page.locator("#roofline-chart .pt-kernel").evaluate_all("(ps) => ps.map((p) => p.dataset.kernel)")
+    assert sorted(kernels) == sorted(timed) and len(kernels) >= 2
+    assert page.locator("#roofline-chart .pt-pass").count() == 0
+    assert page.locator("#roofline-figures").get_attribute("data-bytes-per-second") == before
+    assert "backward" in page.locator("#roofline-desc").text_content()
+    page.check("#dir-forward")
+
+
+@pytest.mark.gpu
 def test_the_roofline_card_has_no_axe_violations(roofline_page, artifacts):
     roofline_page.locator("#time-roofline").scroll_into_view_if_needed()
     assert_no_violations(roofline_page, "roofline", artifacts)
