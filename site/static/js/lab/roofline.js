@@ -345,10 +345,8 @@ export async function renderMeasured(container, p, why, software = null) {
   try {
     data = await measuredTable();
   } catch (err) {
-    setHtml(
-      container,
-      html`<p>${_("The H200's measured figures could not be loaded ({error}).", { error: err.message })}</p>`,
-    );
+    const words = _("The H200's measured figures could not be loaded ({error}).", { error: err.message });
+    setHtml(container, html`<p>${words}</p>`);
     container.hidden = false;
     return;
   }
@@ -359,6 +357,8 @@ export async function renderMeasured(container, p, why, software = null) {
   const s = nearestSize(source.sizes, want);
   if (!s) return;
   const plain = s.kernels.find((k) => k.kernel.startsWith("plain"));
+  const dirWord = direction === "backward" ? _("Backward") : _("Forward");
+  const maskWord = s.causal ? pgettext("attention mask", "causal") : pgettext("attention mask", "full");
   const w = {
     title: _("Measured on an {device}, not on your GPU", { device: source.device }),
     why:
@@ -368,10 +368,10 @@ export async function renderMeasured(container, p, why, software = null) {
     size: _(
       "{direction} pass at the measured size nearest yours: N = {n}, d = {d}, {mask}, {heads} heads, float32 (your form: N = {your_n}, d = {your_d}).",
       {
-        direction: direction === "backward" ? _("Backward") : _("Forward"),
+        direction: dirWord,
         n: fmt(s.n),
         d: String(s.d),
-        mask: s.causal ? _("causal") : _("full"),
+        mask: maskWord,
         heads: String(s.heads),
         your_n: fmt(want.n),
         your_d: String(want.d),
@@ -535,10 +535,10 @@ export async function rooflineAfterTime({ g, probe, result, counts, direction, p
     if (probe.software) await renderMeasured($("time-h200"), params, "software", probe.software);
     status.textContent = before;
   } catch (err) {
-    setHtml(
-      container,
-      html`<p>${_("The roofline could not be measured on this GPU ({error}). The times above stand.", { error: (err && err.message) || String(err) })}</p>`,
-    );
+    const words = _("The roofline could not be measured on this GPU ({error}). The times above stand.", {
+      error: (err && err.message) || String(err),
+    });
+    setHtml(container, html`<p>${words}</p>`);
     container.hidden = false;
     status.textContent = before;
   }
