@@ -174,7 +174,7 @@ function pointWords(p, roof) {
         label: p.label,
         intensity: rate(p.intensity),
         gflops: rate(p.gflops),
-        share: `${Math.round((100 * p.gflops * 1e9) / roofAt(roof, p.intensity))} %`,
+        share: `${rate((100 * p.gflops * 1e9) / roofAt(roof, p.intensity))} %`,
         where,
       });
 }
@@ -192,7 +192,7 @@ function lessonWords(points, roof, counted) {
       ? " " +
         _(
           "It ran faster than the roofs allow because {plain} ran at only {share} of its roof: what slows it here is neither its bytes nor its arithmetic but what the count leaves out.",
-          { plain: plain.label, share: `${Math.round(100 * share(plain))} %` },
+          { plain: plain.label, share: `${rate(100 * share(plain))} %` },
         )
       : "";
   const figures = {
