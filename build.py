@@ -149,6 +149,16 @@ def python_bundle(out: Path) -> None:
     target.write_text(json.dumps({"files": files, "catalogs": catalogs}, sort_keys=True), encoding="utf-8")
 
 
+def measured_table(out: Path) -> None:
+    """Write data/measured-h200.json: the H200's measured figures the Time card shows
+    without WebGPU or on a software adapter (bench.reference.table, from bench/results/)."""
+    from bench import reference
+
+    target = out / "data" / "measured-h200.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(reference.table(), sort_keys=True, ensure_ascii=False), encoding="utf-8")
+
+
 def page_catalogs(out: Path) -> None:
     """Write locale/<code>/page.json for each translated language: the page's
     JavaScript messages (gettext domain "page"), read by site/static/js/i18n.js."""
@@ -346,6 +356,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     python_bundle(out)
     exercises_bundle(out)
     shutil.copyfile(ROOT / "facts" / "facts.json", out / "facts.json")  # linked from Sources
+    measured_table(out)
     probe = ROOT / "facts" / "probe_qkv.json"
     if probe.exists():
         (out / "py" / "facts").mkdir(parents=True, exist_ok=True)

@@ -299,7 +299,9 @@ def main(argv=None):
         print(summary(json.loads(a.summary.read_text())))
         return
     t_start = time.perf_counter()
-    results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv,
+    t0 = time.gmtime()
+    results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", t0), "date": time.strftime("%Y-%m-%d", t0),
+               "argv": sys.argv,
                "flop_convention": "forward 4 N^2 d per head, backward 2.5x forward (10 N^2 d); causal half",
                "rows": [], "torch": [], "checks": []}
     runner = Runner(limits=a.limits, subgroups=not a.no_subgroups)

@@ -20,6 +20,8 @@ ops
                "complete": false when some planned rows were never checked
   gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...}), and the
             plan of each kernel's run (emulator.plan.gpu_plan)
+  probe_plan  the roofline probes' buffers and dispatches within a GPU's limits
+            ("limits": {...}; emulator.plan.probe_plan)
   inputs    the seeded random Q, K, V (flat, row-major) for a GPU run
   check_output  check a GPU's O ("outputs": N·d floats) on those inputs
   backward_inputs  Q, K, V, dO and the float32 forward's O and L (flat) for a
@@ -382,6 +384,8 @@ def handle(request: dict) -> dict:
             result = _check_merge_op(parse_request(raw, "check"), raw, request.get("parts"))
         elif op == "gpu_plan":
             result = _gpu_plan_op(request, raw)
+        elif op == "probe_plan":
+            result = _plan.probe_plan(request.get("limits") or {})
         elif op == "inputs":
             p = parse_request(raw, "check")
             q, k, v = random_qkv(p["n"], p["d"], p["seed"])

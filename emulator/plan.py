@@ -490,3 +490,64 @@ def cold_rules() -> dict:
         else:
             same["kernels"].append(kernel)
     return {"tiling": groups}
+
+
+# ---------------------------------------------------------------------------
+# The roofline probes: the two roofs of the device a run is on.
+
+#: The probes' declaration (manifest "probes"): files, bindings, sizes and the time budget.
+PROBES = MANIFEST.get("probes", {})
+
+
+def probe_plan(limits: dict) -> dict:
+    """How to run the roofline probes (kernels_wgsl/probes/) within an adapter's limits.
+
+    limits: the adapter's limits by their WebGPU names (absent ones at WebGPU's default).
+    The copy probe streams one buffer into another: each holds the manifest's
+    ``max_bytes`` at most, no more than the smaller of maxStorageBufferBindingSize and
+    maxBufferSize, rounded down to whole workgroups of vec4s; it dispatches one
+    invocation a vec4, at most maxComputeWorkgroupsPerDimension workgroups (the shader
+    strides over the rest). The arithmetic probe dispatches the manifest's
+    ``invocations`` (in workgroups of the shader's @workgroup_size) over x, then y.
+
+    Returns {"copy": {"file", "entry_point", "bindings", "workgroup_size": [x, y, z],
+    "dispatch": [x, y, z], "buffers": {"src", "dst": bytes}, "n4": vec4s copied,
+    "bytes_per_run": bytes read plus written, "flop_per_run": 0}, "fma": {... "buffers":
+    {"out": bytes}, "invocations", "flop_per_step": FLOP of one step of every chain of
+    one invocation, "a", "b", "min_iters", "max_iters"}, "sample_ms", "samples",
+    "budget_ms"} (the sample rule: manifest "probes" comment). The FLOP of an fma run
+    is invocations · flop_per_step · iters (an FMA counts 2 FLOP). Raises InputError
+    when the adapter cannot hold one workgroup's copy.
+    """
+    wg_copy = _probe_workgroup(PROBES["copy"]["file"])
+    wg_fma = _probe_workgroup(PROBES["fma"]["file"])
+    per_dim = offered(limits, "maxComputeWorkgroupsPerDimension")
+    cap = min(int(PROBES["copy"]["max_bytes"]), offered(limits, "maxStorageBufferBindingSize"),
+              offered(limits, "maxBufferSize"))
+    unit = 16 * wg_copy[0]
+    nbytes = cap // unit * unit
+    if nbytes <= 0:
+        raise InputError("limits", _("This GPU cannot hold the copy probe's buffers."))
+    n4 = nbytes // 16
+    copy = {"file": PROBES["copy"]["file"], "entry_point": PROBES["copy"]["entry_point"],
+            "bindings": dict(PROBES["copy"]["bindings"]), "workgroup_size": list(wg_copy),
+            "dispatch": [min(n4 // wg_copy[0], per_dim), 1, 1],
+            "buffers": {"src": nbytes, "dst": nbytes}, "n4": n4,
+            "bytes_per_run": 2 * nbytes, "flop_per_run": 0}
+    spec = PROBES["fma"]
+    groups = -(-int(spec["invocations"]) // wg_fma[0])
+    gx = min(groups, per_dim)
+    gy = -(-groups // gx)
+    invocations = gx * gy * wg_fma[0]
+    fma = {"file": spec["file"], "entry_point": spec["entry_point"], "bindings": dict(spec["bindings"]),
+           "workgroup_size": list(wg_fma), "dispatch": [gx, gy, 1], "buffers": {"out": 4 * invocations},
+           "invocations": invocations, "flop_per_step": int(spec["flop_per_step"]),
+           "a": float(spec["a"]), "b": float(spec["b"]),
+           "min_iters": int(spec["min_iters"]), "max_iters": int(spec["max_iters"])}
+    return {"copy": copy, "fma": fma, "sample_ms": float(PROBES["sample_ms"]),
+            "samples": int(PROBES["samples"]), "budget_ms": float(PROBES["budget_ms"])}
+
+
+def _probe_workgroup(file: str) -> tuple:
+    """(x, y, z) of a probe's @workgroup_size, from its source at its default constants."""
+    return _shaders.Shader(_shaders.read_source(file)).workgroup_size()

@@ -16,3 +16,5 @@ export { compileAll } from "./pipelines.js";
 export { FLOP_CONVENTION, formatTiming, openDevice, runAttention, timeKernels } from "./runs.js";
 // backward.js   the WGSL backward kernels: runBackward (one run, read back) and timeBackward
 export { BACKWARD_FLOP_CONVENTION, runBackward, timeBackward } from "./backward.js";
+// probes.js     the roofline probes: measureProbes (copy bandwidth, float32 FMA rate)
+export { keptProbes, measureProbes } from "./probes.js";

@@ -103,6 +103,9 @@ export async function doBackwardTime() {
     writeHash(p);
     renderBackwardTime(result, counts, { n, d, causal, checks, checkN, kernels });
     markShown("time-result", p);
+    await (
+      await import("./roofline.js")
+    ).rooflineAfterTime({ g, probe, result, counts, direction: "backward", params: p });
     return result;
   } catch (err) {
     showGpuFailure(err);

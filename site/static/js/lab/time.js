@@ -75,6 +75,8 @@ export function showGpuFailure(err) {
   const still = _("Count and Check still work: they run in Python, not on the GPU.");
   if (!message.includes(still.split(":")[0])) message += " " + still;
   lastGpuFailure = kind;
+  if (kind === "no-webgpu" || kind === "no-adapter")
+    import("./roofline.js").then((m) => m.showMeasuredInstead(readForm())).catch(() => {});
   alertBox.dataset.kind = kind;
   alertBox.textContent = message;
   $("time-retry").hidden = !RETRYABLE.has(kind);
@@ -189,6 +191,9 @@ export async function doTime() {
     writeHash(p);
     renderTime(result, counts, { n, d, causal, workgroupBytes, checks, checkN, leftOut, wgLimit, probe });
     markShown("time-result", p);
+    await (
+      await import("./roofline.js")
+    ).rooflineAfterTime({ g, probe, result, counts, direction: "forward", params: p });
   } catch (err) {
     if (err && err.kind === "cancelled") {
       status.textContent = _("Time cancelled. Earlier results are kept.");
