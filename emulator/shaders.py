@@ -27,7 +27,7 @@ import ast
 import os
 import re
 
-from .tiling import BYTES, MANIFEST, Tiling
+from .tiling import BYTES, MANIFEST, Tiling, element_bytes
 
 KERNEL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels_wgsl")
 INSTRUMENT_MARKER = MANIFEST["instrument"]["marker"]
@@ -294,14 +294,15 @@ def _split_args(text: str) -> list[str]:
 
 # ---------------------------------------------------------------------------
 
-def tensor_bytes(name: str, n: int, d: int, heads: int = 1) -> int:
-    """Bytes of one tensor for ``heads`` heads, float32: S, P (and dS, dP) are N·N,
-    row statistics (L, D, m, l) are N, everything else (Q, K, V, O, dQ, …) N·d."""
+def tensor_bytes(name: str, n: int, d: int, heads: int = 1, size: int = BYTES) -> int:
+    """Bytes of one tensor for ``heads`` heads at ``size`` bytes an element (float32's 4
+    by default): S, P (and dS, dP) are N·N, row statistics (L, D, m, l) are N,
+    everything else (Q, K, V, O, dQ, …) N·d."""
     if name in SQUARE_TENSORS:
-        return heads * n * n * BYTES
+        return heads * n * n * size
     if name in ROW_TENSORS:
-        return heads * n * BYTES
-    return heads * n * d * BYTES
+        return heads * n * size
+    return heads * n * d * size
 
 
 def dispatch_size(grid: str, n: int, tiling: Tiling, heads: int = 1) -> tuple[int, int, int]:
@@ -330,7 +331,8 @@ def pass_needs(kernel: str, index: int, tiling: Tiling, heads: int = 1, subgroup
     shader = Shader(instrument(read_source(file)), constants)
     size = shader.workgroup_size()
     tensors = [t for t in spec.get("bindings", {}) if t != "params"]
-    largest = max(tensors, key=lambda t: tensor_bytes(t, n, d, heads)) if tensors else None
+    elem = element_bytes(kernel)
+    largest = max(tensors, key=lambda t: tensor_bytes(t, n, d, heads, elem)) if tensors else None
     return {
         "pass": spec.get("pass", str(index)),
         "file": file,
@@ -338,7 +340,7 @@ def pass_needs(kernel: str, index: int, tiling: Tiling, heads: int = 1, subgroup
         "invocations": size[0] * size[1] * size[2],
         "workgroup_bytes": shader.workgroup_bytes(),
         "storage_buffers": shader.storage_buffers(),
-        "largest_binding": tensor_bytes(largest, n, d, heads) if largest else 0,
+        "largest_binding": tensor_bytes(largest, n, d, heads, elem) if largest else 0,
         "largest_tensor": largest,
         "dispatch": dispatch_size(spec["grid"], n, tiling, heads),
     }
