@@ -7,7 +7,10 @@ transform (both from ``emulator.shaders``, which also sizes each pass for the pa
 (``python -m bench.bench_wgsl``) exercise exactly the kernels the browser runs.
 
 Layouts: Q, K, V, O are (H, N, d) float32, row-major; S and P are (H_batch, N, N)
-float32 in global memory (plain kernel only). Byte counts are 4 bytes an element.
+float32 in global memory (plain kernel only). Byte counts are 4 bytes an element. A kernel
+that declares another "dtype" (fused-f16: float16, 2 bytes) gets its buffers in that type and
+its counts at its bytes an element; it needs the dtype's device feature ("shader-f16"), which
+the Runner asks for where the adapter has it.
 
 Backward kernels ("direction": "backward" in the manifest: plain-backward,
 fused-backward, fused-backward-no-D) take Q, K, V, O, dO (H, N, d) and the forward's
@@ -36,7 +39,7 @@ from emulator.shaders import (
     read_source,
     shader_file,
 )
-from emulator.tiling import MANIFEST  # one manifest for the host and the emulator
+from emulator.tiling import DTYPES, MANIFEST, dtype_of, element_bytes  # one manifest for the host and the emulator
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
 __all__ = ["BROWSER_DEFAULT_LIMITS", "KERNEL_DIR", "MANIFEST", "KernelError", "Runner", "Tiling",
@@ -161,6 +164,10 @@ class Runner:
             feats.append("timestamp-query")
         if subgroups and "subgroup" in adapter.features:
             feats.append("subgroup")
+        # A float16 kernel needs "shader-f16" (manifest "dtypes"); asked for where offered.
+        for spec in DTYPES.values():
+            if spec["feature"] and spec["feature"] in adapter.features and spec["feature"] not in feats:
+                feats.append(spec["feature"])
         req = {}
         if limits == "max":
             req = {
@@ -188,6 +195,7 @@ class Runner:
         if limits == "default":
             self.max_wg_bytes = min(self.max_wg_bytes, BROWSER_DEFAULT_LIMITS["max-compute-workgroup-storage-size"])
         self.timestamps = "timestamp-query" in self.device.features
+        self.features = set(self.device.features)
         self._pipelines: dict = {}
         # Smallest subgroup a pipeline may get (0: no subgroups). wgpu-native 0.32 reports a
         # generic range (4 to 128, under the adapter-info key "stackgroup_min_size") on every
@@ -246,6 +254,10 @@ class Runner:
 
     # ----------------------------------------------------------------- pipelines
     def pipeline(self, kernel: str, pass_index: int, d: int, tiling: Tiling, instrumented: bool):
+        feature = DTYPES[dtype_of(kernel)]["feature"]
+        if feature and feature not in self.features:
+            raise KernelError(f"{kernel} is a {dtype_of(kernel)} kernel: it needs the device feature "
+                              f"{feature!r}, which this adapter does not offer")
         spec = MANIFEST["kernels"][kernel]["wgsl"][pass_index]
         file, constants = pass_variant(spec, d, tiling, self.subgroup_min)
         key = (file, spec.get("entry_point", "main"), tuple(sorted(constants.items())), instrumented)
@@ -279,12 +291,14 @@ class Runner:
         return [pass_variant(spec, d, tiling, self.subgroup_min)[0] for spec in MANIFEST["kernels"][kernel]["wgsl"]]
 
     # ----------------------------------------------------------------- buffers
-    def _storage(self, size: int, data: np.ndarray | None = None):
+    def _storage(self, size: int, data: np.ndarray | None = None, dtype=np.float32):
         wgpu = self.wgpu
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         size = max(16, (size + 3) // 4 * 4)
         if data is not None:
-            return self.device.create_buffer_with_data(data=np.ascontiguousarray(data, np.float32), usage=usage)
+            raw = np.ascontiguousarray(data, dtype).tobytes()
+            raw += b"\0" * (-len(raw) % 4)  # a buffer's size is a multiple of 4 bytes
+            return self.device.create_buffer_with_data(data=raw, usage=usage)
         return self.device.create_buffer(size=size, usage=usage)
 
     def plan(self, kernel: str, n: int, d: int, heads: int, workgroup_bytes: int = 16384) -> dict:
@@ -297,7 +311,7 @@ class Runner:
         if wg > self.max_wg_bytes:
             raise KernelError(f"{kernel} at d={d} needs {wg:,} B of workgroup memory; "
                               f"this device allows {self.max_wg_bytes:,} B")
-        qkv = heads * n * d * 4
+        qkv = heads * n * d * element_bytes(kernel)
         if qkv > self.max_binding:
             raise KernelError(f"Q needs {qkv:,} B; the storage binding limit is {self.max_binding:,} B")
         plan = {"tiling": tiling, "head_batch": heads, "heads": heads}
@@ -360,11 +374,12 @@ class Runner:
                       grads=None):
         rng = np.random.default_rng(0)
         shape = (heads, n, d)
+        dtype = np.dtype(dtype_of(kernel))  # float32, or float16 (manifest "dtype")
         bufs = {}
         for name, arr in (("Q", Q), ("K", K), ("V", V)):
             if arr is None:
                 arr = rng.standard_normal(shape, dtype=np.float32)
-            bufs[name] = self._storage(0, np.asarray(arr, np.float32).reshape(shape))
+            bufs[name] = self._storage(0, np.asarray(arr, np.float32).reshape(shape), dtype)
         if direction(kernel) == "backward":
             grads = dict(grads or {})
             if "dO" not in grads:
@@ -381,7 +396,7 @@ class Runner:
                 bufs[name] = self._storage(heads * n * d * 4)
             tables = SQUARE
         else:
-            bufs["O"] = self._storage(heads * n * d * 4)
+            bufs["O"] = self._storage(heads * n * d * dtype.itemsize)
             tables = ("S", "P")
         if writes_scores(kernel):
             # a whole number of vec4s, for shaders that view a table as array<vec4<f32>>
@@ -405,7 +420,8 @@ class Runner:
             workgroup_bytes: int = 16384):
         """Run ``kernel`` on Q, K, V ((N, d) or (H, N, d) float32 arrays).
 
-        Returns (O, counts): O has Q's shape, float32; counts is None, or with
+        Returns (O, counts): O has Q's shape, float32 (a float16 kernel's O, read back as
+        float16, widened exactly; inf and NaN kept); counts is None, or with
         ``instrumented`` a dict tensor -> {"read": bytes, "write": bytes}.
         Raises KernelError when the size exceeds this device's limits.
         """
@@ -424,7 +440,9 @@ class Runner:
         self._encode(cpass, kernel, n, d, causal, plan, bufs, instrumented)
         cpass.end()
         self.device.queue.submit([enc.finish()])
-        O = np.frombuffer(self.device.queue.read_buffer(bufs["O"]), np.float32).reshape(heads, n, d).copy()
+        dtype = np.dtype(dtype_of(kernel))
+        raw = self.device.queue.read_buffer(bufs["O"])[:heads * n * d * dtype.itemsize]
+        O = np.frombuffer(raw, dtype).reshape(heads, n, d).astype(np.float32)
         counts = None
         if instrumented:
             counts = self._read_counts(bufs, kernel)
@@ -483,7 +501,7 @@ class Runner:
                 if tensor not in counts:
                     raise KernelError(f"{kernel} moved {slot} ({int(raw[i])} elements), "
                                       f"a tensor its direction does not declare")
-                counts[tensor][kind] = int(raw[i]) * MANIFEST["bytes_per_element"]
+                counts[tensor][kind] = int(raw[i]) * element_bytes(kernel)
         return counts
 
     def time(self, kernel: str, n: int, d: int, heads: int = 1, causal: bool = False,

@@ -1,0 +1,132 @@
+"""float16 in the emulator: rounding through struct's "e" format, the float16 kernels'
+mirrors, and their byte counts at 2 bytes an element.
+
+What is held here (issue 25 §3), no GPU needed:
+* f16() rounds as IEEE 754 binary16 does (nearest, ties to even, inf from 65,520 on),
+  for every one of the 65,536 bit patterns and at the edge;
+* fused-f16's mirror is attention to float16 accuracy against float64, and the broken
+  control loses rows it keeps;
+* the walk counts a float16 kernel at 2 bytes an element: half of fused's bytes at the
+  same tiles.
+The GPU side is tests/test_wgsl_native_f16.py (wgpu-py).
+"""
+from __future__ import annotations
+
+import json
+import math
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from emulator import float16 as f16
+from emulator import traffic
+from emulator.inputs import random_qkv
+from emulator.tiling import DTYPES, MANIFEST, dtype_of, element_bytes, make_tiling
+
+ROOT = Path(__file__).resolve().parent.parent
+FACTS = json.loads((ROOT / "facts" / "facts.json").read_text("utf-8"))
+RIGHT, BROKEN = "fused-f16", "fused-f16-no-max"
+
+
+# ---- rounding -------------------------------------------------------------------------
+
+def test_f16_rounds_every_bit_pattern_to_itself_and_numpy_agrees_on_halfway_values():
+    patterns = [b for b in range(1 << 16) if (b & 0x7C00) != 0x7C00 or not b & 0x3FF]  # NaNs aside
+    values = f16.from_bits(patterns)
+    assert f16.to_bits(values) == patterns
+    assert f16.f16s(values) == values
+    # halfway between neighbours (ties go to the even pattern), as numpy's cast rounds
+    finite = sorted({v for v in values if math.isfinite(v)})
+    mids = [(a + b) / 2 for a, b in zip(finite, finite[1:], strict=False)]
+    ours = f16.f16s(mids)
+    with np.errstate(over="ignore"):
+        theirs = np.array(mids).astype(np.float16).astype(np.float64).tolist()
+    assert ours == theirs
+
+
+def test_f16_overflows_from_65520_as_ieee_round_to_nearest_even_says():
+    assert f16.MAX == FACTS["overflow"]["fp16_max"]
+    assert f16.OVERFLOW_FROM == FACTS["overflow"]["fp16_overflow_from"]
+    assert f16.f16(f16.OVERFLOW_FROM - 1e-6) == f16.MAX
+    assert f16.f16(f16.OVERFLOW_FROM) == math.inf and f16.f16(-f16.OVERFLOW_FROM) == -math.inf
+    assert f16.f16s([1.0, 1e9, -1e9, math.nan])[:3] == [1.0, math.inf, -math.inf]
+    assert math.isnan(f16.f16(math.nan))
+    # 2^t overflows from t = 16 on, which is where e^s does for s = t ln 2 past ln 65,520
+    assert f16.exp2_16(15.9921875) == f16.f16(2 ** 15.9921875) < f16.MAX
+    assert f16.exp2_16(f16.OVERFLOW_EXPONENT) == math.inf
+    assert f16.OVERFLOW_EXPONENT * math.log(2) > math.log(f16.OVERFLOW_FROM) > 15.9921875 * math.log(2)
+
+
+def test_from_bits_refuses_what_is_not_a_bit_pattern():
+    with pytest.raises(ValueError, match="not float16 bit patterns"):
+        f16.from_bits([70000])
+
+
+# ---- the mirrors against float64 ---------------------------------------------------------
+
+
+def test_the_broken_mirror_loses_rows_the_right_one_keeps():
+    q, k, v = random_qkv(100, 32, seed=4)
+    q = [[4.0 * x for x in row] for row in q]
+    t = make_tiling(RIGHT, 100, 32)
+    right = f16.fused({"Q": q, "K": k, "V": v}, t.block_rows, t.block_cols)
+    broken = f16.fused_no_max({"Q": q, "K": k, "V": v}, t.block_rows, t.block_cols)
+    assert right["lost"] == [] and len(broken["lost"]) > 0
+
+
+@pytest.mark.parametrize("n,d,causal", [(77, 16, False), (130, 32, True), (65, 64, True)])
+def test_fused_f16_is_attention_to_float16_accuracy(n, d, causal):
+    """Against float64 attention on the float16-rounded inputs: every output within
+    2^-6 (|V| < 1, so about 16 float16 ulps of 1: the ~2N roundings of l and acc)."""
+    q, k, v = random_qkv(n, d, seed=2)
+    q, k, v = ([f16.f16s(row) for row in x] for x in (q, k, v))
+    t = make_tiling(RIGHT, n, d, causal)
+    got = f16.fused({"Q": q, "K": k, "V": v, "causal": causal}, t.block_rows, t.block_cols)["O"]
+    Q, K, V = (np.array(x) for x in (q, k, v))
+    s = Q @ K.T / math.sqrt(d)
+    if causal:
+        s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    ref = (p / p.sum(axis=1, keepdims=True)) @ V
+    assert np.abs(np.array(got) - ref).max() <= 2 ** -6
+
+
+
+# ---- bytes: the walk at the kernel's dtype ----------------------------------------------
+
+@pytest.mark.parametrize("n,d,causal", [(1, 16, False), (100, 16, True), (77, 32, False), (300, 64, True),
+                                        (4096, 128, False)])
+def test_a_float16_kernel_moves_half_of_fused_at_the_same_tiles(n, d, causal):
+    for kernel in f16.float16_kernels():
+        assert dtype_of(kernel) == "float16" and element_bytes(kernel) == 2
+        half = traffic.count(kernel, n, d, causal)
+        full = traffic.count("fused", n, d, causal)
+        assert (half.tiling.block_rows, half.tiling.block_cols) == (full.tiling.block_rows, full.tiling.block_cols)
+        assert {t: 2 * b for t, b in half.reads.items()} == full.reads
+        assert {t: 2 * b for t, b in half.writes.items()} == full.writes
+        assert half.as_dict()["bytes_per_element"] == 2
+        # Q once, K and V once per query tile over the visited keys, O once: 2 bytes each
+        visited = sum(half.tiling.keys_visited(min(n, (i + 1) * half.tiling.block_rows))
+                      for i in range(half.tiling.query_tiles))
+        assert half.total_bytes == 2 * (2 * n * d + 2 * visited * d)
+
+
+def test_every_dtype_names_its_bytes_and_feature():
+    assert DTYPES["float32"] == {"bytes": MANIFEST["bytes_per_element"], "feature": None}
+    assert DTYPES["float16"] == {"bytes": 2, "feature": "shader-f16"}
+    for name, entry in MANIFEST["kernels"].items():
+        assert entry.get("dtype", "float32") in DTYPES, name
+    assert set(f16.float16_kernels()) == {RIGHT, BROKEN}
+    assert all(not MANIFEST["kernels"][k]["timed"] and not MANIFEST["kernels"][k]["lesson"]
+               for k in f16.float16_kernels())
+
+
+# ---- the page's request -------------------------------------------------------------------
+
+
+def test_struct_e_is_what_the_mirror_rounds_with():
+    """The standard library's binary16: no numpy in the page."""
+    assert struct.calcsize("<e") == 2
+    assert f16.f16(1 / 3) == struct.unpack("<e", struct.pack("<e", 1 / 3))[0] == 0.333251953125
