@@ -25,6 +25,9 @@ ops
             GPU backward run (N ≤ the backward check's limit)
   check_backward_output  check a GPU's dQ, dK, dV ("outputs": {name: N·d
             floats}) against float64 on those inputs
+  float16   one head of the held-out sentences (facts/held_out_f16.json, or "data")
+            through the float16 kernels' mirrors ("head": its index), and a GPU's O
+            for the same runs ("outputs") against them (emulator.float16)
   validate  the rules alone
 """
 from __future__ import annotations
@@ -55,6 +58,7 @@ from .tiling import (
 
 MODEL_QKV_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                               "facts", "probe_qkv.json")
+HELD_OUT_F16_PATH = os.path.join(os.path.dirname(MODEL_QKV_PATH), "held_out_f16.json")
 
 
 def _errors(exc: InputError) -> list:
@@ -509,6 +513,22 @@ def _check_backward_output_op(p: dict, outputs) -> dict:
             "label": MANIFEST["kernels"][p["kernel"]]["label"]}
 
 
+def _float16_op(request: dict) -> dict:
+    """emulator.float16.held_out_report for the request's "head" (an index), on its "data"
+    (facts/held_out_f16.json parsed; read from the file when absent) and "outputs"."""
+    from . import float16 as _f16
+
+    index = parse_int("op", request.get("head", 0), _("The float16 card's head"))
+    data = request.get("data")
+    try:
+        if data is None:
+            with open(HELD_OUT_F16_PATH, encoding="utf-8") as f:
+                data = json.load(f)
+        return _f16.held_out_report(data, index, request.get("outputs"))
+    except (OSError, ValueError) as exc:
+        raise InputError("op", _("The float16 card could not run: {error}").format(error=exc)) from None
+
+
 def handle(request: dict) -> dict:
     """Answer one request from the page (see module docstring). Never raises."""
     op = request.get("op") if isinstance(request, dict) else None
@@ -543,6 +563,8 @@ def handle(request: dict) -> dict:
             result = _check_backward_output_op(_backward_request(raw, "count"), request.get("outputs"))
         elif op == "check_output":
             result = _check_output_op(parse_request(raw, "check"), request.get("outputs"))
+        elif op == "float16":
+            result = _float16_op(request)
         elif op == "validate":
             p = parse_request(raw, raw.get("purpose", "count"))
             result = {k: v for k, v in p.items() if k != "tiling"}

@@ -231,7 +231,6 @@ def overflowing_scores(t: list, causal: bool = False) -> int:
     return total
 
 
-
 def _same(a: float, b: float) -> bool:
     return a == b or (a != a and b != b)  # NaN against NaN counts as the same
 
@@ -254,3 +253,144 @@ def float16_kernels() -> list:
     from .tiling import MANIFEST
 
     return [name for name, e in MANIFEST["kernels"].items() if e.get("dtype") == "float16"]
+
+
+# ---------------------------------------------------------------------------
+# The held-out sentences (facts/held_out_f16.json), as the lab's float16 card runs them
+
+def decode(text: str, count: int) -> list:
+    """``count`` float16 values from base64 text of little-endian binary16."""
+    import base64
+
+    raw = base64.b64decode(text, validate=True)
+    if len(raw) != 2 * count:
+        raise ValueError(f"expected {count} float16 values ({2 * count} bytes), got {len(raw)} bytes")
+    return list(struct.unpack(f"<{count}e", raw))
+
+
+def held_out_inputs(data: dict) -> dict:
+    """facts/held_out_f16.json (parsed) -> {"d", "lengths", "offsets", "tokens", "heads":
+    [{"layer", "head", "Q", "K", "V": one (n_s, d) list of rows per sentence s,
+    "rows_lost": the facts' own lists}]}.
+
+    Raises ValueError (with what is wrong) for data of another shape.
+    """
+    try:
+        d = int(data["d"])
+        lengths = [int(n) for n in data["lengths"]]
+        rows = 0
+        for n in lengths:
+            rows += n
+        heads = []
+        for h in data["heads"]:
+            mats = {}
+            for name in ("Q", "K", "V"):
+                flat = decode(h[name], rows * d)
+                whole = [flat[i * d:(i + 1) * d] for i in range(rows)]
+                mats[name] = [whole[o:o + n] for o, n in zip(_offsets(lengths), lengths, strict=True)]
+            heads.append({"layer": int(h["layer"]), "head": int(h["head"]), **mats,
+                          "rows_lost": h.get("rows_lost", {})})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not held-out float16 data: {exc!r}") from None
+    return {"d": d, "lengths": lengths, "offsets": _offsets(lengths), "tokens": data.get("tokens"),
+            "heads": heads}
+
+
+def _offsets(lengths: list) -> list:
+    out, at = [], 0
+    for n in lengths:
+        out.append(at)
+        at += n
+    return out
+
+
+_INPUTS: dict = {}  # the last held-out data decoded, by its digests (the card asks head by head)
+
+
+def _inputs(data: dict) -> dict:
+    key = repr([h.get("sha256") for h in data.get("heads", [])]) if isinstance(data, dict) else None
+    if key is None or _INPUTS.get("key") != key:
+        value = held_out_inputs(data)
+        _INPUTS.clear()
+        _INPUTS.update(key=key, value=value)
+    return _INPUTS["value"]
+
+
+def _gpu_rows(bits, n: int, d: int) -> list:
+    """One sentence of a GPU's O (n·d float16 bit patterns) -> n rows of floats."""
+    if not isinstance(bits, list) or len(bits) != n * d:
+        raise ValueError(f"expected {n * d} float16 bit patterns for a sentence of {n} rows")
+    flat = from_bits(bits)
+    return [flat[i * d:(i + 1) * d] for i in range(n)]
+
+
+def held_out_report(data: dict, index: int, outputs: dict | None = None) -> dict:
+    """Head ``index`` of the held-out data (facts/held_out_f16.json, parsed) through the
+    mirror of each float16 kernel, sentence by sentence (full attention, each kernel's
+    tiles at d), and, with ``outputs``, a GPU's O for the same runs against it.
+
+    outputs: {kernel: one list per sentence of its n·d float16 bit patterns}, for some
+    or all of the float16 kernels. Returns {"layer", "head", "rows", "largest_score",
+    "overflowing_scores", "kernels": {kernel: {"label", "bytes", "bytes_float32", "lost",
+    "nan_rows", "gpu": compare()'s dict summed over the sentences, or None}}, "rows_detail":
+    [{"row", "sentence", "token", "text", "largest_score", "cause"} for every row a kernel
+    loses]}: rows are global (the sentences one after another), largest_score is the row's
+    largest score s = t·ln 2, cause "score" when some 2^t of the row overflows and "sum"
+    when none does but its total l does. Bytes are the walk's (emulator.traffic) over the
+    sentences. Raises ValueError for malformed data, an index past its heads, or outputs
+    of the wrong shape.
+    """
+    from . import mirrors
+    from .tiling import MANIFEST, make_tiling
+    from .traffic import count
+
+    inp = _inputs(data)
+    if not 0 <= index < len(inp["heads"]):
+        raise ValueError(f"head index {index} is not one of 0..{len(inp['heads']) - 1}")
+    h = inp["heads"][index]
+    d = inp["d"]
+    kernels = float16_kernels()
+    outputs = outputs or {}
+    out = {name: {"label": MANIFEST["kernels"][name]["label"], "bytes": 0, "bytes_float32": 0, "lost": [],
+                  "nan_rows": 0, "gpu": None} for name in kernels}
+    gpu = {name: {"lost": [], "identical_rows": 0, "max_abs_diff": 0.0} for name in kernels if name in outputs}
+    largest, over, detail = -math.inf, 0, {}
+    for s, (q, k, v) in enumerate(zip(h["Q"], h["K"], h["V"], strict=True)):
+        n, at = len(q), inp["offsets"][s]
+        t = scores(q, k)
+        over += overflowing_scores(t)
+        tops = [max(row) for row in t]
+        largest = max(largest, max(tops) / LOG2E)
+        for name in kernels:
+            tiling = make_tiling(name, n, d)
+            res = mirrors.run(name, {"Q": q, "K": k, "V": v, "t": t}, tiling.block_rows, tiling.block_cols)
+            rec = out[name]
+            rec["bytes"] += count(name, n, d).total_bytes
+            rec["bytes_float32"] += count("fused", n, d).total_bytes
+            rec["lost"].extend(at + i for i in res["lost"])
+            rec["nan_rows"] += len([i for i in res["lost"] if any(x != x for x in res["O"][i])])
+            for i in res["lost"]:
+                detail[at + i] = {"row": at + i, "sentence": s, "token": i,
+                                  "text": (inp["tokens"] or [[]] * (s + 1))[s][i:i + 1] or [""],
+                                  "largest_score": tops[i] / LOG2E,
+                                  "cause": "score" if tops[i] >= OVERFLOW_EXPONENT else "sum"}
+            if name in gpu:
+                per = outputs[name]
+                if not isinstance(per, list) or len(per) != len(h["Q"]):
+                    raise ValueError(f"{name}: expected one list of outputs per sentence ({len(h['Q'])})")
+                c = compare(res["O"], _gpu_rows(per[s], n, d))
+                g = gpu[name]
+                g["lost"].extend(at + i for i in c["lost"])
+                g["identical_rows"] += c["identical_rows"]
+                g["max_abs_diff"] = max(g["max_abs_diff"], c["max_abs_diff"])
+    for name, g in gpu.items():
+        g["agree"] = g["lost"] == out[name]["lost"]
+        out[name]["gpu"] = g
+    for row in detail.values():
+        row["text"] = row["text"][0]
+    rows = 0
+    for n in inp["lengths"]:
+        rows += n
+    return {"layer": h["layer"], "head": h["head"], "index": index, "heads": len(inp["heads"]), "rows": rows,
+            "sentences": len(inp["lengths"]), "d": d, "largest_score": largest, "overflowing_scores": over,
+            "kernels": out, "rows_detail": [detail[r] for r in sorted(detail)]}
