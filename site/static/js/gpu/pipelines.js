@@ -5,6 +5,12 @@ import { instrumentSource, loadManifest, loadSource } from "./files.js";
 import { currentState, getAdapter, getDevice, scoped } from "./device.js";
 import { lessonTiling, passVariant } from "./plan.js";
 
+/** The WebGPU feature a kernel's dtype needs (manifest "dtypes": shader-f16 for float16; null for float32). */
+export function featureOf(manifest, kernel) {
+  const dtype = manifest.kernels[kernel].dtype || "float32";
+  return ((manifest.dtypes || {})[dtype] || {}).feature || null;
+}
+
 async function compileModule(s, manifest, file, instrumented) {
   const key = `module:${file}:${instrumented}`;
   if (s.pipelines.has(key)) return s.pipelines.get(key);
@@ -72,11 +78,19 @@ export async function compileAll({ ds } = {}) {
     const files = new Set();
     for (const [kernel, spec] of Object.entries(manifest.kernels)) {
       if (!spec.wgsl) continue;
+      // A kernel whose dtype needs a feature this device lacks (float16: shader-f16) cannot
+      // compile here: its shaders and pipelines are reported as skipped, saying why.
+      const feature = featureOf(manifest, kernel);
+      const missing = feature && !s.device.features.has(feature) ? `needs ${feature}` : null;
       for (const [i, pass] of spec.wgsl.entries()) {
         const alt = s.subgroupMin > 0 ? Object.values((pass.with_subgroups || {}).file_by_d || {}) : [];
         for (const file of [pass.file, ...Object.values(pass.file_by_d || {}), ...alt]) {
           if (files.has(file)) continue;
           files.add(file);
+          if (missing) {
+            out.push({ file, instrumented, d: null, errors: [], warnings: 0, skipped: missing });
+            continue;
+          }
           let code = await loadSource(file);
           if (instrumented) code = instrumentSource(code, manifest.instrument.marker);
           const module = s.device.createShaderModule({ code, label: file });
@@ -95,6 +109,10 @@ export async function compileAll({ ds } = {}) {
           const errors = [];
           const tiling = lessonTiling(manifest, kernel, d);
           const file = passVariant(pass, d, tiling, s.subgroupMin).file;
+          if (missing) {
+            out.push({ file, kernel, instrumented, d, errors, skipped: missing });
+            continue;
+          }
           const wb = spec.workgroup_bytes ? spec.workgroup_bytes[String(d)] : 0;
           if (wb > s.limits.maxComputeWorkgroupStorageSize) {
             out.push({ file, kernel, instrumented, d, errors, skipped: `needs ${wb} B of workgroup memory` });
