@@ -331,8 +331,8 @@ def held_out_report(data: dict, index: int, outputs: dict | None = None) -> dict
 
     outputs: {kernel: one list per sentence of its n·d float16 bit patterns}, for some
     or all of the float16 kernels. Returns {"layer", "head", "rows", "largest_score",
-    "overflowing_scores", "kernels": {kernel: {"label", "bytes", "bytes_float32", "lost",
-    "nan_rows", "gpu": compare()'s dict summed over the sentences, or None}}, "rows_detail":
+    "overflowing_scores", "kernels": {kernel: {"label", "subtracts_max", "bytes", "bytes_float32",
+    "lost", "nan_rows", "gpu": compare()'s dict summed over the sentences, or None}}, "rows_detail":
     [{"row", "sentence", "token", "text", "largest_score", "cause"} for every row a kernel
     loses]}: rows are global (the sentences one after another), largest_score is the row's
     largest score s = t·ln 2, cause "score" when some 2^t of the row overflows and "sum"
@@ -352,7 +352,9 @@ def held_out_report(data: dict, index: int, outputs: dict | None = None) -> dict
     kernels = float16_kernels()
     outputs = outputs or {}
     out = {name: {"label": MANIFEST["kernels"][name]["label"], "bytes": 0, "bytes_float32": 0, "lost": [],
-                  "nan_rows": 0, "gpu": None} for name in kernels}
+                  "nan_rows": 0, "gpu": None,
+                  "subtracts_max": bool(MANIFEST["kernels"][name]["wgsl"][0]["constants"]["SUBTRACT_MAX"])}
+           for name in kernels}
     gpu = {name: {"lost": [], "identical_rows": 0, "max_abs_diff": 0.0} for name in kernels if name in outputs}
     largest, over, detail = -math.inf, 0, {}
     for s, (q, k, v) in enumerate(zip(h["Q"], h["K"], h["V"], strict=True)):
