@@ -7,9 +7,10 @@ What is held here:
   the max subtraction equal facts.json's count (overflow.held_out.float16), none with it;
 * and the GPU's, where the adapter has shader-f16 (SwiftShader has not: the card then
   says "not on this GPU" and shows no GPU columns), row for row against the mirror;
-* the card's own GPU path (the heads of each sentence packed, the bits sent to Python,
-  the GPU columns, the verdict), with a stand-in for gpu/index.js that answers with the
-  mirror's bits: it agrees row for row, and says so when one answer is made to differ;
+* the card's own GPU path (Python's plan for each sentence, the heads of each sentence
+  packed, the bits sent to Python, the GPU columns, the verdict), with a stand-in for
+  gpu/index.js that answers with the mirror's bits: it agrees row for row, and says so
+  when one answer is made to differ;
 * a data file that does not load gets a message and leaves the card as it was;
 * 0 axe violations on the card, light and dark; in pt-BR every word translated and every
   number written the Brazilian way.
@@ -199,7 +200,17 @@ function fnv(bits) {  // FNV-1a over every bit pattern of Q: the run's fingerpri
   for (const b of bits) h = Math.imul(h ^ b, 16777619) >>> 0;
   return h;
 }
-export async function runFloat16({ kernel, n, d, heads, Q }) {
+export function subgroupMinOf(probe) {
+  return 0;
+}
+export async function runFloat16({ plan, kernel, Q, K, V }) {
+  // the card must pass Python's plan (emulator/plan.py): float16, sized at 2 bytes an element
+  const kp = plan.plans[kernel];
+  const { n, d } = kp;
+  for (const [name, a] of [["Q", Q], ["K", K], ["V", V]]) {
+    if (kp.dtype !== "float16" || a.byteLength !== kp.buffers[name] || kp.buffers[name] !== 2 * kp.heads * n * d)
+      throw new Error("not the planned run: " + name);
+  }
   const key = kernel + ":" + n + ":" + fnv(Q);
   if (!(key in TABLE)) throw new Error("no such run: " + key);
   const O = Uint16Array.from(TABLE[key]);

@@ -42,11 +42,28 @@ async function gpuState() {
   if (!probe.ok) return { state: "none", message: probe.reason };
   const info = probe.adapterInfo || {};
   const adapter = [info.vendor, info.architecture, info.device].filter(Boolean).join(", ") || _("not reported");
-  return { state: probe.features.f16 ? "ok" : "no-f16", adapter, software: probe.software, g };
+  return { state: probe.features.f16 ? "ok" : "no-f16", adapter, software: probe.software, g, probe };
 }
 
-/** Every float16 kernel on every sentence, the shipped heads side by side: per head {kernel: [bits per sentence]}. */
-async function runOnGpu(g, data, kernels) {
+/** Python's plans of the float16 kernels (emulator/plan.py, "float16_plan" op), one per sentence length. */
+async function planOnGpu(gs, data) {
+  const reply = await client.request(
+    "float16_plan",
+    {},
+    {
+      lengths: data.lengths,
+      d: data.d,
+      heads: data.heads.length,
+      limits: gs.probe.limits,
+      subgroup_min_size: gs.g.subgroupMinOf(gs.probe),
+    },
+  );
+  if (!reply.ok) throw new Error(reply.errors.map((e) => e.message).join(" "));
+  return reply.result.by_length;
+}
+
+/** Every float16 kernel on every sentence, the shipped heads side by side, as `plans` (by N) say: per head {kernel: [bits per sentence]}. */
+async function runOnGpu(g, data, kernels, plans) {
   const d = data.d;
   const heads = data.heads.length;
   const mats = data.heads.map((h) => ({ Q: bits(h.Q), K: bits(h.K), V: bits(h.V) }));
@@ -64,7 +81,7 @@ async function runOnGpu(g, data, kernels) {
       k: String(data.lengths.length),
     });
     for (const kernel of kernels) {
-      const r = await g.runFloat16({ kernel, n, d, heads, Q, K, V });
+      const r = await g.runFloat16({ plan: plans[String(n)], kernel, Q, K, V });
       for (let h = 0; h < heads; h++) out[h][kernel].push(Array.from(r.O.subarray(h * n * d, (h + 1) * n * d)));
     }
   }
@@ -272,7 +289,10 @@ export async function runFloat16Card() {
     let outputs = null;
     if (gs.state === "ok") {
       try {
-        outputs = await runOnGpu(gs.g, data, kernels);
+        statusBox.textContent = client.ready
+          ? _("Planning the float16 kernels for your GPU…")
+          : _("Starting Python, then planning the float16 kernels for your GPU…");
+        outputs = await runOnGpu(gs.g, data, kernels, await planOnGpu(gs, data));
       } catch (err) {
         gs.state = "failed";
         gs.message = err.message || String(err);
