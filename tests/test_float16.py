@@ -240,3 +240,45 @@ def test_struct_e_is_what_the_mirror_rounds_with():
     """The standard library's binary16: no numpy in the page."""
     assert struct.calcsize("<e") == 2
     assert f16.f16(1 / 3) == struct.unpack("<e", struct.pack("<e", 1 / 3))[0] == 0.333251953125
+
+
+# ---- the GPU plan: the one planner, at 2 bytes an element ----------------------------------
+
+def test_the_float16_kernels_are_planned_by_emulator_plan_at_two_bytes_an_element():
+    """emulator.plan sizes a float16 kernel's buffers and head batch at its dtype's bytes and
+    names the feature it needs; the card's plans (float16.gpu_plans) are that planner's."""
+    from emulator import plan
+
+    lengths, d, heads = DATA["lengths"], DATA["d"], len(DATA["heads"])
+    got = f16.gpu_plans(lengths, d, heads)
+    assert sorted(got["by_length"], key=int) == [str(n) for n in sorted(set(lengths))]
+    assert got["feature"] == "shader-f16"
+    for n in set(lengths):
+        dev = got["by_length"][str(n)]
+        assert dev == plan.gpu_plan({"n": n, "d": d, "causal": False}, {}, f16.float16_kernels(),
+                                    heads=heads, instrumented=False)
+        for kernel in f16.float16_kernels():
+            kp = dev["plans"][kernel]
+            assert (kp["dtype"], kp["element_bytes"], kp["feature"]) == ("float16", 2, "shader-f16")
+            assert kp["buffers"] == dict.fromkeys("QKVO", 2 * heads * n * d)
+            t = make_tiling(kernel, n, d)
+            assert (kp["tiling"]["block_rows"], kp["tiling"]["block_cols"]) == (t.block_rows, t.block_cols)
+            assert kp["passes"][0]["dispatch"] == [t.query_tiles, heads, 1]
+            assert kp["passes"][0]["constants"]["SUBTRACT_MAX"] == int(kernel == RIGHT)
+    fused = plan.kernel_plan("fused", 100, 32, heads=3)
+    assert fused["element_bytes"] == 4 and fused["buffers"]["Q"] == 4 * 3 * 100 * 32
+    assert plan.kernel_plan(RIGHT, 100, 32, heads=3)["buffers"]["Q"] == 2 * 3 * 100 * 32
+
+
+def test_the_float16_plan_request_refuses_bad_sizes():
+    ok = api.handle({"op": "float16_plan", "lengths": [29, 30], "d": 32, "heads": 4})
+    assert ok["ok"] and set(ok["result"]["by_length"]) == {"29", "30"}
+    for request_, words in [({"lengths": [0], "d": 32}, "must be positive"),
+                            ({"lengths": ["x"], "d": 32}, "must be integers"),
+                            ({"lengths": [20], "d": 17}, "17 is not")]:
+        reply = api.handle({"op": "float16_plan", **request_})
+        assert not reply["ok"] and words in reply["errors"][0]["message"], reply
+    # a device whose buffers are too small for N gets the planner's refusal, with a size that fits
+    small = api.handle({"op": "float16_plan", "lengths": [4096], "d": 32, "heads": 1,
+                        "limits": {"maxStorageBufferBindingSize": 65536}})
+    assert not small["ok"] and "Try N ≤" in small["errors"][0]["message"]
