@@ -31,7 +31,8 @@ from i18n import numbers
 pytestmark = [pytest.mark.browser, pytest.mark.gpu]
 
 ROOT = Path(__file__).resolve().parent.parent
-SUMMARY = json.loads((ROOT / "facts" / "facts.json").read_text("utf-8"))["overflow"]["held_out"]["float16"]
+FACTS_OVERFLOW = json.loads((ROOT / "facts" / "facts.json").read_text("utf-8"))["overflow"]
+SUMMARY = FACTS_OVERFLOW["held_out"]["float16"]
 RIGHT, BROKEN = "fused-f16", "fused-f16-no-max"
 PYTHON = 240_000  # ms: Pyodide's first start, then the mirror, on a shared CPU
 
@@ -109,6 +110,30 @@ def test_the_card_shows_the_mirrors_lost_rows_as_facts_json_counts_them(card):
     assert card.locator(".f16-strip .f16-line span").count() == SUMMARY["rows"]
     assert "With it, none do." in card.inner_text("#f16-headline")
     assert card.console_errors == []
+
+
+def test_each_heads_lost_rows_are_named_with_their_reason(card):
+    """A head that loses every row says so; the others name each lost row by its sentence
+    and token, and say whether its largest score passes the edge (facts.json's threshold,
+    ln 65,520) or stays below it while the running total l overflows."""
+    edge = FACTS_OVERFLOW["threshold"]
+    for i, head in enumerate(SUMMARY["heads"]):
+        fig = card.locator("#f16-body .f16-head").nth(i)
+        lost = head["rows_lost"][BROKEN]
+        if lost == SUMMARY["rows_per_head"]:
+            expect(fig.locator(".f16-rows")).to_have_text("Every row: each has a score past the edge.")
+            continue
+        items = fig.locator(".f16-rows li")
+        expect(items).to_have_count(min(lost, 12) + (lost > 12))
+        for text in items.all_inner_texts()[:12]:
+            assert "(sentence " in text and ", token " in text and "its largest score, " in text, text
+            score = float(text.split("its largest score, ")[1].split(",")[0])
+            # the card's scores are the kernel's, formed in float16 (a rounding after every
+            # product and sum, t to 2^-7 near 16): within 0.05 of facts.json's float64 scores
+            assert score <= head["largest_score"] + 0.05, text
+            assert ("passes the edge" in text) != ("stays below the edge" in text), text
+            if abs(score - edge) > 0.01:  # shown to 2 places: a score at the edge reads either way
+                assert ("passes the edge" in text) == (score > edge), text
 
 
 def test_the_gpu_runs_the_kernels_where_it_has_shader_f16_and_says_so_where_not(card):

@@ -136,9 +136,9 @@ function lostList(rep, broken) {
     };
     const line =
       r.cause === "score"
-        ? _("“{token}” (sentence {s}, row {row}): a score of {score} passes the edge.", values)
+        ? _("“{token}” (sentence {s}, token {row}): its largest score, {score}, passes the edge.", values)
         : _(
-            "“{token}” (sentence {s}, row {row}): its largest score, {score}, stays below the edge, but its running total l passes it.",
+            "“{token}” (sentence {s}, token {row}): its largest score, {score}, stays below the edge, but its running total l passes it.",
             values,
           );
     return html`<li>${line}</li>`;
