@@ -361,6 +361,10 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     if probe.exists():
         (out / "py" / "facts").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(probe, out / "py" / "facts" / "probe_qkv.json")
+    held = ROOT / "facts" / "held_out_f16.json"  # the float16 card's inputs, fetched when asked for
+    if held.exists():
+        (out / "py" / "facts").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(held, out / "py" / "facts" / held.name)
 
     facts = load_facts()
     counts = lesson_counts()

@@ -9,7 +9,10 @@ refusal when this device offers too little), so the native tests
 exercise exactly the kernels the browser runs.
 
 Layouts: Q, K, V, O are (H, N, d) float32, row-major; S and P are (H_batch, N, N)
-float32 in global memory (plain kernel only). Byte counts are 4 bytes an element.
+float32 in global memory (plain kernel only). Byte counts are 4 bytes an element. A kernel
+that declares another "dtype" (fused-f16: float16, 2 bytes) gets its buffers in that type and
+its counts at its bytes an element; it needs the dtype's device feature ("shader-f16"), which
+the Runner asks for where the adapter has it.
 
 Backward kernels ("direction": "backward" in the manifest: plain-backward,
 fused-backward, fused-backward-no-D) take Q, K, V, O, dO (H, N, d) and the forward's
@@ -29,7 +32,14 @@ import numpy as np
 
 from emulator import plan as _plan
 from emulator.shaders import DEFAULT_LIMITS, instrument, read_source
-from emulator.tiling import M_DEFAULT, MANIFEST, InputError  # one manifest for the host and the emulator
+from emulator.tiling import (  # one manifest for the host and the emulator
+    DTYPES,
+    M_DEFAULT,
+    MANIFEST,
+    InputError,
+    dtype_of,
+    element_bytes,
+)
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
 __all__ = ["BROWSER_DEFAULT_LIMITS", "KERNEL_DIR", "MANIFEST", "KernelError", "Runner", "TooSlow",
@@ -123,6 +133,10 @@ class Runner:
             feats.append("timestamp-query")
         if subgroups and "subgroup" in adapter.features:
             feats.append("subgroup")
+        # A float16 kernel needs "shader-f16" (manifest "dtypes"); asked for where offered.
+        for spec in DTYPES.values():
+            if spec["feature"] and spec["feature"] in adapter.features and spec["feature"] not in feats:
+                feats.append(spec["feature"])
         req = {}
         if limits == "max":
             req = {
@@ -151,6 +165,7 @@ class Runner:
         self.max_buffer = self.limits["maxBufferSize"]
         self.max_wg_bytes = self.limits["maxComputeWorkgroupStorageSize"]
         self.timestamps = "timestamp-query" in self.device.features
+        self.features = set(self.device.features)
         self._pipelines: dict = {}
         # Smallest subgroup a pipeline may get (0: no subgroups). wgpu-native 0.32 reports a
         # generic range (4 to 128, under the adapter-info key "stackgroup_min_size") on every
@@ -211,6 +226,10 @@ class Runner:
     def pipeline(self, kernel: str, pass_index: int, pass_plan: dict, instrumented: bool):
         """The compute pipeline of one planned pass (emulator.plan.pass_plan: its file,
         entry point and override constants), compiled once per device; (pipeline, spec)."""
+        feature = DTYPES[dtype_of(kernel)]["feature"]
+        if feature and feature not in self.features:
+            raise KernelError(f"{kernel} is a {dtype_of(kernel)} kernel: it needs the device feature "
+                              f"{feature!r}, which this adapter does not offer")
         spec = MANIFEST["kernels"][kernel]["wgsl"][pass_index]
         file, constants, entry = pass_plan["file"], pass_plan["constants"], pass_plan["entry_point"]
         key = (file, entry, tuple(sorted(constants.items())), instrumented)
@@ -243,12 +262,14 @@ class Runner:
                                                        subgroup_min=self.subgroup_min)["passes"]]
 
     # ----------------------------------------------------------------- buffers
-    def _storage(self, size: int, data: np.ndarray | None = None):
+    def _storage(self, size: int, data: np.ndarray | None = None, dtype=np.float32):
         wgpu = self.wgpu
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         size = max(16, (size + 3) // 4 * 4)
         if data is not None:
-            return self.device.create_buffer_with_data(data=np.ascontiguousarray(data, np.float32), usage=usage)
+            raw = np.ascontiguousarray(data, dtype).tobytes()
+            raw += b"\0" * (-len(raw) % 4)  # a buffer's size is a multiple of 4 bytes
+            return self.device.create_buffer_with_data(data=raw, usage=usage)
         return self.device.create_buffer(size=size, usage=usage)
 
     def plan(self, kernel: str, n: int, d: int, heads: int, workgroup_bytes: int = M_DEFAULT,
@@ -315,6 +336,7 @@ class Runner:
         rest zeroed. Plus the instrument's counters and the uniform params per head batch."""
         rng = np.random.default_rng(0)
         shape = (heads, n, d)
+        dtype = np.dtype(dtype_of(kernel))  # float32, or float16 (manifest "dtype")
         data = {}
         for name, arr in (("Q", Q), ("K", K), ("V", V)):
             data[name] = rng.standard_normal(shape, dtype=np.float32) if arr is None else arr
@@ -330,7 +352,7 @@ class Runner:
         bufs = {}
         for name, size in plan["buffers"].items():
             if name in data:
-                bufs[name] = self._storage(0, np.asarray(data[name], np.float32).reshape(-1))
+                bufs[name] = self._storage(0, np.asarray(data[name], np.float32).reshape(-1), dtype)
             else:
                 bufs[name] = self._storage(size)
         if instrumented:
@@ -350,7 +372,8 @@ class Runner:
             workgroup_bytes: int = 16384):
         """Run ``kernel`` on Q, K, V ((N, d) or (H, N, d) float32 arrays).
 
-        Returns (O, counts): O has Q's shape, float32; counts is None, or with
+        Returns (O, counts): O has Q's shape, float32 (a float16 kernel's O, read back as
+        float16, widened exactly; inf and NaN kept); counts is None, or with
         ``instrumented`` a dict tensor -> {"read": bytes, "write": bytes}.
         Raises KernelError when the size exceeds this device's limits.
         """
@@ -369,7 +392,9 @@ class Runner:
         self._encode(cpass, kernel, n, d, causal, plan, bufs, instrumented)
         cpass.end()
         self.device.queue.submit([enc.finish()])
-        O = np.frombuffer(self.device.queue.read_buffer(bufs["O"]), np.float32).reshape(heads, n, d).copy()
+        dtype = np.dtype(dtype_of(kernel))
+        raw = self.device.queue.read_buffer(bufs["O"])[:heads * n * d * dtype.itemsize]
+        O = np.frombuffer(raw, dtype).reshape(heads, n, d).astype(np.float32)
         counts = None
         if instrumented:
             counts = self._read_counts(bufs, kernel)
@@ -428,7 +453,7 @@ class Runner:
                 if tensor not in counts:
                     raise KernelError(f"{kernel} moved {slot} ({int(raw[i])} elements), "
                                       f"a tensor its direction does not declare")
-                counts[tensor][kind] = int(raw[i]) * MANIFEST["bytes_per_element"]
+                counts[tensor][kind] = int(raw[i]) * element_bytes(kernel)
         return counts
 
     def time(self, kernel: str, n: int, d: int, heads: int = 1, causal: bool = False,

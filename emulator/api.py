@@ -28,6 +28,11 @@ ops
             GPU backward run (N ≤ the backward check's limit)
   check_backward_output  check a GPU's dQ, dK, dV ("outputs": {name: N·d
             floats}) against float64 on those inputs
+  float16   one head of the held-out sentences (facts/held_out_f16.json, or "data")
+            through the float16 kernels' mirrors ("head": its index), and a GPU's O
+            for the same runs ("outputs") against them (emulator.float16)
+  float16_plan  the float16 kernels' GPU plans for the held-out sentences ("lengths",
+            "d", "heads", "limits", "subgroup_min_size"; emulator.float16.gpu_plans)
   validate  the rules alone
 """
 from __future__ import annotations
@@ -57,6 +62,7 @@ from .tiling import (
 
 MODEL_QKV_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                               "facts", "probe_qkv.json")
+HELD_OUT_F16_PATH = os.path.join(os.path.dirname(MODEL_QKV_PATH), "held_out_f16.json")
 
 
 def _errors(exc: InputError) -> list:
@@ -363,6 +369,36 @@ def _check_backward_output_op(p: dict, outputs) -> dict:
             "label": MANIFEST["kernels"][p["kernel"]]["label"]}
 
 
+def _float16_op(request: dict) -> dict:
+    """emulator.float16.held_out_report for the request's "head" (an index), on its "data"
+    (facts/held_out_f16.json parsed; read from the file when absent) and "outputs"."""
+    from . import float16 as _f16
+
+    index = parse_int("op", request.get("head", 0), _("The float16 card's head"))
+    data = request.get("data")
+    try:
+        if data is None:
+            with open(HELD_OUT_F16_PATH, encoding="utf-8") as f:
+                data = json.load(f)
+        return _f16.held_out_report(data, index, request.get("outputs"))
+    except (OSError, ValueError) as exc:
+        raise InputError("op", _("The float16 card could not run: {error}").format(error=exc)) from None
+
+
+def _float16_plan_op(request: dict) -> dict:
+    """emulator.float16.gpu_plans for the float16 card: the request's "lengths" (the
+    sentences' N), "d", "heads", "limits" and "subgroup_min_size"."""
+    from . import float16 as _f16
+
+    d = parse_int("d", request.get("d"), _("Head dimension d"))
+    heads = parse_int("op", request.get("heads", 1), _("The float16 card's heads"))
+    sub = parse_int("limits", request.get("subgroup_min_size", 0), "subgroup_min_size")
+    try:
+        return _f16.gpu_plans(request.get("lengths") or [], d, heads, request.get("limits") or {}, sub)
+    except ValueError as exc:
+        raise InputError("op", _("The float16 card could not run: {error}").format(error=exc)) from None
+
+
 def handle(request: dict) -> dict:
     """Answer one request from the page (see module docstring). Never raises."""
     op = request.get("op") if isinstance(request, dict) else None
@@ -397,6 +433,10 @@ def handle(request: dict) -> dict:
             result = _check_backward_output_op(_backward_request(raw, "count"), request.get("outputs"))
         elif op == "check_output":
             result = _check_output_op(parse_request(raw, "check"), request.get("outputs"))
+        elif op == "float16":
+            result = _float16_op(request)
+        elif op == "float16_plan":
+            result = _float16_plan_op(request)
         elif op == "validate":
             p = parse_request(raw, raw.get("purpose", "count"))
             result = {k: v for k, v in p.items() if k != "tiling"}

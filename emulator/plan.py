@@ -16,8 +16,11 @@ Every figure comes from one of two sources:
 
 Each is held to the WebGPU limit that bounds it (WebGPU §3.6.2 "Limits"; a limit an
 adapter does not report counts at WebGPU's default, the manifest's
-``webgpu_default_limits``), in the order of :data:`LIMITS`. Sizes are bytes of float32
-(4 bytes an element).
+``webgpu_default_limits``), in the order of :data:`LIMITS`. Sizes are bytes, at the
+kernel's bytes an element (its manifest "dtype": float32's 4, float16's 2;
+emulator.tiling.element_bytes). A kernel whose dtype needs a WebGPU feature (float16:
+"shader-f16", WebGPU §24) says so in its plan ("feature"); the device asks for it, and a
+device without it does not run the kernel.
 
 Public API
   kernel_plan(kernel, n, d, ...)   one kernel: tiles, each pass's shader, constants,
@@ -38,7 +41,7 @@ from __future__ import annotations
 from . import shaders as _shaders
 from .i18n import _, group
 from .tiling import (
-    BYTES,
+    DTYPES,
     HEAD_DIMS,
     LESSON_KERNELS,
     M_DEFAULT,
@@ -46,6 +49,8 @@ from .tiling import (
     M_MIN,
     MANIFEST,
     InputError,
+    dtype_of,
+    element_bytes,
     lesson_too_small,
     make_tiling,
     parse_int,
@@ -111,11 +116,12 @@ def writes_scores(kernel: str) -> bool:
     return any("S" in p.get("writes", {}) for p in MANIFEST["kernels"][kernel]["passes"])
 
 
-def _tensor_bytes(name: str, n: int, d: int, heads: int, head_batch: int) -> int:
-    """Bytes of one tensor's buffer: (N, N) tables hold ``head_batch`` heads, the rest all heads."""
+def _tensor_bytes(name: str, n: int, d: int, heads: int, head_batch: int, size: int) -> int:
+    """Bytes of one tensor's buffer at ``size`` bytes an element: (N, N) tables hold
+    ``head_batch`` heads, the rest all heads."""
     if name in _shaders.SQUARE_TENSORS:
-        return _shaders.tensor_bytes(name, n, d, head_batch)
-    return _shaders.tensor_bytes(name, n, d, heads)
+        return _shaders.tensor_bytes(name, n, d, head_batch, size)
+    return _shaders.tensor_bytes(name, n, d, heads, size)
 
 
 def pass_plan(kernel: str, index: int, tiling, heads: int = 1, subgroup_min: int = 0,
@@ -138,7 +144,8 @@ def pass_plan(kernel: str, index: int, tiling, heads: int = 1, subgroup_min: int
     batch = heads if head_batch is None else head_batch
     file, constants, size, workgroup_bytes, storage = _shader_figures(spec, tiling, subgroup_min, instrumented)
     tensors = [t for t in spec.get("bindings", {}) if t != "params"]
-    sizes = {t: _tensor_bytes(t, n, d, heads, batch) for t in tensors}
+    elem = element_bytes(kernel)
+    sizes = {t: _tensor_bytes(t, n, d, heads, batch, elem) for t in tensors}
     largest = max(tensors, key=lambda t: sizes[t]) if tensors else None
     return {
         "pass": spec.get("pass", str(index)),
@@ -183,7 +190,8 @@ def _pass_figure(pp: dict, key: str) -> int:
 def kernel_plan(kernel: str, n: int, d: int, causal: bool = False, workgroup_bytes: int = M_DEFAULT,
                 heads: int = 1, subgroup_min: int = 0, instrumented: bool = True,
                 limits: dict | None = None) -> dict:
-    """The plan of one run of ``kernel`` on (heads, N, d) float32 inputs.
+    """The plan of one run of ``kernel`` on (heads, N, d) inputs of its dtype (float32
+    unless the manifest declares another; bytes at its bytes an element).
 
     Tiles from emulator.tiling.make_tiling (M = workgroup_bytes, bytes); every pass
     sized from its own WGSL (:func:`pass_plan`). A kernel that keeps S and P in global
@@ -191,7 +199,8 @@ def kernel_plan(kernel: str, n: int, d: int, causal: bool = False, workgroup_byt
     of ``limits``' maxStorageBufferBindingSize and maxBufferSize (WebGPU defaults when
     not given), at least one.
 
-    Returns {"kernel", "direction", "n", "d", "causal", "heads", "head_batch",
+    Returns {"kernel", "direction", "dtype", "element_bytes", "feature" (the WebGPU
+    feature the dtype needs, or None), "n", "d", "causal", "heads", "head_batch",
     "instrumented", "subgroup_min", "tiling": {"block_rows", "block_cols", "workgroup_bytes"},
     "passes": [pass_plan, ...], "buffers": {tensor: bytes} (every tensor a pass binds,
     (N, N) tables for head_batch heads, rounded up to whole vec4s), "needs": {limit:
@@ -207,21 +216,23 @@ def kernel_plan(kernel: str, n: int, d: int, causal: bool = False, workgroup_byt
             dims=", ".join(map(str, HEAD_DIMS)), d=d))
     tiling = make_tiling(kernel, n, d, causal, workgroup_bytes)
     batch = heads
+    elem = element_bytes(kernel)
     if writes_scores(kernel):
         cap = min(offered(limits, "maxStorageBufferBindingSize"), offered(limits, "maxBufferSize"))
-        batch = max(1, min(heads, cap // (n * n * BYTES)))
+        batch = max(1, min(heads, cap // (n * n * elem)))
     passes = [pass_plan(kernel, i, tiling, heads, subgroup_min, instrumented, batch)
               for i in range(len(entry["wgsl"]))]
     buffers: dict = {}
     for spec in entry["wgsl"]:
         for t in spec.get("bindings", {}):
             if t != "params":
-                buffers[t] = _tensor_bytes(t, n, d, heads, batch)
+                buffers[t] = _tensor_bytes(t, n, d, heads, batch, elem)
                 if t in _shaders.SQUARE_TENSORS:  # whole vec4s: shaders may view a table as array<vec4<f32>>
                     buffers[t] = -(-buffers[t] // 16) * 16
     needs = {name: max(_pass_figure(pp, key) for pp in passes) for name, key, _w, _f in LIMITS}
     return {
-        "kernel": kernel, "direction": entry.get("direction", "forward"), "n": n, "d": d,
+        "kernel": kernel, "direction": entry.get("direction", "forward"), "dtype": dtype_of(kernel),
+        "element_bytes": elem, "feature": DTYPES[dtype_of(kernel)]["feature"], "n": n, "d": d,
         "causal": bool(causal), "heads": heads, "head_batch": batch, "instrumented": bool(instrumented),
         "subgroup_min": subgroup_min,
         "tiling": {"block_rows": tiling.block_rows, "block_cols": tiling.block_cols,
@@ -243,7 +254,7 @@ def _most_counted(plan: dict) -> int:
 
     t = count(plan["kernel"], plan["n"], plan["d"], plan["causal"], plan["tiling"]["workgroup_bytes"])
     most = max([*t.reads.values(), *t.writes.values(), 0])
-    return most // BYTES * plan["heads"]
+    return most // plan["element_bytes"] * plan["heads"]
 
 
 def _first_refusal(plans: dict, limits: dict):

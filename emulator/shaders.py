@@ -296,14 +296,15 @@ def _split_args(text: str) -> list[str]:
 
 # ---------------------------------------------------------------------------
 
-def tensor_bytes(name: str, n: int, d: int, heads: int = 1) -> int:
-    """Bytes of one tensor for ``heads`` heads, float32: S, P (and dS, dP) are N·N,
-    row statistics (L, D, m, l) are N, everything else (Q, K, V, O, dQ, …) N·d."""
+def tensor_bytes(name: str, n: int, d: int, heads: int = 1, size: int = BYTES) -> int:
+    """Bytes of one tensor for ``heads`` heads at ``size`` bytes an element (float32's 4
+    by default): S, P (and dS, dP) are N·N, row statistics (L, D, m, l) are N,
+    everything else (Q, K, V, O, dQ, …) N·d."""
     if name in SQUARE_TENSORS:
-        return heads * n * n * BYTES
+        return heads * n * n * size
     if name in ROW_TENSORS:
-        return heads * n * BYTES
-    return heads * n * d * BYTES
+        return heads * n * size
+    return heads * n * d * size
 
 
 def dispatch_size(grid: str, n: int, tiling: Tiling, heads: int = 1) -> tuple[int, int, int]:

@@ -42,6 +42,9 @@ def load_manifest(path: str | None = None) -> dict:
 MANIFEST = load_manifest()
 LESSON = MANIFEST["lesson"]
 BYTES = int(MANIFEST["bytes_per_element"])  # float32: 4 bytes per element
+# The element types a kernel may declare (manifest "dtypes"): bytes each, and the WebGPU
+# feature a device needs for them ("shader-f16" for float16; None for float32).
+DTYPES = {name: spec for name, spec in MANIFEST.get("dtypes", {}).items() if name != "comment"}
 HEAD_DIMS = tuple(int(x) for x in MANIFEST["head_dims"])
 KERNELS = tuple(MANIFEST["kernels"].keys())
 # The kernels the lesson's Count and Check show, in manifest order ("lesson": true).
@@ -132,6 +135,18 @@ class Tiling:
         return min(self.n, tiles * self.block_cols)
 
 
+def dtype_of(kernel: str) -> str:
+    """The element type of ``kernel``'s tensors: its manifest "dtype", "float32" when it
+    declares none. Raises KeyError for a kernel the manifest does not declare."""
+    return MANIFEST["kernels"][kernel].get("dtype", "float32")
+
+
+def element_bytes(kernel: str) -> int:
+    """Bytes per element of every tensor ``kernel`` moves (manifest "dtypes"): 4 for
+    float32, 2 for float16. Raises KeyError for an unknown kernel or dtype."""
+    return int(DTYPES[dtype_of(kernel)]["bytes"])
+
+
 def _fmt(x: int) -> str:
     return group(x)
 
@@ -181,7 +196,7 @@ def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
         br = int(rule["block_rows"][str(d)])
         bc = int(rule["block_cols"][str(d)])
         declared = entry.get("workgroup_bytes", {})
-        m = int(declared[str(d)]) if str(d) in declared else BYTES * d * (br + 2 * bc)
+        m = int(declared[str(d)]) if str(d) in declared else element_bytes(kernel) * d * (br + 2 * bc)
         if br % bc:
             raise ValueError(f"manifest: {kernel} at d={d} has B_r={br} not a multiple of B_c={bc}")
     return Tiling(kernel, n, d, bool(causal), br, bc, m)

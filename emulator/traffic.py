@@ -16,7 +16,8 @@ plain (three passes, each its own dispatch)
 fused and fused-no-rescale (one pass; FlashAttention Algorithm 1, FA2 §3.1)
               read Q r·d, read K kv·d, read V kv·d, write O r·d
 
-Every element is a float32, 4 bytes. One head. Q stays on the bench (workgroup
+Every element is a float32, 4 bytes, unless the kernel declares another "dtype"
+(manifest "dtypes": float16, 2 bytes, for fused-f16). One head. Q stays on the bench (workgroup
 memory) while the K and V tiles stream past it, so K and V are fetched once per
 query tile: that is why a larger B_r (smaller d, or larger M) saves traffic.
 """
@@ -26,7 +27,7 @@ import ast
 from dataclasses import dataclass, field
 from functools import cache
 
-from .tiling import BYTES, M_DEFAULT, MANIFEST, TENSOR_ORDER, Tiling, make_tiling
+from .tiling import M_DEFAULT, MANIFEST, TENSOR_ORDER, Tiling, dtype_of, element_bytes, make_tiling
 
 WALKS = ("query_tiles", "key_tiles", "once")
 _NAMES = {"query_tiles": {"r", "kv", "n", "d"}, "key_tiles": {"c", "qv", "n", "d"}, "once": {"n", "d"}}
@@ -116,6 +117,7 @@ class Traffic:
         return {
             "kernel": t.kernel, "n": t.n, "d": t.d, "causal": t.causal,
             "direction": entry.get("direction", "forward"),
+            "dtype": dtype_of(t.kernel), "bytes_per_element": element_bytes(t.kernel),
             "workgroup_bytes": t.workgroup_bytes,
             "block_rows": t.block_rows, "block_cols": t.block_cols,
             "query_tiles": t.query_tiles, "key_tiles": t.key_tiles,
@@ -131,20 +133,22 @@ def walk(tiling: Tiling) -> Traffic:
 
     A pass walks its query tiles (r rows, kv keys visited), its key tiles
     (c rows, qv query rows that see it) or runs once; at each step every
-    tensor formula gives elements read or written, times 4 bytes. A query
+    tensor formula gives elements read or written, times the kernel's bytes per
+    element (4 for float32, 2 for float16: :func:`emulator.tiling.element_bytes`). A query
     tile's row of key tiles is summed at once (``keys_visited``), so the walk
     costs O(T_r + T_c) steps, well under a second at N = 65,536.
     """
     entry = MANIFEST["kernels"][tiling.kernel]
     names = tensors_of(entry.get("direction", "forward"))
     traffic = Traffic(tiling, dict.fromkeys(names, 0), dict.fromkeys(names, 0))
+    size = element_bytes(tiling.kernel)
     for spec in entry["passes"]:
         moved = 0
         compiled = [(kind, tensor, _formula(text, spec["walk"]))
                     for kind in ("reads", "writes") for tensor, text in spec[kind].items()]
         for env in _steps(tiling, spec["walk"]):
             for kind, tensor, code in compiled:
-                b = eval(code, {"__builtins__": {}}, env) * BYTES  # noqa: S307 (checked by _formula)
+                b = eval(code, {"__builtins__": {}}, env) * size  # noqa: S307 (checked by _formula)
                 getattr(traffic, kind)[tensor] += b
                 moved += b
         traffic.per_pass[spec["name"]] = moved
@@ -189,11 +193,12 @@ def one_tile_schedule(tiling: Tiling) -> list[dict]:
     """Each pass's first step (its first query or key tile) in elements, for
     the page's schedule table: [{"pass", "tensor", "kind", "elements", "bytes"}]."""
     rows = []
+    size = element_bytes(tiling.kernel)
     for spec in passes(tiling.kernel):
         env = next(_steps(tiling, spec["walk"]))
         for kind, label in (("reads", "read"), ("writes", "write")):
             for tensor, text in spec[kind].items():
                 e = eval(_formula(text, spec["walk"]), {"__builtins__": {}}, env)  # noqa: S307
                 rows.append({"pass": spec["name"], "tensor": tensor, "kind": label,
-                             "elements": e, "bytes": e * BYTES})
+                             "elements": e, "bytes": e * size})
     return rows

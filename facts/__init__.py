@@ -1,12 +1,14 @@
 """Facts about a real pretrained model, computed from its weights.
 
 ``python -m facts`` writes facts/facts.json (the figures the film, captions and
-sources render) and facts/probe_qkv.json (the probe sentence's Q, K and V for
-the lab). ``python -m facts --check`` recomputes both and exits 1 when either
-committed file is stale, 2 when the model is not available.
+sources render), facts/probe_qkv.json (the probe sentence's Q, K and V for
+the lab) and facts/held_out_f16.json (the held-out Q, K and V in float16 of the
+heads the lab's float16 card runs). ``python -m facts --check`` recomputes them
+and exits 1 when any committed file is stale, 2 when the model is not available.
 
 Modules: model (find, verify and load the weights), forward (numpy forward
-pass up to Q, K, V), sentences (the inputs), build (the computations).
+pass up to Q, K, V), sentences (the inputs), build (the computations), float16
+(the held-out sentences through the float16 kernels' arithmetic).
 """
 
 
@@ -18,7 +20,7 @@ def stale_files(m):
 
 
 def stale_reason():
-    """Why facts/facts.json or facts/probe_qkv.json is stale, or None if current.
+    """Why a committed facts file (facts.json, probe_qkv.json, held_out_f16.json) is stale, or None.
 
     Recomputes both from the model (about 10 s). Returns None, with a note on
     stderr, when the model wheel is not available: staleness cannot be judged

@@ -1,8 +1,9 @@
 """CLI: ``python -m facts [--check]``.
 
-Without flags: compute and write facts/facts.json and facts/probe_qkv.json.
+Without flags: compute and write facts/facts.json, facts/probe_qkv.json and
+facts/held_out_f16.json.
 --check: compute, compare with the files on disk, write nothing; exit 0 when
-both are current, 1 when either is stale or missing, 2 when the model wheel
+all are current, 1 when any is stale or missing, 2 when the model wheel
 is not available (the message says how to fetch it).
 """
 
@@ -31,7 +32,7 @@ def main(argv=None) -> int:
             print(f"facts: {path.relative_to(build.HERE.parent)} is stale; run `python -m facts`",
                   file=sys.stderr)
         if not stale:
-            print("facts: facts.json and probe_qkv.json are current")
+            print("facts: facts.json, probe_qkv.json and held_out_f16.json are current")
         return 1 if stale else 0
     for path, text in build.render(m).items():
         path.write_text(text, encoding="utf-8")

@@ -38,6 +38,7 @@ from . import model as model_mod
 HERE = Path(__file__).resolve().parent
 FACTS_PATH = HERE / "facts.json"
 PROBE_QKV_PATH = HERE / "probe_qkv.json"
+HELD_OUT_F16_PATH = HERE / "held_out_f16.json"  # the float16 card's inputs (facts/float16.py)
 
 SCHEMA = 1
 #: Layers whose every head is checked. Layer 0 has the largest scores of the
@@ -378,7 +379,20 @@ def compute(m=None) -> tuple[dict, dict]:
     return facts, lab_qkv(m, qkv, tokens, n)
 
 
+def with_float16(facts: dict, m) -> dict:
+    """The held-out float16 figures (facts/float16.py), added to ``facts`` under
+    overflow.held_out.float16; returns the held_out_f16.json dict."""
+    from . import float16
+
+    summary, data = float16.summarise(m, facts["model"])
+    facts["overflow"]["held_out"]["float16"] = summary
+    return data
+
+
 def render(m=None) -> dict[Path, str]:
-    """{path: text} for both output files."""
+    """{path: text} for the three output files."""
+    if m is None:
+        m = model_mod.load()
     facts, probe = compute(m)
-    return {FACTS_PATH: dumps(facts), PROBE_QKV_PATH: dumps(probe)}
+    held = with_float16(facts, m)
+    return {FACTS_PATH: dumps(facts), PROBE_QKV_PATH: dumps(probe), HELD_OUT_F16_PATH: dumps(held)}

@@ -43,8 +43,12 @@ def _split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
     return x.reshape(n, n_heads, hidden // n_heads).transpose(1, 0, 2)  # (H, N, d)
 
 
+_DONE: dict = {}  # (id(model), ids, layers) -> (model, result): each sentence's pass runs once
+
+
 def qkv_per_layer(model, ids: np.ndarray, layers=None) -> dict:
-    """Q, K and V of every head for the chosen layers.
+    """Q, K and V of every head for the chosen layers (computed once per model, sentence
+    and layers: facts.build and facts.float16 both read the held-out sentences' pass).
 
     model: a facts.model.Model. ids: int64 token ids, shape (N,), with [CLS]
     and [SEP] included. layers: iterable of layer indices (0-based), default
@@ -52,6 +56,16 @@ def qkv_per_layer(model, ids: np.ndarray, layers=None) -> dict:
     float32 arrays, unscaled (the 1/sqrt(d) is applied to the scores, not Q).
     Raises ValueError for a layer index outside the model.
     """
+    key = (id(model), np.asarray(ids).tobytes(), None if layers is None else tuple(sorted(set(layers))))
+    done = _DONE.get(key)
+    if done is not None and done[0] is model:
+        return done[1]
+    out = _qkv(model, ids, layers)
+    _DONE[key] = (model, out)
+    return out
+
+
+def _qkv(model, ids: np.ndarray, layers) -> dict:
     w = model.weights
     cfg = model.config
     eps = float(cfg["layer_norm_eps"])

@@ -198,3 +198,21 @@ def test_a_kernel_added_to_the_manifest_alone_is_counted_and_checked_or_refused(
         assert not reply["ok"] and reply["errors"][0]["field"] == "kernel", reply
         assert reply["errors"][0]["message"] == (f"The {full} kernel has no float32 mirror in the emulator yet, "
                                                  "so Check cannot run it; Count still can.")
+
+
+def test_a_kernel_declared_in_float16_is_counted_at_two_bytes_an_element(monkeypatch):
+    """The walk multiplies each formula by the bytes of the kernel's "dtype" (manifest
+    "dtypes"): a copy of fused declared float16 moves exactly half of fused's bytes."""
+    from emulator.tiling import DTYPES, element_bytes
+
+    kernels = copy.deepcopy(MANIFEST["kernels"])
+    kernels["fused-half"] = dict(copy.deepcopy(kernels["fused"]), dtype="float16")
+    monkeypatch.setitem(MANIFEST, "kernels", kernels)
+    assert (element_bytes("fused"), element_bytes("fused-half")) == (DTYPES["float32"]["bytes"], 2)
+    for n, d, causal in [(1, 16, False), (100, 16, True), (300, 64, True)]:
+        full, half = traffic.count("fused", n, d, causal), traffic.count("fused-half", n, d, causal)
+        assert {t: 2 * b for t, b in half.reads.items()} == full.reads
+        assert {t: 2 * b for t, b in half.writes.items()} == full.writes
+        assert 2 * half.total_bytes == full.total_bytes
+        assert [r["bytes"] for r in traffic.one_tile_schedule(half.tiling)] == [
+            r["bytes"] // 2 for r in traffic.one_tile_schedule(full.tiling)]

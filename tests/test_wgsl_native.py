@@ -49,9 +49,13 @@ def runner_max(runner):
 
 
 def _runner_for(kernel, d, runner, runner_max):
-    """The default-limits device, or the max-limits one; skip if neither has the memory."""
-    from emulator.tiling import make_tiling
+    """The default-limits device, or the max-limits one; skip if neither has the memory,
+    or the device lacks the feature the kernel's dtype needs (float16: shader-f16)."""
+    from emulator.tiling import DTYPES, dtype_of, make_tiling
 
+    feature = DTYPES[dtype_of(kernel)]["feature"]
+    if feature and feature not in runner.features:
+        pytest.skip(f"{kernel} needs {feature}, which this adapter does not offer")
     need = make_tiling(kernel, 1, d).workgroup_bytes
     for r in (runner, runner_max):
         if need <= r.max_wg_bytes:

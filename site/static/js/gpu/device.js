@@ -128,7 +128,8 @@ export async function getDevice(plan) {
     resetDevice();
     fresh = await getAdapter();
   }
-  const requiredFeatures = ["timestamp-query", "subgroups"].filter((f) => fresh.features.has(f));
+  // shader-f16 for the float16 kernels (manifest "dtypes"), where the adapter has it.
+  const requiredFeatures = ["timestamp-query", "subgroups", "shader-f16"].filter((f) => fresh.features.has(f));
   let device;
   try {
     device = await fresh.requestDevice({ requiredFeatures, requiredLimits });

@@ -12,8 +12,10 @@
 export { GpuError, fail } from "./errors.js";
 export { instrumentSource, loadManifest } from "./files.js";
 export { currentState, probeGpu, resetDevice, softwareAdapter, subgroupMinOf } from "./device.js";
-export { compileAll } from "./pipelines.js";
+export { compileAll, featureOf } from "./pipelines.js";
 export { FLOP_CONVENTION, formatTiming, openDevice, runAttention, timeKernels } from "./runs.js";
+// float16.js    the float16 kernels (shader-f16): runFloat16, one run read back as bit patterns
+export { runFloat16 } from "./float16.js";
 // backward.js   the WGSL backward kernels: runBackward (one run, read back) and timeBackward
 export { BACKWARD_FLOP_CONVENTION, runBackward, timeBackward } from "./backward.js";
 // probes.js     the roofline probes: measureProbes (copy bandwidth, float32 FMA rate)

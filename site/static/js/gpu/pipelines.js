@@ -4,6 +4,12 @@ import { _ } from "../i18n.js";
 import { instrumentSource, loadManifest, loadSource } from "./files.js";
 import { currentState, getAdapter, getDevice, scoped } from "./device.js";
 
+/** The WebGPU feature a kernel's dtype needs (manifest "dtypes": shader-f16 for float16; null for float32). */
+export function featureOf(manifest, kernel) {
+  const dtype = manifest.kernels[kernel].dtype || "float32";
+  return ((manifest.dtypes || {})[dtype] || {}).feature || null;
+}
+
 async function compileModule(s, manifest, file, instrumented) {
   const key = `module:${file}:${instrumented}`;
   if (s.pipelines.has(key)) return s.pipelines.get(key);
@@ -51,6 +57,12 @@ export async function getPipeline(s, manifest, kp, passIndex, instrumented) {
   return entry;
 }
 
+/** "needs <feature>" where the device lacks the feature `kernel`'s dtype needs, else null. */
+function lacking(s, manifest, kernel) {
+  const feature = featureOf(manifest, kernel);
+  return feature && !s.device.features.has(feature) ? `needs ${feature}` : null;
+}
+
 /**
  * Compile every shader file the manifest names (plain and instrumented builds), then
  * build the pipelines of the given kernel plans (Python's emulator/plan.py kernel_plan,
@@ -72,12 +84,19 @@ export async function compileAll({ plans = [] } = {}) {
   const out = [];
   for (const instrumented of [false, true]) {
     const files = new Set();
-    for (const spec of Object.values(manifest.kernels)) {
+    for (const [kernel, spec] of Object.entries(manifest.kernels)) {
+      // A kernel whose dtype needs a feature this device lacks (float16: shader-f16) cannot
+      // compile here: its shaders and pipelines are reported as skipped, saying why.
+      const missing = lacking(s, manifest, kernel);
       for (const pass of spec.wgsl || []) {
         const alt = s.subgroupMin > 0 ? Object.values((pass.with_subgroups || {}).file_by_d || {}) : [];
         for (const file of [pass.file, ...Object.values(pass.file_by_d || {}), ...alt]) {
           if (files.has(file)) continue;
           files.add(file);
+          if (missing) {
+            out.push({ file, instrumented, d: null, errors: [], warnings: 0, skipped: missing });
+            continue;
+          }
           let code = await loadSource(file);
           if (instrumented) code = instrumentSource(code, manifest.instrument.marker);
           const module = s.device.createShaderModule({ code, label: file });
@@ -96,9 +115,12 @@ export async function compileAll({ plans = [] } = {}) {
     }
     for (const kp of plans.filter((x) => x.instrumented === instrumented)) {
       const over = Object.entries(kp.needs).find(([name, need]) => need > Number(s.device.limits[name]));
+      const missing = lacking(s, manifest, kp.kernel);
       for (const [i, pass] of kp.passes.entries()) {
         const row = { file: pass.file, kernel: kp.kernel, instrumented, d: kp.d, errors: [] };
-        if (over) {
+        if (missing) {
+          row.skipped = missing;
+        } else if (over) {
           row.skipped = `needs ${over[0]} = ${over[1]}`;
         } else {
           try {

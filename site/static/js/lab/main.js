@@ -8,6 +8,7 @@
 //   reply.js   the one worker reply check
 //   client.js  the emulator's worker client and the boot progress bar
 //   count.js, check.js, time.js   one card each: its run and its render
+//   float16.js the float16 card (imported on its first press)
 import { _, num } from "../i18n.js";
 import { client, hideBootIfStopped } from "./client.js";
 import { cancelCheck, doCheck } from "./check.js";
@@ -55,6 +56,14 @@ buttons.cancel.addEventListener("click", () => {
   return time ? cancelBackwardTime() : cancelBackwardCheck();
 });
 $("time-retry").addEventListener("click", guarded(byDirection(doTime, doBackwardTime)));
+// The float16 card's code and data load on its first press, not with the page.
+$("f16-button").addEventListener("click", async () => {
+  try {
+    await (await import("./float16.js")).runFloat16Card();
+  } catch (err) {
+    $("f16-alert").textContent = _("The float16 card stopped: {error}", { error: err.message || String(err) });
+  }
+});
 openFromLink();
 // Start Python as soon as the learner reaches for the lab (a pointer over the
 // form, or focus in it), not at page load: the page itself stays light.
