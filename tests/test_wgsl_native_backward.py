@@ -273,25 +273,33 @@ def test_a_tuned_backward_with_a_wrong_dq_fails_the_check(runner, kernel):
 
 
 def test_each_tuned_subgroup_shader_is_its_twin_with_only_the_lane_sum_changed():
-    """bwd_fast_X_lanes.wgsl is bwd_fast_X.wgsl except its opening comment, its
-    `enable subgroups;`, the NBUF line and the lines between @lanes-begin and @lanes-end;
-    the twin names no subgroup built-in. Every subgroup shader of the tuned kernels is one."""
+    """bwd_fast_X.wgsl and bwd_fast_X_lanes.wgsl share their body (parts/bwd_fast_X_body.wgsl):
+    the twin any device runs sums the lanes through workgroup memory (parts/lanes_memory.wgsl)
+    and names no subgroup built-in; the subgroup shader says `enable subgroups;` first,
+    sets SUBGROUPS and sums with three subgroupShuffleXor (parts/lanes_shuffle.wgsl). Every
+    subgroup shader of the tuned kernels is one."""
     from cannery_host.wgsl import KERNEL_DIR
+    from emulator.shaders import INCLUDE, read_source
 
-    def rest(name):
-        src = (KERNEL_DIR / name).read_text()
-        body = src[src.index("override D: u32"):]
-        before, after = body.split("// @lanes-begin")[0], body.split("// @lanes-end")[1]
-        return [line for line in (before + after).splitlines() if not line.startswith("override NBUF")]
+    def code(name, joined=True):
+        text = read_source(name) if joined else (KERNEL_DIR / name).read_text()
+        return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("//")]
+
+    def includes(name):
+        return [m.group(1) for m in map(INCLUDE.fullmatch, (KERNEL_DIR / name).read_text().splitlines()) if m]
 
     lanes = {f for kern in TUNED for spec in MANIFEST["kernels"][kern]["wgsl"]
              for f in (spec.get("with_subgroups") or {}).get("file_by_d", {}).values()}
     assert lanes == {"bwd_fast_dkv_lanes.wgsl", "bwd_fast_dq_lanes.wgsl", "bwd_fast_sdp_lanes.wgsl"}
     for name in sorted(lanes):
         twin = name.replace("_lanes", "")
-        assert rest(twin) == rest(name), name
-        code = [line for line in (KERNEL_DIR / twin).read_text().splitlines() if not line.startswith("//")]
-        assert not any("subgroup" in line for line in code), twin
+        body = f"parts/{twin.replace('.wgsl', '_body.wgsl')}"
+        assert includes(twin) == ["parts/header.wgsl", body, "parts/lanes_memory.wgsl"], twin
+        assert includes(name) == ["parts/header.wgsl", body, "parts/lanes_shuffle.wgsl"], name
+        assert code(twin, joined=False) == ["const SUBGROUPS: bool = false;"], twin
+        assert code(name, joined=False)[0] == "enable subgroups;", name
+        assert not any("subgroup" in line for line in code(twin)), twin
+        assert sum("subgroupShuffleXor" in line for line in code(name)) == 3, name
 
 
 @pytest.mark.parametrize("kernel", TUNED)
