@@ -50,6 +50,7 @@ override QC: u32 = min(64u, WGB / (8u * (D + BC)));
 override CH4: u32 = QC * D4;          // vec4s of Q (or dO) in a chunk
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;          // (H, N, d)
 @group(0) @binding(6) var<storage, read> p: array<f32>;                // (H_batch, N, N)
@@ -112,8 +113,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var dv12 = vec4<f32>(0.0);
   var dv13 = vec4<f32>(0.0);
 
-  var first = 0u;
-  if (causal) { first = (key0 / BR) * BR; }
+  let first = first_row(key0, causal);
   let chunks = (n - first + QC - 1u) / QC;
 
   for (var ch = 0u; ch < chunks; ch++) {

@@ -50,6 +50,7 @@ override KCP: u32 = KC + 1u - KC % 2u;  // row stride of the dS block: odd
 override CH4: u32 = KC * D4;          // vec4s of K in a chunk
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;          // (H, N, d)
 @group(0) @binding(12) var<storage, read> dS: array<f32>;              // (H_batch, N, N)
@@ -84,9 +85,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let rg = li / TD;
   let tau = 1.0 / sqrt(f32(D));
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let chunks = (kend + KC - 1u) / KC;
 
   // Accumulators: a{r}{c} = row rg + r RPR, column group c TD + lane.

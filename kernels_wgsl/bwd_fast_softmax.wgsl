@@ -31,6 +31,7 @@ override BC: u32 = 64u;   // B_c of the kernel's tiles
 override WG: u32 = 64u;   // invocations per workgroup
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(5) var<storage, read> s: array<vec4<f32>>;        // (H_batch, N, N)
 @group(0) @binding(6) var<storage, read_write> p: array<vec4<f32>>;  // (H_batch, N, N)
@@ -78,9 +79,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let causal = params.causal != 0u;
   let row0 = (params.x_base + wg.x) * BR;  // < n
   let rows = min(BR, n - row0);
-  let b = min(n, row0 + BR);
-  var kend = n;
-  if (causal) { kend = min(n, ((b - 1u) / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
 
   for (var e = li; e < rows; e += WG) { stat[e] = load_lse((params.head_base + wg.y) * n + row0 + e); }
   workgroupBarrier();

@@ -82,14 +82,14 @@ def _reference(n, d, causal, seed, block_cols):
     return {"ref": ref, "bound": bw.bounds(q, k, v, do, ref, causal, None, block_cols)}
 
 
-def _run(runner, kernel, n, d, causal, seed=0, instrumented=False):
+def _run(runner, kernel, n, d, causal, seed=0, instrumented=False, workgroup_bytes=16384):
     from cannery_host.wgsl import kernel_tiling
 
-    bc = kernel_tiling(kernel, d).block_cols
+    bc = kernel_tiling(kernel, d, workgroup_bytes).block_cols
     q, k, v, do, o, lse = _inputs(n, d, causal, seed, bc)
     f = lambda x: np.array(x, np.float32)  # noqa: E731
     dq, dk, dv, counts = runner.run_backward(kernel, f(q), f(k), f(v), f(o), f(lse), f(do), causal,
-                                             instrumented=instrumented)
+                                             instrumented=instrumented, workgroup_bytes=workgroup_bytes)
     return (q, k, v, do, bc), (dq, dk, dv), counts
 
 
@@ -336,3 +336,76 @@ def test_every_tuned_tile_fits_what_its_shaders_support(kernel, d):
                     assert 1 <= sh.value(per) <= 4, (file, d)
             if file.endswith("_lanes.wgsl"):
                 assert spec["with_subgroups"]["min_subgroup_size_by_d"][str(d)] == d // 16
+
+
+# ---- the lesson kernels on the tuned shaders ----------------------------------------------
+
+# The lesson kernels run the tuned shaders at the lesson's tiles (kernels_wgsl/README.md): their
+# bytes must be the lesson's for every M the lab takes, from 4,096 to 65,536 B, odd ones
+# included: (M, N, d, causal), with B_r x B_c of 32x16 (d = 16) and 32x16 (d = 32) at 4,096 B;
+# 46x23 at 6,000 B (odd key tiles: one key an invocation); 18x9 (d = 64) at 10,000 B; 78x39
+# (d = 32) at 20,000 B; 256x128 at 32,768 B; 64x32 (d = 128) at 32,768 B; 512x256 (d = 16,
+# 256 invocations in the dq pass) and 128x64 (d = 64) at 65,536 B; 62x31 (d = 128) at 65,535 B.
+LESSON = ["fused-backward", "fused-backward-no-D"]
+LESSON_CHECKED = ["fused-backward"]
+LESSON_M_CHECKED = [(6000, 100, 16, True), (65535, 77, 128, True)]
+LESSON_M = [(4096, 70, 16, True), (4096, 77, 32, False), (6000, 100, 16, True), (10000, 77, 64, True),
+            (20000, 130, 32, True), (32768, 300, 16, False), (32768, 77, 128, True), (65536, 300, 16, True),
+            (65536, 200, 64, False), (65535, 130, 128, True)]
+
+
+@pytest.fixture(scope="module")
+def lesson_runners(runner):
+    """Two devices at WebGPU's default limits, with and without subgroups, whose plan takes
+    any M: Runner.plan holds M itself to the device's workgroup memory (the lesson's bench),
+    but the tuned shaders the lesson kernels run fit their chunks to 16,384 B whatever M
+    (_lesson_device shows it for every pass), so the plan's check is lifted to 65,536 B."""
+    from cannery_host.wgsl import Runner
+
+    out = {True: Runner(limits="default"), False: Runner(limits="default", subgroups=False)}
+    for r in out.values():
+        r.max_wg_bytes = 65536
+    return out
+
+
+def _lesson_device(lesson_runners, subgroups, kernel, d, m):
+    """The device of one case at M bytes, once every pass of the kernel at the lesson's tiles
+    is shown to declare at most WebGPU's default workgroup memory and invocations."""
+    from emulator.shaders import pass_needs
+    from emulator.tiling import make_tiling
+
+    r = lesson_runners[subgroups]
+    tiling = make_tiling(kernel, 300, d, True, m)
+    assert tiling.block_rows == 2 * tiling.block_cols
+    for i, _ in enumerate(MANIFEST["kernels"][kernel]["wgsl"]):
+        need = pass_needs(kernel, i, tiling, 1, r.subgroup_min)
+        assert need["workgroup_bytes"] <= 16384 and need["invocations"] <= 256, (kernel, i, d, m, need)
+    return r
+
+
+def _m_cases(kernels, configs):
+    return [pytest.param(kern, m, n, d, c, id=f"{kern}-M={m}-{n=}-{d=}-causal={c}")
+            for kern in kernels for m, n, d, c in configs]
+
+
+@SUBGROUPS
+@pytest.mark.parametrize("kernel,m,n,d,causal", _m_cases(LESSON, LESSON_M))
+def test_the_lesson_kernels_count_the_lesson_bytes_at_every_m(lesson_runners, kernel, m, n, d, causal, subgroups):
+    r = _lesson_device(lesson_runners, subgroups, kernel, d, m)
+    _, grads, counts = _run(r, kernel, n, d, causal, seed=3, instrumented=True, workgroup_bytes=m)
+    expected = count(kernel, n, d, causal, m)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    for g in grads:
+        assert g.shape == (n, d) and np.isfinite(g).all()
+
+
+@SUBGROUPS
+@pytest.mark.parametrize("kernel,m,n,d,causal", _m_cases(LESSON_CHECKED, LESSON_M_CHECKED))
+def test_the_lesson_kernels_pass_the_float64_check_at_other_m(lesson_runners, kernel, m, n, d, causal, subgroups):
+    from cannery_host.wgsl import check_backward
+
+    r = _lesson_device(lesson_runners, subgroups, kernel, d, m)
+    (q, k, v, do, bc), (dq, dk, dv), _ = _run(r, kernel, n, d, causal, workgroup_bytes=m)
+    report = check_backward(q, k, v, do, causal, dq, dk, dv, bc, _reference(n, d, causal, 0, bc))
+    assert report["passed"], report["tensors"]

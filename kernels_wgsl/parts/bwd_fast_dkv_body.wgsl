@@ -14,6 +14,7 @@
 override D: u32 = 64u;       // head dimension d: 16, 32, 64 or 128
 override BR: u32 = 64u;      // B_r of the dq pass (causal: which query tiles reach a key tile)
 override BC: u32 = 64u;      // B_c: keys per workgroup, a multiple of R; TD B_c / R <= 256
+override USE_D: bool = true;  // false: the broken control fused-backward-no-D
 override TD: u32 = D / 16u;  // lanes per key, 16 columns each
 override R: u32 = select(1u, 2u, BC % 2u == 0u);  // keys per invocation: 1 or 2
 override D4: u32 = D / 4u;            // vec4s in a row
@@ -31,6 +32,8 @@ override CH4: u32 = QC * D4;          // vec4s of Q (or dO) in a chunk
 override QPT: u32 = (CH4 + THREADS - 1u) / THREADS;  // vec4s of Q (and dO) each invocation loads, at most 4
 override XB: u32 = 2u * NBUF * CH4;   // where the lanes sum their partial dot products
 override SM4: u32 = XB + XN;
+
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;           // (H, N, d)
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;           // (H, N, d)
@@ -84,7 +87,10 @@ fn put(b: u32, e: u32, xq: vec4<f32>, xd: vec4<f32>) {
 // L and D of chunk row e (e < QC); zero past N.
 fn fetch_stats(e: u32, row0: u32, n: u32, rbase: u32) -> vec2<f32> {
   var x = vec2<f32>(0.0);
-  if (e < QC && row0 + e < n) { x = vec2<f32>(load_lse(rbase + row0 + e), load_rowdot(rbase + row0 + e)); }
+  if (e < QC && row0 + e < n) {
+    x.x = load_lse(rbase + row0 + e);
+    if (USE_D) { x.y = load_rowdot(rbase + row0 + e); }  // else D = 0: dS = P dP
+  }
   return x;
 }
 fn put_stats(b: u32, e: u32, x: vec2<f32>) {
@@ -168,8 +174,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var dv13 = vec4<f32>(0.0);
 
   // The query rows that reach this key tile: [first, N), in chunks of QC rows.
-  var first = 0u;
-  if (causal) { first = (key0 / BR) * BR; }
+  let first = first_row(key0, causal);
   let chunks = (n - first + QC - 1u) / QC;
   let key_last = min(n, key0 + BC) - 1u;
 

@@ -14,6 +14,7 @@
 override D: u32 = 64u;       // head dimension d: 16, 32, 64 or 128
 override BR: u32 = 64u;      // B_r: query rows per workgroup, a multiple of R; TD B_r / R <= 256
 override BC: u32 = 64u;      // B_c: the key tiles of the walk (causal: where a tile's keys end)
+override USE_D: bool = true;  // false: the broken control fused-backward-no-D
 override TD: u32 = D / 16u;  // lanes per row, 16 columns each
 override R: u32 = select(1u, 2u, BR % 2u == 0u);  // rows per invocation: 1 or 2
 override D4: u32 = D / 4u;            // vec4s in a row
@@ -30,6 +31,8 @@ override CH4: u32 = KC * D4;          // vec4s of K (or V) in a chunk
 override KPT: u32 = (CH4 + THREADS - 1u) / THREADS;  // vec4s of K (and V) each invocation loads, at most 4
 override XB: u32 = 2u * NBUF * CH4;   // where the lanes sum their partial dot products
 override SM4: u32 = XB + XN;
+
+// #include "parts/walk.wgsl"
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;           // (H, N, d)
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;           // (H, N, d)
@@ -132,7 +135,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     o03 = load_do(a + 3u * TD);
     if (lane == 0u) {
       lse0 = load_lse(rbase + ra);
-      dd0 = load_rowdot(rbase + ra);
+      if (USE_D) { dd0 = load_rowdot(rbase + ra); }  // else D = 0: dS = P dP
     }
   }
   if (R > 1u && rb < n) {
@@ -147,7 +150,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     o13 = load_do(a + 3u * TD);
     if (lane == 0u) {
       lse1 = load_lse(rbase + rb);
-      dd1 = load_rowdot(rbase + rb);
+      if (USE_D) { dd1 = load_rowdot(rbase + rb); }
     }
   }
   // Lane 0 read L and D (one load a row); the other lanes of the row take them from it.
@@ -167,9 +170,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var dq12 = vec4<f32>(0.0);
   var dq13 = vec4<f32>(0.0);
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(row0, n, causal);
   let chunks = (kend + KC - 1u) / KC;
 
   // Chunk 0 into buffer 0.

@@ -32,6 +32,8 @@ override QPT: u32 = (CH4 + THREADS - 1u) / THREADS;  // vec4s each invocation lo
 override XB: u32 = NBUF * CH4;        // where the lanes sum their partial dot products
 override SM4: u32 = XB + XN;
 
+// #include "parts/walk.wgsl"
+
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;         // (H, N, d)
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;         // (H, N, d)
 @group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;         // (H, N, d)
@@ -138,8 +140,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   }
 
   // The query rows that reach this key tile: [first, N), in chunks of QC rows.
-  var first = 0u;
-  if (causal) { first = (key0 / BR) * BR; }
+  let first = first_row(key0, causal);
   let chunks = (n - first + QC - 1u) / QC;
 
   // Chunk 0 into buffer 0.
