@@ -20,6 +20,16 @@ export const BACKWARD_FLOP_CONVENTION = _(
 
 const SQUARE = ["S", "P", "dP", "dS"];
 
+/**
+ * Bytes of one N·N table (S, P, dP, dS) for one head, rounded up to a whole number of vec4s:
+ * the tuned elementwise passes (bwd_fast_softmax.wgsl, bwd_fast_ds.wgsl) view a table as
+ * array<vec4<f32>>, and read its last entries through a component of the last vec4
+ * (cannery_host/wgsl.py rounds the same way).
+ */
+function tableBytes(n) {
+  return Math.ceil((n * n * BYTES) / 16) * 16;
+}
+
 /** Workgroups along x for a pass's manifest "grid" (emulator/shaders.py dispatch_size). */
 export function gridSize(grid, n, tiling) {
   if (grid === "query_tiles") return Math.ceil(n / tiling.blockRows);
@@ -40,7 +50,7 @@ export function backwardLimits(manifest, kernel, n, d, workgroupBytes, instrumen
   const storage = Math.max(
     ...passes.map((p) => Object.keys(p.bindings).filter((b) => b !== "params").length + (instrumented ? 1 : 0)),
   );
-  const square = passes.some((p) => SQUARE.some((t) => t in p.bindings)) ? n * n * BYTES : 0;
+  const square = passes.some((p) => SQUARE.some((t) => t in p.bindings)) ? tableBytes(n) : 0;
   const invocations = Math.max(...passes.map((p) => (p.constants || {}).WG || tiling.blockRows));
   const needs = {
     maxStorageBuffersPerShaderStage: storage,
@@ -117,7 +127,7 @@ async function prepare(s, manifest, { kernel, n, d, causal, tiling, instrumented
     for (const name of ["dQ", "dK", "dV"]) bufs[name] = storage(device, n * d * BYTES, name);
     const passes = manifest.kernels[kernel].wgsl;
     for (const name of SQUARE) {
-      if (passes.some((p) => name in p.bindings)) bufs[name] = storage(device, n * n * BYTES, name);
+      if (passes.some((p) => name in p.bindings)) bufs[name] = storage(device, tableBytes(n), name);
     }
     if (instrumented) bufs.counters = storage(device, manifest.instrument.slots.length * 4, "counters");
     const params = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
