@@ -52,36 +52,21 @@ override CH4: u32 = QC * D4;          // vec4s of Q (or dO) in a chunk
 // #include "parts/header.wgsl"
 // #include "parts/walk.wgsl"
 
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;          // (H, N, d)
-@group(0) @binding(6) var<storage, read> p: array<f32>;                // (H_batch, N, N)
-@group(0) @binding(8) var<storage, read> dO: array<vec4<f32>>;         // (H, N, d)
-@group(0) @binding(12) var<storage, read> dS: array<f32>;              // (H_batch, N, N)
-@group(0) @binding(14) var<storage, read_write> dK: array<vec4<f32>>;  // (H, N, d)
-@group(0) @binding(15) var<storage, read_write> dV: array<vec4<f32>>;  // (H, N, d)
+var<workgroup> sm: array<vec4<f32>, 2u * CH4>;      // Q rows, then dO rows: [row][column group]
+var<workgroup> pds_tile: array<f32, 2u * QC * BC>;  // P, then dS: [row][key of the tile]
+
+// #include "parts/slices.wgsl"
+// #include "parts/out_dkdv.wgsl"
+
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;    // (H, N, d)
+@group(0) @binding(6) var<storage, read> p: array<f32>;          // (H_batch, N, N)
+@group(0) @binding(8) var<storage, read> dO: array<vec4<f32>>;   // (H, N, d)
+@group(0) @binding(12) var<storage, read> dS: array<f32>;        // (H_batch, N, N)
 
 fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
 fn load_p(i: u32) -> f32 { tally(8u, 1u); return p[i]; }
 fn load_do(i: u32) -> vec4<f32> { tally(12u, 4u); return dO[i]; }
 fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
-fn store_dk(i: u32, x: vec4<f32>) { tally(25u, 4u); dK[i] = x; }
-fn store_dv(i: u32, x: vec4<f32>) { tally(27u, 4u); dV[i] = x; }
-
-var<workgroup> rows_tile: array<vec4<f32>, 2u * CH4>;  // Q rows, then dO rows: [row][column group]
-var<workgroup> pds_tile: array<f32, 2u * QC * BC>;     // P, then dS: [row][key of the tile]
-
-fn store_key(key: u32, n: u32, a: u32, tau: f32, k0: vec4<f32>, k1: vec4<f32>, k2: vec4<f32>,
-             k3: vec4<f32>, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
-  if (key < n) {
-    store_dk(a, k0 * tau);
-    store_dk(a + TD, k1 * tau);
-    store_dk(a + 2u * TD, k2 * tau);
-    store_dk(a + 3u * TD, k3 * tau);
-    store_dv(a, v0);
-    store_dv(a + TD, v1);
-    store_dv(a + 2u * TD, v2);
-    store_dv(a + 3u * TD, v3);
-  }
-}
 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
@@ -92,26 +77,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let t_base = wg.y * n * n;
   let key0 = (params.x_base + wg.x) * BC;
   let lane = li % TD;
-  let kg = li / TD;
+  let kg = li / TD;          // this invocation's keys: key0 + kg, and + KPR when R = 2
   let tau = 1.0 / sqrt(f32(D));
 
-  // Accumulators: dk{r}{c}, dv{r}{c} = key kg + r KPR, column group c TD + lane.
-  var dk00 = vec4<f32>(0.0);
-  var dk01 = vec4<f32>(0.0);
-  var dk02 = vec4<f32>(0.0);
-  var dk03 = vec4<f32>(0.0);
-  var dv00 = vec4<f32>(0.0);
-  var dv01 = vec4<f32>(0.0);
-  var dv02 = vec4<f32>(0.0);
-  var dv03 = vec4<f32>(0.0);
-  var dk10 = vec4<f32>(0.0);
-  var dk11 = vec4<f32>(0.0);
-  var dk12 = vec4<f32>(0.0);
-  var dk13 = vec4<f32>(0.0);
-  var dv10 = vec4<f32>(0.0);
-  var dv11 = vec4<f32>(0.0);
-  var dv12 = vec4<f32>(0.0);
-  var dv13 = vec4<f32>(0.0);
+  // Accumulators: slices dk{r}, dv{r} of key kg + r KPR in this lane's 16 columns.
+  var dk0 = mat4x4<f32>();
+  var dv0 = mat4x4<f32>();
+  var dk1 = mat4x4<f32>();
+  var dv1 = mat4x4<f32>();
 
   let first = first_row(key0, causal);
   let chunks = (n - first + QC - 1u) / QC;
@@ -127,8 +100,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
         xq = load_q(base4 + row0 * D4 + e);
         xd = load_do(base4 + row0 * D4 + e);
       }
-      rows_tile[e] = xq;
-      rows_tile[CH4 + e] = xd;
+      sm[e] = xq;
+      sm[CH4 + e] = xd;
     }
     for (var e = li; e < QC * BC; e += THREADS) {
       let r = e / BC;
@@ -145,45 +118,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     }
     workgroupBarrier();
 
+    // dV += P dO and dK += dS q: per row, its Q and dO slices (broadcasts) and R entries each
+    // of P and dS.
     for (var i = 0u; i < QC; i++) {
-      let a = i * D4 + lane;
-      let q0 = rows_tile[a];
-      let q1 = rows_tile[a + TD];
-      let q2 = rows_tile[a + 2u * TD];
-      let q3 = rows_tile[a + 3u * TD];
-      let o0 = rows_tile[CH4 + a];
-      let o1 = rows_tile[CH4 + a + TD];
-      let o2 = rows_tile[CH4 + a + 2u * TD];
-      let o3 = rows_tile[CH4 + a + 3u * TD];
-      let pa = pds_tile[i * BC + kg];
-      let sa = pds_tile[QC * BC + i * BC + kg];
-      dv00 += pa * o0;
-      dv01 += pa * o1;
-      dv02 += pa * o2;
-      dv03 += pa * o3;
-      dk00 += sa * q0;
-      dk01 += sa * q1;
-      dk02 += sa * q2;
-      dk03 += sa * q3;
+      let qi = sm_slice(i * D4 + lane);
+      let oi = sm_slice(CH4 + i * D4 + lane);
+      dv0 += pds_tile[i * BC + kg] * oi;
+      dk0 += pds_tile[QC * BC + i * BC + kg] * qi;
       if (R > 1u) {
-        let pb = pds_tile[i * BC + kg + KPR];
-        let sb = pds_tile[QC * BC + i * BC + kg + KPR];
-        dv10 += pb * o0;
-        dv11 += pb * o1;
-        dv12 += pb * o2;
-        dv13 += pb * o3;
-        dk10 += sb * q0;
-        dk11 += sb * q1;
-        dk12 += sb * q2;
-        dk13 += sb * q3;
+        dv1 += pds_tile[i * BC + kg + KPR] * oi;
+        dk1 += pds_tile[QC * BC + i * BC + kg + KPR] * qi;
       }
     }
   }
 
   // dK = τ Σ dS q and dV = Σ P dO: writes c d elements each.
   let ka = key0 + kg;
-  store_key(ka, n, base4 + ka * D4 + lane, tau, dk00, dk01, dk02, dk03, dv00, dv01, dv02, dv03);
-  if (R > 1u) {
-    store_key(ka + KPR, n, base4 + (ka + KPR) * D4 + lane, tau, dk10, dk11, dk12, dk13, dv10, dv11, dv12, dv13);
-  }
+  store_key(ka, n, base4 + ka * D4 + lane, tau, dk0, dv0);
+  if (R > 1u) { store_key(ka + KPR, n, base4 + (ka + KPR) * D4 + lane, tau, dk1, dv1); }
 }

@@ -52,26 +52,17 @@ override CH4: u32 = KC * D4;          // vec4s of K in a chunk
 // #include "parts/header.wgsl"
 // #include "parts/walk.wgsl"
 
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;          // (H, N, d)
-@group(0) @binding(12) var<storage, read> dS: array<f32>;              // (H_batch, N, N)
-@group(0) @binding(13) var<storage, read_write> dQ: array<vec4<f32>>;  // (H, N, d)
+var<workgroup> sm: array<vec4<f32>, CH4>;        // the chunk's K rows: [key][column group]
+var<workgroup> ds_tile: array<f32, BR * KCP>;   // [row][key], row stride KCP
+
+// #include "parts/slices.wgsl"
+// #include "parts/out_dq.wgsl"
+
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;   // (H, N, d)
+@group(0) @binding(12) var<storage, read> dS: array<f32>;       // (H_batch, N, N)
 
 fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
 fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
-fn store_dq(i: u32, x: vec4<f32>) { tally(23u, 4u); dQ[i] = x; }
-
-var<workgroup> k_tile: array<vec4<f32>, CH4>;   // [key][column group]
-var<workgroup> ds_tile: array<f32, BR * KCP>;   // [row][key], row stride KCP
-
-fn store_row(row: u32, n: u32, a: u32, tau: f32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>,
-             x3: vec4<f32>) {
-  if (row < n) {
-    store_dq(a, x0 * tau);
-    store_dq(a + TD, x1 * tau);
-    store_dq(a + 2u * TD, x2 * tau);
-    store_dq(a + 3u * TD, x3 * tau);
-  }
-}
 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
@@ -82,29 +73,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let t_base = wg.y * n * n;
   let row0 = (params.x_base + wg.x) * BR;
   let lane = li % TD;
-  let rg = li / TD;
+  let rg = li / TD;          // this invocation's rows: row0 + rg + r RPR, r < R
   let tau = 1.0 / sqrt(f32(D));
 
   let kend = key_end(row0, n, causal);
   let chunks = (kend + KC - 1u) / KC;
 
-  // Accumulators: a{r}{c} = row rg + r RPR, column group c TD + lane.
-  var a00 = vec4<f32>(0.0);
-  var a01 = vec4<f32>(0.0);
-  var a02 = vec4<f32>(0.0);
-  var a03 = vec4<f32>(0.0);
-  var a10 = vec4<f32>(0.0);
-  var a11 = vec4<f32>(0.0);
-  var a12 = vec4<f32>(0.0);
-  var a13 = vec4<f32>(0.0);
-  var a20 = vec4<f32>(0.0);
-  var a21 = vec4<f32>(0.0);
-  var a22 = vec4<f32>(0.0);
-  var a23 = vec4<f32>(0.0);
-  var a30 = vec4<f32>(0.0);
-  var a31 = vec4<f32>(0.0);
-  var a32 = vec4<f32>(0.0);
-  var a33 = vec4<f32>(0.0);
+  // Accumulators: slices a{r} of row rg + r RPR in this lane's 16 columns.
+  var a0 = mat4x4<f32>();
+  var a1 = mat4x4<f32>();
+  var a2 = mat4x4<f32>();
+  var a3 = mat4x4<f32>();
 
   for (var ch = 0u; ch < chunks; ch++) {
     let kc0 = ch * KC;
@@ -113,7 +92,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     for (var e = li; e < CH4; e += THREADS) {
       var x = vec4<f32>(0.0);
       if (kc0 + e / D4 < kend) { x = load_k(base4 + kc0 * D4 + e); }
-      k_tile[e] = x;
+      sm[e] = x;
     }
     for (var e = li; e < BR * KC; e += THREADS) {
       let r = e / KC;
@@ -124,45 +103,24 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     }
     workgroupBarrier();
 
+    // dQ += dS k: per key, its slice (a broadcast) and R entries of dS.
     for (var j = 0u; j < KC; j++) {
-      let a = j * D4 + lane;
-      let k0 = k_tile[a];
-      let k1 = k_tile[a + TD];
-      let k2 = k_tile[a + 2u * TD];
-      let k3 = k_tile[a + 3u * TD];
-      let g = ds_tile[rg * KCP + j];
-      a00 += g * k0;
-      a01 += g * k1;
-      a02 += g * k2;
-      a03 += g * k3;
-      if (R > 1u) {
-        let h = ds_tile[(rg + RPR) * KCP + j];
-        a10 += h * k0;
-        a11 += h * k1;
-        a12 += h * k2;
-        a13 += h * k3;
-      }
+      let kj = sm_slice(j * D4 + lane);
+      a0 += ds_tile[rg * KCP + j] * kj;
+      if (R > 1u) { a1 += ds_tile[(rg + RPR) * KCP + j] * kj; }
       if (R > 2u) {
-        let h = ds_tile[(rg + 2u * RPR) * KCP + j];
-        a20 += h * k0;
-        a21 += h * k1;
-        a22 += h * k2;
-        a23 += h * k3;
-        let h3 = ds_tile[(rg + 3u * RPR) * KCP + j];
-        a30 += h3 * k0;
-        a31 += h3 * k1;
-        a32 += h3 * k2;
-        a33 += h3 * k3;
+        a2 += ds_tile[(rg + 2u * RPR) * KCP + j] * kj;
+        a3 += ds_tile[(rg + 3u * RPR) * KCP + j] * kj;
       }
     }
   }
 
   // dQ = τ dS K: writes r d elements.
   let ra = row0 + rg;
-  store_row(ra, n, base4 + ra * D4 + lane, tau, a00, a01, a02, a03);
-  if (R > 1u) { store_row(ra + RPR, n, base4 + (ra + RPR) * D4 + lane, tau, a10, a11, a12, a13); }
+  store_row(ra, n, base4 + ra * D4 + lane, tau, a0);
+  if (R > 1u) { store_row(ra + RPR, n, base4 + (ra + RPR) * D4 + lane, tau, a1); }
   if (R > 2u) {
-    store_row(ra + 2u * RPR, n, base4 + (ra + 2u * RPR) * D4 + lane, tau, a20, a21, a22, a23);
-    store_row(ra + 3u * RPR, n, base4 + (ra + 3u * RPR) * D4 + lane, tau, a30, a31, a32, a33);
+    store_row(ra + 2u * RPR, n, base4 + (ra + 2u * RPR) * D4 + lane, tau, a2);
+    store_row(ra + 3u * RPR, n, base4 + (ra + 3u * RPR) * D4 + lane, tau, a3);
   }
 }

@@ -11,6 +11,7 @@
 //   summed over its TD lanes (parts/lanes_memory.wgsl or parts/lanes_shuffle.wgsl,
 //   included after this part). Called in uniform control flow.
 
+
 override D: u32 = 64u;       // head dimension d: 16, 32, 64 or 128
 override BR: u32 = 64u;      // B_r (causal: which query tiles reach a key tile)
 override BC: u32 = 64u;      // B_c: keys per workgroup, a multiple of R; TD B_c / R <= 256
@@ -21,6 +22,7 @@ override D4: u32 = D / 4u;            // vec4s in a row
 override KPR: u32 = BC / R;           // key groups
 override THREADS: u32 = TD * KPR;
 override NBUF: u32 = select(1u, 2u, TD == 1u || SUBGROUPS);  // chunk buffers: 2 unless the lanes sum through memory
+override NPART: u32 = 1u;             // tensors streamed: Q (or dO)
 override WGB: u32 = 16384u;           // workgroup memory the chunk sizes are fitted to (bytes)
 // vec4s for the lanes' partial sums (1 an invocation), when they go through memory
 override XN: u32 = select(0u, THREADS, TD > 1u && NBUF == 1u);
@@ -28,46 +30,35 @@ override XN: u32 = select(0u, THREADS, TD > 1u && NBUF == 1u);
 // at most 64 and 4 vec4s for each invocation to load.
 override QC: u32 = min(min(64u, 4u * THREADS / D4), (WGB - 16u * XN) / (NBUF * 4u * D));
 override CH4: u32 = QC * D4;          // vec4s of a chunk
-override QPT: u32 = (CH4 + THREADS - 1u) / THREADS;  // vec4s each invocation loads, at most 4
+override CPT: u32 = (CH4 + THREADS - 1u) / THREADS;  // vec4s of Q (or dO) each invocation loads, at most 4
 override XB: u32 = NBUF * CH4;        // where the lanes sum their partial dot products
 override SM4: u32 = XB + XN;
-
-// #include "parts/walk.wgsl"
-
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;         // (H, N, d)
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;         // (H, N, d)
-@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;         // (H, N, d)
-@group(0) @binding(8) var<storage, read> dO: array<vec4<f32>>;        // (H, N, d)
-@group(0) @binding(5) var<storage, read_write> s: array<f32>;         // (H_batch, N, N)
-@group(0) @binding(11) var<storage, read_write> dP: array<f32>;       // (H_batch, N, N)
-
-fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
-fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
-fn load_v(i: u32) -> vec4<f32> { tally(4u, 4u); return v[i]; }
-fn load_do(i: u32) -> vec4<f32> { tally(12u, 4u); return dO[i]; }
-fn store_s(i: u32, x: f32) { tally(7u, 1u); s[i] = x; }
-fn store_dp(i: u32, x: f32) { tally(19u, 1u); dP[i] = x; }
 
 // Buffers b of the chunk: rows of Q (or dO), [row][column group]; then the lanes' partial sums.
 var<workgroup> sm: array<vec4<f32>, SM4>;
 
-// One vec4 of a key's K (scaled by τ) or V row.
-fn key4(i: u32, tau: f32) -> vec4<f32> {
-  if (MODE == 0u) { return load_k(i) * tau; }
-  return load_v(i);
+// #include "parts/walk.wgsl"
+// #include "parts/slices.wgsl"
+// #include "parts/chunks.wgsl"
+// #include "parts/qkvdo.wgsl"
+
+@group(0) @binding(5) var<storage, read_write> s: array<f32>;     // (H_batch, N, N)
+@group(0) @binding(11) var<storage, read_write> dP: array<f32>;   // (H_batch, N, N)
+
+fn store_s(i: u32, x: f32) { tally(7u, 1u); s[i] = x; }
+fn store_dp(i: u32, x: f32) { tally(19u, 1u); dP[i] = x; }
+
+// The streamed rows: Q (MODE 0) or dO.
+fn load_part(part: u32, i: u32) -> vec4<f32> {
+  if (MODE == 0u) { return load_q(i); }
+  return load_do(i);
 }
 
-// One vec4 (e) of the chunk's rows of Q (or dO) starting at row0; zero past N.
-fn fetch(e: u32, row0: u32, n: u32, base4: u32) -> vec4<f32> {
-  var x = vec4<f32>(0.0);
-  if (e < CH4 && row0 + e / D4 < n) {
-    let i = base4 + row0 * D4 + e;
-    if (MODE == 0u) { x = load_q(i); } else { x = load_do(i); }
-  }
-  return x;
-}
-fn put(b: u32, e: u32, x: vec4<f32>) {
-  if (e < CH4) { sm[b * CH4 + e] = x; }
+// The slice of key `key` (zero past N): K scaled by τ (MODE 0) or V. Reads 16 elements.
+fn key_slice(key: u32, n: u32, a: u32, tau: f32) -> mat4x4<f32> {
+  if (key >= n) { return mat4x4<f32>(); }
+  if (MODE == 0u) { return tau * k_slice(a); }
+  return v_slice(a);
 }
 
 // Store entry (row, key) of the table: past the diagonal under causal NEG_BIG (S) or 0 (dP).
@@ -88,93 +79,42 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let t_base = wg.y * n * n;
   let key0 = (params.x_base + wg.x) * BC;
   let lane = li % TD;
-  let kg = li / TD;
-  let k0 = key0 + kg;        // this invocation's keys: k0 + r KPR, r < R
+  let k0 = key0 + li / TD;   // this invocation's keys: k0 + r KPR, r < R
   let tau = 1.0 / sqrt(f32(D));
 
-  // K (scaled by τ) or V of this invocation's keys and columns: w{r}{c} = key r, column
-  // group c TD + lane. Reads K (or V): c d elements over the workgroup.
-  var w00 = vec4<f32>(0.0);
-  var w01 = vec4<f32>(0.0);
-  var w02 = vec4<f32>(0.0);
-  var w03 = vec4<f32>(0.0);
-  var w10 = vec4<f32>(0.0);
-  var w11 = vec4<f32>(0.0);
-  var w12 = vec4<f32>(0.0);
-  var w13 = vec4<f32>(0.0);
-  var w20 = vec4<f32>(0.0);
-  var w21 = vec4<f32>(0.0);
-  var w22 = vec4<f32>(0.0);
-  var w23 = vec4<f32>(0.0);
-  var w30 = vec4<f32>(0.0);
-  var w31 = vec4<f32>(0.0);
-  var w32 = vec4<f32>(0.0);
-  var w33 = vec4<f32>(0.0);
-  if (k0 < n) {
-    let a = base4 + k0 * D4 + lane;
-    w00 = key4(a, tau);
-    w01 = key4(a + TD, tau);
-    w02 = key4(a + 2u * TD, tau);
-    w03 = key4(a + 3u * TD, tau);
-  }
-  if (R > 1u && k0 + KPR < n) {
-    let a = base4 + (k0 + KPR) * D4 + lane;
-    w10 = key4(a, tau);
-    w11 = key4(a + TD, tau);
-    w12 = key4(a + 2u * TD, tau);
-    w13 = key4(a + 3u * TD, tau);
-  }
-  if (R > 2u && k0 + 2u * KPR < n) {
-    let a = base4 + (k0 + 2u * KPR) * D4 + lane;
-    w20 = key4(a, tau);
-    w21 = key4(a + TD, tau);
-    w22 = key4(a + 2u * TD, tau);
-    w23 = key4(a + 3u * TD, tau);
-  }
-  if (R > 3u && k0 + 3u * KPR < n) {
-    let a = base4 + (k0 + 3u * KPR) * D4 + lane;
-    w30 = key4(a, tau);
-    w31 = key4(a + TD, tau);
-    w32 = key4(a + 2u * TD, tau);
-    w33 = key4(a + 3u * TD, tau);
+  // K (scaled by τ) or V of this invocation's keys: slices w{r} of key k0 + r KPR in this
+  // lane's 16 columns. Reads K (or V): c d elements over the workgroup.
+  var w0 = key_slice(k0, n, base4 + k0 * D4 + lane, tau);
+  var w1 = mat4x4<f32>();
+  var w2 = mat4x4<f32>();
+  var w3 = mat4x4<f32>();
+  if (R > 1u) { w1 = key_slice(k0 + KPR, n, base4 + (k0 + KPR) * D4 + lane, tau); }
+  if (R > 2u) {
+    w2 = key_slice(k0 + 2u * KPR, n, base4 + (k0 + 2u * KPR) * D4 + lane, tau);
+    w3 = key_slice(k0 + 3u * KPR, n, base4 + (k0 + 3u * KPR) * D4 + lane, tau);
   }
 
-  // The query rows that reach this key tile: [first, N), in chunks of QC rows.
+  // The query rows that reach this key tile: [first, N), in chunks of QC rows; chunk 0
+  // into buffer 0.
   let first = first_row(key0, causal);
   let chunks = (n - first + QC - 1u) / QC;
-
-  // Chunk 0 into buffer 0.
-  for (var i = 0u; i < QPT; i++) { put(0u, li + i * THREADS, fetch(li + i * THREADS, first, n, base4)); }
+  put_chunk(0u, li, fetch_chunk(li, first, n, base4, true));
   workgroupBarrier();
 
   for (var ch = 0u; ch < chunks; ch++) {
     let row0 = first + ch * QC;
     let b = ch % NBUF;
     // The next chunk into registers now; stored after the arithmetic below.
-    let row1 = row0 + QC;
-    var nx0 = vec4<f32>(0.0);
-    var nx1 = vec4<f32>(0.0);
-    var nx2 = vec4<f32>(0.0);
-    var nx3 = vec4<f32>(0.0);
-    if (ch + 1u < chunks) {
-      nx0 = fetch(li, row1, n, base4);
-      if (QPT > 1u) { nx1 = fetch(li + THREADS, row1, n, base4); }
-      if (QPT > 2u) { nx2 = fetch(li + 2u * THREADS, row1, n, base4); }
-      if (QPT > 3u) { nx3 = fetch(li + 3u * THREADS, row1, n, base4); }
-    }
+    let more = ch + 1u < chunks;
+    let next = fetch_chunk(li, row0 + QC, n, base4, more);
 
     for (var i = 0u; i < QC; i++) {
-      // Row i in this lane's columns: x{c} = column group c TD + lane.
-      let a = b * CH4 + i * D4 + lane;
-      let x0 = sm[a];
-      let x1 = sm[a + TD];
-      let x2 = sm[a + 2u * TD];
-      let x3 = sm[a + 3u * TD];
-      var y = vec4<f32>(dot(x0, w00) + dot(x1, w01) + dot(x2, w02) + dot(x3, w03), 0.0, 0.0, 0.0);
-      if (R > 1u) { y.y = dot(x0, w10) + dot(x1, w11) + dot(x2, w12) + dot(x3, w13); }
-      if (R > 2u) { y.z = dot(x0, w20) + dot(x1, w21) + dot(x2, w22) + dot(x3, w23); }
-      if (R > 3u) { y.w = dot(x0, w30) + dot(x1, w31) + dot(x2, w32) + dot(x3, w33); }
-      // Whole entries: the sum over the lanes (workgroup-uniform control flow).
+      // Row i in this lane's columns against the R keys, then whole entries: the sum over
+      // the lanes (workgroup-uniform control flow).
+      let x = sm_slice(at(b, 0u, i * D4 + lane));
+      var y = vec4<f32>(dot16(x, w0), 0.0, 0.0, 0.0);
+      if (R > 1u) { y.y = dot16(x, w1); }
+      if (R > 2u) { y = vec4<f32>(y.xy, dot16(x, w2), dot16(x, w3)); }
       y = lanes_sum(li, y);
       // Writes S (or dP): this row's c entries of the tile, lane l those of keys r, r % TD = l.
       let row = row0 + i;
@@ -189,13 +129,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     // Store the next chunk: into the other buffer (last read before the previous barrier),
     // or, single-buffered, into this one once every invocation is done with it.
     if (NBUF == 1u) { workgroupBarrier(); }
-    if (ch + 1u < chunks) {
-      let nb = (ch + 1u) % NBUF;
-      put(nb, li, nx0);
-      if (QPT > 1u) { put(nb, li + THREADS, nx1); }
-      if (QPT > 2u) { put(nb, li + 2u * THREADS, nx2); }
-      if (QPT > 3u) { put(nb, li + 3u * THREADS, nx3); }
-    }
+    if (more) { put_chunk((ch + 1u) % NBUF, li, next); }
     workgroupBarrier();
   }
 }
