@@ -41,6 +41,7 @@ override BC: u32 = 64u;      // B_c: keys per workgroup, a multiple of R; TD B_c
 override TD: u32 = D / 16u;  // lanes per key, 16 columns each
 override R: u32 = select(1u, 2u, BC % 2u == 0u);  // keys per invocation: 1 or 2
 override D4: u32 = D / 4u;
+override TAU: f32 = 1.0 / sqrt(f32(D));  // τ = 1/√d, the scale of the scores
 override KPR: u32 = BC / R;           // key groups
 override THREADS: u32 = TD * KPR;
 override WGB: u32 = 16384u;           // workgroup memory the chunk is fitted to (bytes)
@@ -71,14 +72,7 @@ fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let base4 = (params.head_base + wg.y) * n * D4;
-  let t_base = wg.y * n * n;
-  let key0 = (params.x_base + wg.x) * BC;
-  let lane = li % TD;
-  let kg = li / TD;          // this invocation's keys: key0 + kg, and + KPR when R = 2
-  let tau = 1.0 / sqrt(f32(D));
+  let me = work(wg, li, D4, TD, BC);
 
   // Accumulators: slices dk{r}, dv{r} of key kg + r KPR in this lane's 16 columns.
   var dk0 = mat4x4<f32>();
@@ -86,8 +80,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var dk1 = mat4x4<f32>();
   var dv1 = mat4x4<f32>();
 
-  let first = first_row(key0, causal);
-  let chunks = (n - first + QC - 1u) / QC;
+  let first = first_row(me.first, me.causal);
+  let chunks = (me.n - first + QC - 1u) / QC;
 
   for (var ch = 0u; ch < chunks; ch++) {
     let row0 = first + ch * QC;
@@ -96,9 +90,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     for (var e = li; e < CH4; e += THREADS) {
       var xq = vec4<f32>(0.0);
       var xd = vec4<f32>(0.0);
-      if (row0 + e / D4 < n) {
-        xq = load_q(base4 + row0 * D4 + e);
-        xd = load_do(base4 + row0 * D4 + e);
+      if (row0 + e / D4 < me.n) {
+        xq = load_q(me.base4 + row0 * D4 + e);
+        xd = load_do(me.base4 + row0 * D4 + e);
       }
       sm[e] = xq;
       sm[CH4 + e] = xd;
@@ -108,8 +102,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       let j = e % BC;
       var xp = 0.0;
       var xs = 0.0;
-      if (row0 + r < n && key0 + j < n) {
-        let at = t_base + (row0 + r) * n + key0 + j;
+      if (row0 + r < me.n && me.first + j < me.n) {
+        let at = me.table + (row0 + r) * me.n + me.first + j;
         xp = load_p(at);
         xs = load_ds(at);
       }
@@ -121,19 +115,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     // dV += P dO and dK += dS q: per row, its Q and dO slices (broadcasts) and R entries each
     // of P and dS.
     for (var i = 0u; i < QC; i++) {
-      let qi = sm_slice(i * D4 + lane);
-      let oi = sm_slice(CH4 + i * D4 + lane);
-      dv0 += pds_tile[i * BC + kg] * oi;
-      dk0 += pds_tile[QC * BC + i * BC + kg] * qi;
+      let qi = sm_slice(i * D4 + me.lane);
+      let oi = sm_slice(CH4 + i * D4 + me.lane);
+      dv0 += pds_tile[i * BC + me.group] * oi;
+      dk0 += pds_tile[QC * BC + i * BC + me.group] * qi;
       if (R > 1u) {
-        dv1 += pds_tile[i * BC + kg + KPR] * oi;
-        dk1 += pds_tile[QC * BC + i * BC + kg + KPR] * qi;
+        dv1 += pds_tile[i * BC + me.group + KPR] * oi;
+        dk1 += pds_tile[QC * BC + i * BC + me.group + KPR] * qi;
       }
     }
   }
 
   // dK = τ Σ dS q and dV = Σ P dO: writes c d elements each.
-  let ka = key0 + kg;
-  store_key(ka, n, base4 + ka * D4 + lane, tau, dk0, dv0);
-  if (R > 1u) { store_key(ka + KPR, n, base4 + (ka + KPR) * D4 + lane, tau, dk1, dv1); }
+  let ka = me.first + me.group;
+  store_key(ka, me.n, me.base4 + ka * D4 + me.lane, dk0, dv0);
+  if (R > 1u) { store_key(ka + KPR, me.n, me.base4 + (ka + KPR) * D4 + me.lane, dk1, dv1); }
 }

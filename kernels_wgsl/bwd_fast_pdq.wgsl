@@ -40,6 +40,7 @@ override BC: u32 = 64u;      // B_c (causal: where a query tile's keys end)
 override TD: u32 = D / 16u;  // lanes per row, 16 columns each
 override R: u32 = select(select(1u, 2u, BR % 2u == 0u), 4u, BR % 4u == 0u && TD * BR >= 512u);  // rows per invocation
 override D4: u32 = D / 4u;
+override TAU: f32 = 1.0 / sqrt(f32(D));  // τ = 1/√d, the scale of the scores
 override RPR: u32 = BR / R;           // row groups
 override THREADS: u32 = TD * RPR;
 override WGB: u32 = 16384u;           // workgroup memory the chunk is fitted to (bytes)
@@ -67,16 +68,9 @@ fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let base4 = (params.head_base + wg.y) * n * D4;
-  let t_base = wg.y * n * n;
-  let row0 = (params.x_base + wg.x) * BR;
-  let lane = li % TD;
-  let rg = li / TD;          // this invocation's rows: row0 + rg + r RPR, r < R
-  let tau = 1.0 / sqrt(f32(D));
+  let me = work(wg, li, D4, TD, BR);
 
-  let kend = key_end(row0, n, causal);
+  let kend = key_end(me.first, me.n, me.causal);
   let chunks = (kend + KC - 1u) / KC;
 
   // Accumulators: slices a{r} of row rg + r RPR in this lane's 16 columns.
@@ -91,36 +85,36 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     // Reads K: the chunk's keys below kend, d each; dS: the tile's rows, those keys each.
     for (var e = li; e < CH4; e += THREADS) {
       var x = vec4<f32>(0.0);
-      if (kc0 + e / D4 < kend) { x = load_k(base4 + kc0 * D4 + e); }
+      if (kc0 + e / D4 < kend) { x = load_k(me.base4 + kc0 * D4 + e); }
       sm[e] = x;
     }
     for (var e = li; e < BR * KC; e += THREADS) {
       let r = e / KC;
       let j = e % KC;
       var x = 0.0;
-      if (row0 + r < n && kc0 + j < kend) { x = load_ds(t_base + (row0 + r) * n + kc0 + j); }
+      if (me.first + r < me.n && kc0 + j < kend) { x = load_ds(me.table + (me.first + r) * me.n + kc0 + j); }
       ds_tile[r * KCP + j] = x;
     }
     workgroupBarrier();
 
     // dQ += dS k: per key, its slice (a broadcast) and R entries of dS.
     for (var j = 0u; j < KC; j++) {
-      let kj = sm_slice(j * D4 + lane);
-      a0 += ds_tile[rg * KCP + j] * kj;
-      if (R > 1u) { a1 += ds_tile[(rg + RPR) * KCP + j] * kj; }
+      let kj = sm_slice(j * D4 + me.lane);
+      a0 += ds_tile[me.group * KCP + j] * kj;
+      if (R > 1u) { a1 += ds_tile[(me.group + RPR) * KCP + j] * kj; }
       if (R > 2u) {
-        a2 += ds_tile[(rg + 2u * RPR) * KCP + j] * kj;
-        a3 += ds_tile[(rg + 3u * RPR) * KCP + j] * kj;
+        a2 += ds_tile[(me.group + 2u * RPR) * KCP + j] * kj;
+        a3 += ds_tile[(me.group + 3u * RPR) * KCP + j] * kj;
       }
     }
   }
 
   // dQ = τ dS K: writes r d elements.
-  let ra = row0 + rg;
-  store_row(ra, n, base4 + ra * D4 + lane, tau, a0);
-  if (R > 1u) { store_row(ra + RPR, n, base4 + (ra + RPR) * D4 + lane, tau, a1); }
+  let ra = me.first + me.group;
+  store_row(ra, me.n, me.base4 + ra * D4 + me.lane, a0);
+  if (R > 1u) { store_row(ra + RPR, me.n, me.base4 + (ra + RPR) * D4 + me.lane, a1); }
   if (R > 2u) {
-    store_row(ra + 2u * RPR, n, base4 + (ra + 2u * RPR) * D4 + lane, tau, a2);
-    store_row(ra + 3u * RPR, n, base4 + (ra + 3u * RPR) * D4 + lane, tau, a3);
+    store_row(ra + 2u * RPR, me.n, me.base4 + (ra + 2u * RPR) * D4 + me.lane, a2);
+    store_row(ra + 3u * RPR, me.n, me.base4 + (ra + 3u * RPR) * D4 + me.lane, a3);
   }
 }

@@ -19,6 +19,7 @@ override USE_D: bool = true;  // false: the broken control fused-backward-no-D
 override TD: u32 = D / 16u;  // lanes per key, 16 columns each
 override R: u32 = select(1u, 2u, BC % 2u == 0u);  // keys per invocation: 1 or 2
 override D4: u32 = D / 4u;            // vec4s in a row
+override TAU: f32 = 1.0 / sqrt(f32(D));  // τ = 1/√d, the scale of the scores
 override KPR: u32 = BC / R;           // key groups
 override THREADS: u32 = TD * KPR;
 override NBUF: u32 = select(1u, 2u, TD == 1u || SUBGROUPS);  // chunk buffers: 2 unless the lanes sum through memory
@@ -76,15 +77,9 @@ fn put_stats(b: u32, e: u32, x: vec2<f32>) {
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let head = params.head_base + wg.y;
-  let base4 = head * n * D4;
-  let key0 = (params.x_base + wg.x) * BC;
-  let lane = li % TD;
-  let ka = key0 + li / TD;   // this invocation's keys: ka, and kb when R = 2
+  let me = work(wg, li, D4, TD, BC);
+  let ka = me.first + me.group;   // this invocation's keys: ka, and kb when R = 2
   let kb = ka + KPR;
-  let tau = 1.0 / sqrt(f32(D));
 
   // K (scaled by τ) and V of this invocation's keys, and their accumulators dK, dV: slices
   // of this lane's 16 columns (k1, v1, dk1, dv1 for kb). Reads K and V: c d elements each.
@@ -92,13 +87,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var v0 = mat4x4<f32>();
   var k1 = mat4x4<f32>();
   var v1 = mat4x4<f32>();
-  if (ka < n) {
-    k0 = tau * k_slice(base4 + ka * D4 + lane);
-    v0 = v_slice(base4 + ka * D4 + lane);
+  if (ka < me.n) {
+    k0 = TAU * k_slice(me.base4 + ka * D4 + me.lane);
+    v0 = v_slice(me.base4 + ka * D4 + me.lane);
   }
-  if (R > 1u && kb < n) {
-    k1 = tau * k_slice(base4 + kb * D4 + lane);
-    v1 = v_slice(base4 + kb * D4 + lane);
+  if (R > 1u && kb < me.n) {
+    k1 = TAU * k_slice(me.base4 + kb * D4 + me.lane);
+    v1 = v_slice(me.base4 + kb * D4 + me.lane);
   }
   var dk0 = mat4x4<f32>();
   var dv0 = mat4x4<f32>();
@@ -107,11 +102,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 
   // The query rows that reach this key tile: [first, N), in chunks of QC rows; chunk 0
   // into buffer 0.
-  let first = first_row(key0, causal);
-  let chunks = (n - first + QC - 1u) / QC;
-  let key_last = min(n, key0 + BC) - 1u;
-  put_chunk(0u, li, fetch_chunk(li, first, n, base4, true));
-  put_stats(0u, li, fetch_stats(li, first, n, head * n));
+  let first = first_row(me.first, me.causal);
+  let chunks = (me.n - first + QC - 1u) / QC;
+  let key_last = min(me.n, me.first + BC) - 1u;
+  put_chunk(0u, li, fetch_chunk(li, first, me.n, me.base4, true));
+  put_stats(0u, li, fetch_stats(li, first, me.n, me.head * me.n));
   workgroupBarrier();
 
   for (var ch = 0u; ch < chunks; ch++) {
@@ -119,21 +114,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     let b = ch % NBUF;
     // The next chunk into registers now; stored after the arithmetic below.
     let more = ch + 1u < chunks;
-    let next = fetch_chunk(li, row0 + QC, n, base4, more);
+    let next = fetch_chunk(li, row0 + QC, me.n, me.base4, more);
     var next_stats = vec2<f32>(0.0);
-    if (more) { next_stats = fetch_stats(li, row0 + QC, n, head * n); }
+    if (more) { next_stats = fetch_stats(li, row0 + QC, me.n, me.head * me.n); }
     // Uniform over the workgroup: does any pair of this chunk need a mask?
-    let masked = row0 + QC > n || key0 + BC > n || (causal && row0 < key_last);
+    let masked = row0 + QC > me.n || me.first + BC > me.n || (me.causal && row0 < key_last);
 
     for (var i = 0u; i < QC; i++) {
       // Row i's Q and dO slices; the partial S and dP of key ka, then of kb, summed over
       // the lanes (workgroup-uniform control flow); then P from the saved L, dS = P (dP - D).
-      let qi = sm_slice(at(b, 0u, i * D4 + lane));
-      let oi = sm_slice(at(b, 1u, i * D4 + lane));
+      let qi = sm_slice(at(b, 0u, i * D4 + me.lane));
+      let oi = sm_slice(at(b, 1u, i * D4 + me.lane));
       var x = vec4<f32>(dot16(qi, k0), dot16(oi, v0), 0.0, 0.0);
       if (R > 1u) { x = vec4<f32>(x.xy, dot16(qi, k1), dot16(oi, v1)); }
       let row = row0 + i;
-      let ok = vec2<bool>(visible(row, ka, n, causal), visible(row, kb, n, causal));
+      let ok = vec2<bool>(visible(row, ka, me.n, me.causal), visible(row, kb, me.n, me.causal));
       let stats = vec2<f32>(rs[2u * b * QC + i], rs[(2u * b + 1u) * QC + i]);
       let g = p_ds(lanes_sum(li, x), stats.xx, stats.yy, ok, masked);
       // dV += P dO and dK += dS q over this lane's 16 columns.
@@ -156,6 +151,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   }
 
   // dK = τ Σ dS q and dV: writes c d elements each.
-  store_key(ka, n, base4 + ka * D4 + lane, tau, dk0, dv0);
-  if (R > 1u) { store_key(kb, n, base4 + kb * D4 + lane, tau, dk1, dv1); }
+  store_key(ka, me.n, me.base4 + ka * D4 + me.lane, dk0, dv0);
+  if (R > 1u) { store_key(kb, me.n, me.base4 + kb * D4 + me.lane, dk1, dv1); }
 }

@@ -19,6 +19,7 @@ override USE_D: bool = true;  // false: the broken control fused-backward-no-D
 override TD: u32 = D / 16u;  // lanes per row, 16 columns each
 override R: u32 = select(1u, 2u, BR % 2u == 0u);  // rows per invocation: 1 or 2
 override D4: u32 = D / 4u;            // vec4s in a row
+override TAU: f32 = 1.0 / sqrt(f32(D));  // τ = 1/√d, the scale of the scores
 override RPR: u32 = BR / R;           // row groups
 override THREADS: u32 = TD * RPR;
 override NBUF: u32 = select(1u, 2u, TD == 1u || SUBGROUPS);  // chunk buffers: 2 unless the lanes sum through memory
@@ -63,15 +64,9 @@ fn row_stats(row: u32, n: u32, rbase: u32) -> vec2<f32> {
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let head = params.head_base + wg.y;
-  let base4 = head * n * D4;
-  let row0 = (params.x_base + wg.x) * BR;
-  let lane = li % TD;
-  let ra = row0 + li / TD;   // this invocation's rows: ra, and rb when R = 2
+  let me = work(wg, li, D4, TD, BR);
+  let ra = me.first + me.group;   // this invocation's rows: ra, and rb when R = 2
   let rb = ra + RPR;
-  let tau = 1.0 / sqrt(f32(D));
 
   // Q (scaled by τ) and dO of this invocation's rows, and the accumulator dQ: slices of
   // this lane's 16 columns (q1, o1, dq1 for rb). Reads Q and dO: r d elements each.
@@ -79,27 +74,27 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var o0 = mat4x4<f32>();
   var q1 = mat4x4<f32>();
   var o1 = mat4x4<f32>();
-  if (ra < n) {
-    q0 = tau * q_slice(base4 + ra * D4 + lane);
-    o0 = do_slice(base4 + ra * D4 + lane);
+  if (ra < me.n) {
+    q0 = TAU * q_slice(me.base4 + ra * D4 + me.lane);
+    o0 = do_slice(me.base4 + ra * D4 + me.lane);
   }
-  if (R > 1u && rb < n) {
-    q1 = tau * q_slice(base4 + rb * D4 + lane);
-    o1 = do_slice(base4 + rb * D4 + lane);
+  if (R > 1u && rb < me.n) {
+    q1 = TAU * q_slice(me.base4 + rb * D4 + me.lane);
+    o1 = do_slice(me.base4 + rb * D4 + me.lane);
   }
   var dq0 = mat4x4<f32>();
   var dq1 = mat4x4<f32>();
   // L and D of the rows: lane 0 reads them (r each), the other lanes of the row take them
   // from it through the lanes' sum, so every lane ends with the same four values.
   var stats = vec4<f32>(0.0);
-  if (lane == 0u) { stats = vec4<f32>(row_stats(ra, n, head * n), 0.0, 0.0); }
-  if (lane == 0u && R > 1u) { stats = vec4<f32>(stats.xy, row_stats(rb, n, head * n)); }
+  if (me.lane == 0u) { stats = vec4<f32>(row_stats(ra, me.n, me.head * me.n), 0.0, 0.0); }
+  if (me.lane == 0u && R > 1u) { stats = vec4<f32>(stats.xy, row_stats(rb, me.n, me.head * me.n)); }
   stats = lanes_sum(li, stats);
 
   // The keys this query tile visits: [0, kend), in chunks of KC keys; chunk 0 into buffer 0.
-  let kend = key_end(row0, n, causal);
+  let kend = key_end(me.first, me.n, me.causal);
   let chunks = (kend + KC - 1u) / KC;
-  put_chunk(0u, li, fetch_chunk(li, 0u, kend, base4, true));
+  put_chunk(0u, li, fetch_chunk(li, 0u, kend, me.base4, true));
   workgroupBarrier();
 
   for (var ch = 0u; ch < chunks; ch++) {
@@ -107,19 +102,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     let b = ch % NBUF;
     // The next chunk into registers now; stored after the arithmetic below.
     let more = ch + 1u < chunks;
-    let next = fetch_chunk(li, kc0 + KC, kend, base4, more);
+    let next = fetch_chunk(li, kc0 + KC, kend, me.base4, more);
     // Uniform over the workgroup: does any pair of this chunk need a mask?
-    let masked = kc0 + KC > kend || (causal && kc0 + KC - 1u > row0);
+    let masked = kc0 + KC > kend || (me.causal && kc0 + KC - 1u > me.first);
 
     for (var j = 0u; j < KC; j++) {
       // Key kc0 + j's K and V slices; the partial S and dP of row ra, then of rb, summed
       // over the lanes (workgroup-uniform control flow); then P from the saved L, dS.
-      let kj = sm_slice(at(b, 0u, j * D4 + lane));
-      let vj = sm_slice(at(b, 1u, j * D4 + lane));
+      let kj = sm_slice(at(b, 0u, j * D4 + me.lane));
+      let vj = sm_slice(at(b, 1u, j * D4 + me.lane));
       var x = vec4<f32>(dot16(q0, kj), dot16(o0, vj), 0.0, 0.0);
       if (R > 1u) { x = vec4<f32>(x.xy, dot16(q1, kj), dot16(o1, vj)); }
       let key = kc0 + j;
-      let ok = vec2<bool>(key < kend && (!causal || key <= ra), key < kend && (!causal || key <= rb));
+      let ok = vec2<bool>(key < kend && (!me.causal || key <= ra), key < kend && (!me.causal || key <= rb));
       let g = p_ds(lanes_sum(li, x), stats.xz, stats.yw, ok, masked);
       // dQ += dS k over this lane's 16 columns.
       dq0 += g.y * kj;
@@ -134,6 +129,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   }
 
   // dQ = τ Σ dS k: writes r d elements.
-  store_row(ra, n, base4 + ra * D4 + lane, tau, dq0);
-  if (R > 1u) { store_row(rb, n, base4 + rb * D4 + lane, tau, dq1); }
+  store_row(ra, me.n, me.base4 + ra * D4 + me.lane, dq0);
+  if (R > 1u) { store_row(rb, me.n, me.base4 + rb * D4 + me.lane, dq1); }
 }

@@ -19,6 +19,7 @@ override MODE: u32 = 0u;     // 0: S = τ Q K^T;  1: dP = dO V^T
 override TD: u32 = D / 16u;  // lanes per key, 16 columns each
 override R: u32 = select(select(1u, 2u, BC % 2u == 0u), 4u, BC % 4u == 0u && TD * BC >= 512u);  // keys per invocation
 override D4: u32 = D / 4u;            // vec4s in a row
+override TAU: f32 = 1.0 / sqrt(f32(D));  // τ = 1/√d, the scale of the scores
 override KPR: u32 = BC / R;           // key groups
 override THREADS: u32 = TD * KPR;
 override NBUF: u32 = select(1u, 2u, TD == 1u || SUBGROUPS);  // chunk buffers: 2 unless the lanes sum through memory
@@ -55,9 +56,9 @@ fn load_part(part: u32, i: u32) -> vec4<f32> {
 }
 
 // The slice of key `key` (zero past N): K scaled by τ (MODE 0) or V. Reads 16 elements.
-fn key_slice(key: u32, n: u32, a: u32, tau: f32) -> mat4x4<f32> {
+fn key_slice(key: u32, n: u32, a: u32) -> mat4x4<f32> {
   if (key >= n) { return mat4x4<f32>(); }
-  if (MODE == 0u) { return tau * k_slice(a); }
+  if (MODE == 0u) { return TAU * k_slice(a); }
   return v_slice(a);
 }
 
@@ -73,32 +74,26 @@ fn store1(t_base: u32, row: u32, key: u32, n: u32, causal: bool, x: f32) {
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let base4 = (params.head_base + wg.y) * n * D4;
-  let t_base = wg.y * n * n;
-  let key0 = (params.x_base + wg.x) * BC;
-  let lane = li % TD;
-  let k0 = key0 + li / TD;   // this invocation's keys: k0 + r KPR, r < R
-  let tau = 1.0 / sqrt(f32(D));
+  let me = work(wg, li, D4, TD, BC);
+  let k0 = me.first + me.group;   // this invocation's keys: k0 + r KPR, r < R
 
   // K (scaled by τ) or V of this invocation's keys: slices w{r} of key k0 + r KPR in this
   // lane's 16 columns. Reads K (or V): c d elements over the workgroup.
-  var w0 = key_slice(k0, n, base4 + k0 * D4 + lane, tau);
+  var w0 = key_slice(k0, me.n, me.base4 + k0 * D4 + me.lane);
   var w1 = mat4x4<f32>();
   var w2 = mat4x4<f32>();
   var w3 = mat4x4<f32>();
-  if (R > 1u) { w1 = key_slice(k0 + KPR, n, base4 + (k0 + KPR) * D4 + lane, tau); }
+  if (R > 1u) { w1 = key_slice(k0 + KPR, me.n, me.base4 + (k0 + KPR) * D4 + me.lane); }
   if (R > 2u) {
-    w2 = key_slice(k0 + 2u * KPR, n, base4 + (k0 + 2u * KPR) * D4 + lane, tau);
-    w3 = key_slice(k0 + 3u * KPR, n, base4 + (k0 + 3u * KPR) * D4 + lane, tau);
+    w2 = key_slice(k0 + 2u * KPR, me.n, me.base4 + (k0 + 2u * KPR) * D4 + me.lane);
+    w3 = key_slice(k0 + 3u * KPR, me.n, me.base4 + (k0 + 3u * KPR) * D4 + me.lane);
   }
 
   // The query rows that reach this key tile: [first, N), in chunks of QC rows; chunk 0
   // into buffer 0.
-  let first = first_row(key0, causal);
-  let chunks = (n - first + QC - 1u) / QC;
-  put_chunk(0u, li, fetch_chunk(li, first, n, base4, true));
+  let first = first_row(me.first, me.causal);
+  let chunks = (me.n - first + QC - 1u) / QC;
+  put_chunk(0u, li, fetch_chunk(li, first, me.n, me.base4, true));
   workgroupBarrier();
 
   for (var ch = 0u; ch < chunks; ch++) {
@@ -106,23 +101,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     let b = ch % NBUF;
     // The next chunk into registers now; stored after the arithmetic below.
     let more = ch + 1u < chunks;
-    let next = fetch_chunk(li, row0 + QC, n, base4, more);
+    let next = fetch_chunk(li, row0 + QC, me.n, me.base4, more);
 
     for (var i = 0u; i < QC; i++) {
       // Row i in this lane's columns against the R keys, then whole entries: the sum over
       // the lanes (workgroup-uniform control flow).
-      let x = sm_slice(at(b, 0u, i * D4 + lane));
+      let x = sm_slice(at(b, 0u, i * D4 + me.lane));
       var y = vec4<f32>(dot16(x, w0), 0.0, 0.0, 0.0);
       if (R > 1u) { y.y = dot16(x, w1); }
       if (R > 2u) { y = vec4<f32>(y.xy, dot16(x, w2), dot16(x, w3)); }
       y = lanes_sum(li, y);
       // Writes S (or dP): this row's c entries of the tile, lane l those of keys r, r % TD = l.
       let row = row0 + i;
-      if (row < n) {
-        if (lane == 0u) { store1(t_base, row, k0, n, causal, y.x); }
-        if (R > 1u && lane == 1u % TD) { store1(t_base, row, k0 + KPR, n, causal, y.y); }
-        if (R > 2u && lane == 2u % TD) { store1(t_base, row, k0 + 2u * KPR, n, causal, y.z); }
-        if (R > 3u && lane == 3u % TD) { store1(t_base, row, k0 + 3u * KPR, n, causal, y.w); }
+      if (row < me.n) {
+        if (me.lane == 0u) { store1(me.table, row, k0, me.n, me.causal, y.x); }
+        if (R > 1u && me.lane == 1u % TD) { store1(me.table, row, k0 + KPR, me.n, me.causal, y.y); }
+        if (R > 2u && me.lane == 2u % TD) { store1(me.table, row, k0 + 2u * KPR, me.n, me.causal, y.z); }
+        if (R > 3u && me.lane == 3u % TD) { store1(me.table, row, k0 + 3u * KPR, me.n, me.causal, y.w); }
       }
     }
 

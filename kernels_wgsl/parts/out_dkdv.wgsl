@@ -3,7 +3,8 @@
 // key's slices (a lane's 16 columns: parts/slices.wgsl). Bindings as manifest.json
 // "bindings"; slots as parts/header.wgsl's table.
 //
-// Needs from the kernel: parts/header.wgsl, and override TD declared before it.
+// Needs from the kernel: parts/header.wgsl, and overrides TD and TAU (τ = 1/√d) declared
+// before it.
 
 @group(0) @binding(14) var<storage, read_write> dK: array<vec4<f32>>;   // (H, N, d)
 @group(0) @binding(15) var<storage, read_write> dV: array<vec4<f32>>;   // (H, N, d)
@@ -13,12 +14,12 @@ fn store_dv(i: u32, x: vec4<f32>) { tally(27u, 4u); dV[i] = x; }
 
 // dK = τ dk and dV = dv of key `key` (not stored past N), whose first column group is vec4
 // a: writes 16 elements of each.
-fn store_key(key: u32, n: u32, a: u32, tau: f32, dk: mat4x4<f32>, dv: mat4x4<f32>) {
+fn store_key(key: u32, n: u32, a: u32, dk: mat4x4<f32>, dv: mat4x4<f32>) {
   if (key < n) {
-    store_dk(a, tau * dk[0]);
-    store_dk(a + TD, tau * dk[1]);
-    store_dk(a + 2u * TD, tau * dk[2]);
-    store_dk(a + 3u * TD, tau * dk[3]);
+    store_dk(a, TAU * dk[0]);
+    store_dk(a + TD, TAU * dk[1]);
+    store_dk(a + 2u * TD, TAU * dk[2]);
+    store_dk(a + 3u * TD, TAU * dk[3]);
     store_dv(a, dv[0]);
     store_dv(a + TD, dv[1]);
     store_dv(a + 2u * TD, dv[2]);

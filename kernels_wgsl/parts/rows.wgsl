@@ -52,22 +52,20 @@ fn scatter(off: u32, js: vec4<u32>, kend: u32, y: vec4<f32>) {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let row0 = (params.x_base + wg.x) * BR;  // < n
-  let rows = min(BR, n - row0);
-  let kend = key_end(row0, n, causal);
+  let me = work(wg, li, 0u, 1u, BR);
+  let rows = min(BR, me.n - me.first);  // me.first < N
+  let kend = key_end(me.first, me.n, me.causal);
 
-  for (var e = li; e < rows; e += WG) { stat[e] = load_stat((params.head_base + wg.y) * n + row0 + e); }
+  for (var e = li; e < rows; e += WG) { stat[e] = load_stat(me.head * me.n + me.first + e); }
   workgroupBarrier();
 
-  let vec4s = n % 4u == 0u && kend % 4u == 0u;  // uniform: rows start on vec4s and end on one
+  let vec4s = me.n % 4u == 0u && kend % 4u == 0u;  // uniform: rows start on vec4s and end on one
   let span = select(kend, kend / 4u, vec4s);  // vec4s (or entries) of a row's block
   let groups = (span + 4u * WG - 1u) / (4u * WG);
   for (var i = 0u; i < rows; i++) {
-    let row = row0 + i;
-    let off = wg.y * n * n + row * n;
-    let last = select(n - 1u, row, causal);  // the row's last visible key
+    let row = me.first + i;
+    let off = me.table + row * me.n;
+    let last = select(me.n - 1u, row, me.causal);  // the row's last visible key
     let st = stat[i];
     for (var t = 0u; t < groups; t++) {
       let j = 4u * t * WG + li;

@@ -86,25 +86,21 @@ fn put(e: u32, x: vec4<f32>) {
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let base4 = (params.head_base + wg.y) * n * D4;
-  let s_base = wg.y * n * n;
-  let row0 = (params.x_base + wg.x) * BR;
+  let me = work(wg, li, D4, 1u, BR);
   let scale = select(1.0, 1.0 / sqrt(f32(D)), SCALED);
 
   // Query tile (Q or dO): reads r * d elements; rows past N are zero on the bench.
   for (var e = li; e < BR * D4; e += THREADS) {
     var x = vec4<f32>(0.0);
-    if (row0 + e / D4 < n) { x = load_row(base4 + row0 * D4 + e); }
+    if (me.first + e / D4 < me.n) { x = load_row(me.base4 + me.first * D4 + e); }
     q_tile[e] = x;
   }
 
-  let kend = key_end(row0, n, causal);
+  let kend = key_end(me.first, me.n, me.causal);
   let tiles = (kend + BC - 1u) / BC;
 
   // Key tile 0 (K or V). Reads keys_in_tile * d elements per tile, stored column by column.
-  for (var i = 0u; i < KPT; i++) { put(li + i * THREADS, fetch(li + i * THREADS, 0u, kend, base4)); }
+  for (var i = 0u; i < KPT; i++) { put(li + i * THREADS, fetch(li + i * THREADS, 0u, kend, me.base4)); }
   workgroupBarrier();
 
   for (var t = 0u; t < tiles; t++) {
@@ -116,10 +112,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     var nk2 = vec4<f32>(0.0);
     var nk3 = vec4<f32>(0.0);
     if (t + 1u < tiles) {
-      nk0 = fetch(li, key1, kend, base4);
-      if (KPT > 1u) { nk1 = fetch(li + THREADS, key1, kend, base4); }
-      if (KPT > 2u) { nk2 = fetch(li + 2u * THREADS, key1, kend, base4); }
-      if (KPT > 3u) { nk3 = fetch(li + 3u * THREADS, key1, kend, base4); }
+      nk0 = fetch(li, key1, kend, me.base4);
+      if (KPT > 1u) { nk1 = fetch(li + THREADS, key1, kend, me.base4); }
+      if (KPT > 2u) { nk2 = fetch(li + 2u * THREADS, key1, kend, me.base4); }
+      if (KPT > 3u) { nk3 = fetch(li + 3u * THREADS, key1, kend, me.base4); }
     }
 
     for (var it = 0u; it < ITERS; it++) {
@@ -157,12 +153,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
         }
       }
       if (blk < NBLK && z == 0u) {
-        let row = row0 + lr;
-        store_row(a0, row, kl, key0, kend, n, causal, s_base, scale);
-        if (R > 1u) { store_row(a1, row + 1u, kl, key0, kend, n, causal, s_base, scale); }
+        let row = me.first + lr;
+        store_row(a0, row, kl, key0, kend, me.n, me.causal, me.table, scale);
+        if (R > 1u) { store_row(a1, row + 1u, kl, key0, kend, me.n, me.causal, me.table, scale); }
         if (R > 2u) {
-          store_row(a2, row + 2u, kl, key0, kend, n, causal, s_base, scale);
-          store_row(a3, row + 3u, kl, key0, kend, n, causal, s_base, scale);
+          store_row(a2, row + 2u, kl, key0, kend, me.n, me.causal, me.table, scale);
+          store_row(a3, row + 3u, kl, key0, kend, me.n, me.causal, me.table, scale);
         }
       }
     }
