@@ -15,14 +15,10 @@
 
 const LOG2E: f32 = 1.4426950408889634;
 
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;        // (H, N, d)
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;        // (H, N, d)
-@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
+// #include "parts/qkv.wgsl"
+
 @group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
 
-fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
-fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
-fn load_v(i: u32) -> vec4<f32> { tally(4u, 4u); return v[i]; }
 fn store_o(i: u32, x: vec4<f32>) { tally(11u, 4u); o[i] = x; }
 
 // M bytes: the Q tile, then buffers b of K (part 0) and V (part 1), the lanes' partial

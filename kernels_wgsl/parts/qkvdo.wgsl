@@ -1,18 +1,14 @@
-// parts/qkvdo.wgsl: the inputs Q, K, V and dO (H, N, d) of the tuned backward's
-// register-tile passes as vec4s, with their counted loaders (one vec4 each) and their slice
-// loaders (a lane's 16 columns of a row: parts/slices.wgsl). Bindings as manifest.json
-// "bindings"; slots as parts/header.wgsl's table.
+// parts/qkvdo.wgsl: the inputs Q, K, V (parts/qkv.wgsl) and dO (H, N, d) of the tuned
+// backward's register-tile passes as vec4s, with their counted loaders (one vec4 each) and
+// their slice loaders (a lane's 16 columns of a row: parts/slices.wgsl). Bindings as
+// manifest.json "bindings"; slots as parts/header.wgsl's table.
 //
 // Needs from the kernel: parts/header.wgsl, and override TD declared before it.
 
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;    // (H, N, d)
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;    // (H, N, d)
-@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;    // (H, N, d)
+// #include "parts/qkv.wgsl"
+
 @group(0) @binding(8) var<storage, read> dO: array<vec4<f32>>;   // (H, N, d)
 
-fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
-fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
-fn load_v(i: u32) -> vec4<f32> { tally(4u, 4u); return v[i]; }
 fn load_do(i: u32) -> vec4<f32> { tally(12u, 4u); return dO[i]; }
 
 // The slice of a row whose first column group is vec4 a: reads 16 elements.
