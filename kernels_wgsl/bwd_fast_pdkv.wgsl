@@ -53,12 +53,6 @@ override CH4: u32 = QC * D4;          // vec4s of Q (or dO) in a chunk
 // #include "parts/header.wgsl"
 // #include "parts/walk.wgsl"
 
-var<workgroup> sm: array<vec4<f32>, 2u * CH4>;      // Q rows, then dO rows: [row][column group]
-var<workgroup> pds_tile: array<f32, 2u * QC * BC>;  // P, then dS: [row][key of the tile]
-
-// #include "parts/slices.wgsl"
-// #include "parts/out_dkdv.wgsl"
-
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;    // (H, N, d)
 @group(0) @binding(6) var<storage, read> p: array<f32>;          // (H_batch, N, N)
 @group(0) @binding(8) var<storage, read> dO: array<vec4<f32>>;   // (H, N, d)
@@ -69,16 +63,20 @@ fn load_p(i: u32) -> f32 { tally(8u, 1u); return p[i]; }
 fn load_do(i: u32) -> vec4<f32> { tally(12u, 4u); return dO[i]; }
 fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
 
+var<workgroup> sm: array<vec4<f32>, 2u * CH4>;      // Q rows, then dO rows: [row][column group]
+var<workgroup> pds_tile: array<f32, 2u * QC * BC>;  // P, then dS: [row][key of the tile]
+
+// #include "parts/slices.wgsl"
+// #include "parts/out_dkdv.wgsl"
+
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let me = work(wg, li, D4, TD, BC);
 
-  // Accumulators: slices dk{r}, dv{r} of key kg + r KPR in this lane's 16 columns.
-  var dk0 = mat4x4<f32>();
-  var dv0 = mat4x4<f32>();
-  var dk1 = mat4x4<f32>();
-  var dv1 = mat4x4<f32>();
+  // Accumulators ga, gb: dK / τ and dV of keys me.group and me.group + KPR of the tile.
+  var ga = KeyGrad();
+  var gb = KeyGrad();
 
   let first = first_row(me.first, me.causal);
   let chunks = (me.n - first + QC - 1u) / QC;
@@ -117,17 +115,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     for (var i = 0u; i < QC; i++) {
       let qi = sm_slice(i * D4 + me.lane);
       let oi = sm_slice(CH4 + i * D4 + me.lane);
-      dv0 += pds_tile[i * BC + me.group] * oi;
-      dk0 += pds_tile[QC * BC + i * BC + me.group] * qi;
+      ga.dv += pds_tile[i * BC + me.group] * oi;
+      ga.dk += pds_tile[QC * BC + i * BC + me.group] * qi;
       if (R > 1u) {
-        dv1 += pds_tile[i * BC + me.group + KPR] * oi;
-        dk1 += pds_tile[QC * BC + i * BC + me.group + KPR] * qi;
+        gb.dv += pds_tile[i * BC + me.group + KPR] * oi;
+        gb.dk += pds_tile[QC * BC + i * BC + me.group + KPR] * qi;
       }
     }
   }
 
   // dK = τ Σ dS q and dV = Σ P dO: writes c d elements each.
   let ka = me.first + me.group;
-  store_key(ka, me.n, me.base4 + ka * D4 + me.lane, dk0, dv0);
-  if (R > 1u) { store_key(ka + KPR, me.n, me.base4 + (ka + KPR) * D4 + me.lane, dk1, dv1); }
+  store_key(ka, me.n, me.base4 + ka * D4 + me.lane, ga);
+  if (R > 1u) { store_key(ka + KPR, me.n, me.base4 + (ka + KPR) * D4 + me.lane, gb); }
 }

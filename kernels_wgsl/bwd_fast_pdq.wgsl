@@ -53,17 +53,17 @@ override CH4: u32 = KC * D4;          // vec4s of K in a chunk
 // #include "parts/header.wgsl"
 // #include "parts/walk.wgsl"
 
-var<workgroup> sm: array<vec4<f32>, CH4>;        // the chunk's K rows: [key][column group]
-var<workgroup> ds_tile: array<f32, BR * KCP>;   // [row][key], row stride KCP
-
-// #include "parts/slices.wgsl"
-// #include "parts/out_dq.wgsl"
-
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;   // (H, N, d)
 @group(0) @binding(12) var<storage, read> dS: array<f32>;       // (H_batch, N, N)
 
 fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
 fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
+
+var<workgroup> sm: array<vec4<f32>, CH4>;        // the chunk's K rows: [key][column group]
+var<workgroup> ds_tile: array<f32, BR * KCP>;   // [row][key], row stride KCP
+
+// #include "parts/slices.wgsl"
+// #include "parts/out_dq.wgsl"
 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,

@@ -82,7 +82,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   let kb = ka + KPR;
 
   // K (scaled by τ) and V of this invocation's keys, and their accumulators dK, dV: slices
-  // of this lane's 16 columns (k1, v1, dk1, dv1 for kb). Reads K and V: c d elements each.
+  // of this lane's 16 columns (k1, v1, gb for kb). Reads K and V: c d elements each.
   var k0 = mat4x4<f32>();
   var v0 = mat4x4<f32>();
   var k1 = mat4x4<f32>();
@@ -95,62 +95,58 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     k1 = TAU * k_slice(me.base4 + kb * D4 + me.lane);
     v1 = v_slice(me.base4 + kb * D4 + me.lane);
   }
-  var dk0 = mat4x4<f32>();
-  var dv0 = mat4x4<f32>();
-  var dk1 = mat4x4<f32>();
-  var dv1 = mat4x4<f32>();
+  var ga = KeyGrad();
+  var gb = KeyGrad();
 
   // The query rows that reach this key tile: [first, N), in chunks of QC rows; chunk 0
   // into buffer 0.
   let first = first_row(me.first, me.causal);
-  let chunks = (me.n - first + QC - 1u) / QC;
+  let chunks = chunk_count(first, me.n);
   let key_last = min(me.n, me.first + BC) - 1u;
   put_chunk(0u, li, fetch_chunk(li, first, me.n, me.base4, true));
   put_stats(0u, li, fetch_stats(li, first, me.n, me.head * me.n));
   workgroupBarrier();
 
   for (var ch = 0u; ch < chunks; ch++) {
-    let row0 = first + ch * QC;
-    let b = ch % NBUF;
+    let st = step(first, ch, chunks);
     // The next chunk into registers now; stored after the arithmetic below.
-    let more = ch + 1u < chunks;
-    let next = fetch_chunk(li, row0 + QC, me.n, me.base4, more);
+    let next = fetch_chunk(li, st.c0 + QC, me.n, me.base4, st.more);
     var next_stats = vec2<f32>(0.0);
-    if (more) { next_stats = fetch_stats(li, row0 + QC, me.n, me.head * me.n); }
+    if (st.more) { next_stats = fetch_stats(li, st.c0 + QC, me.n, me.head * me.n); }
     // Uniform over the workgroup: does any pair of this chunk need a mask?
-    let masked = row0 + QC > me.n || me.first + BC > me.n || (me.causal && row0 < key_last);
+    let masked = st.c0 + QC > me.n || me.first + BC > me.n || (me.causal && st.c0 < key_last);
 
     for (var i = 0u; i < QC; i++) {
       // Row i's Q and dO slices; the partial S and dP of key ka, then of kb, summed over
       // the lanes (workgroup-uniform control flow); then P from the saved L, dS = P (dP - D).
-      let qi = sm_slice(at(b, 0u, i * D4 + me.lane));
-      let oi = sm_slice(at(b, 1u, i * D4 + me.lane));
+      let qi = sm_slice(at(st.b, 0u, i * D4 + me.lane));
+      let oi = sm_slice(at(st.b, 1u, i * D4 + me.lane));
       var x = vec4<f32>(dot16(qi, k0), dot16(oi, v0), 0.0, 0.0);
       if (R > 1u) { x = vec4<f32>(x.xy, dot16(qi, k1), dot16(oi, v1)); }
-      let row = row0 + i;
+      let row = st.c0 + i;
       let ok = vec2<bool>(visible(row, ka, me.n, me.causal), visible(row, kb, me.n, me.causal));
-      let stats = vec2<f32>(rs[2u * b * QC + i], rs[(2u * b + 1u) * QC + i]);
-      let g = p_ds(lanes_sum(li, x), stats.xx, stats.yy, ok, masked);
+      let stats = vec2<f32>(rs[2u * st.b * QC + i], rs[(2u * st.b + 1u) * QC + i]);
+      let pd = p_ds(lanes_sum(li, x), stats.xx, stats.yy, ok, masked);
       // dV += P dO and dK += dS q over this lane's 16 columns.
-      dv0 += g.x * oi;
-      dk0 += g.y * qi;
+      ga.dv += pd.x * oi;
+      ga.dk += pd.y * qi;
       if (R > 1u) {
-        dv1 += g.z * oi;
-        dk1 += g.w * qi;
+        gb.dv += pd.z * oi;
+        gb.dk += pd.w * qi;
       }
     }
 
     // Store the next chunk: into the other buffer (last read before the previous barrier),
     // or, single-buffered, into this one once every invocation is done with it.
     if (NBUF == 1u) { workgroupBarrier(); }
-    if (more) {
-      put_chunk((ch + 1u) % NBUF, li, next);
-      put_stats((ch + 1u) % NBUF, li, next_stats);
+    if (st.more) {
+      put_chunk(st.nb, li, next);
+      put_stats(st.nb, li, next_stats);
     }
     workgroupBarrier();
   }
 
   // dK = τ Σ dS q and dV: writes c d elements each.
-  store_key(ka, me.n, me.base4 + ka * D4 + me.lane, dk0, dv0);
-  if (R > 1u) { store_key(kb, me.n, me.base4 + kb * D4 + me.lane, dk1, dv1); }
+  store_key(ka, me.n, me.base4 + ka * D4 + me.lane, ga);
+  if (R > 1u) { store_key(kb, me.n, me.base4 + kb * D4 + me.lane, gb); }
 }

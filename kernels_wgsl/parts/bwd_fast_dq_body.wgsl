@@ -93,38 +93,36 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 
   // The keys this query tile visits: [0, kend), in chunks of KC keys; chunk 0 into buffer 0.
   let kend = key_end(me.first, me.n, me.causal);
-  let chunks = (kend + KC - 1u) / KC;
+  let chunks = chunk_count(0u, kend);
   put_chunk(0u, li, fetch_chunk(li, 0u, kend, me.base4, true));
   workgroupBarrier();
 
   for (var ch = 0u; ch < chunks; ch++) {
-    let kc0 = ch * KC;
-    let b = ch % NBUF;
+    let st = step(0u, ch, chunks);
     // The next chunk into registers now; stored after the arithmetic below.
-    let more = ch + 1u < chunks;
-    let next = fetch_chunk(li, kc0 + KC, kend, me.base4, more);
+    let next = fetch_chunk(li, st.c0 + KC, kend, me.base4, st.more);
     // Uniform over the workgroup: does any pair of this chunk need a mask?
-    let masked = kc0 + KC > kend || (me.causal && kc0 + KC - 1u > me.first);
+    let masked = st.c0 + KC > kend || (me.causal && st.c0 + KC - 1u > me.first);
 
     for (var j = 0u; j < KC; j++) {
-      // Key kc0 + j's K and V slices; the partial S and dP of row ra, then of rb, summed
+      // Key st.c0 + j's K and V slices; the partial S and dP of row ra, then of rb, summed
       // over the lanes (workgroup-uniform control flow); then P from the saved L, dS.
-      let kj = sm_slice(at(b, 0u, j * D4 + me.lane));
-      let vj = sm_slice(at(b, 1u, j * D4 + me.lane));
+      let kj = sm_slice(at(st.b, 0u, j * D4 + me.lane));
+      let vj = sm_slice(at(st.b, 1u, j * D4 + me.lane));
       var x = vec4<f32>(dot16(q0, kj), dot16(o0, vj), 0.0, 0.0);
       if (R > 1u) { x = vec4<f32>(x.xy, dot16(q1, kj), dot16(o1, vj)); }
-      let key = kc0 + j;
+      let key = st.c0 + j;
       let ok = vec2<bool>(key < kend && (!me.causal || key <= ra), key < kend && (!me.causal || key <= rb));
-      let g = p_ds(lanes_sum(li, x), stats.xz, stats.yw, ok, masked);
+      let pd = p_ds(lanes_sum(li, x), stats.xz, stats.yw, ok, masked);
       // dQ += dS k over this lane's 16 columns.
-      dq0 += g.y * kj;
-      if (R > 1u) { dq1 += g.w * kj; }
+      dq0 += pd.y * kj;
+      if (R > 1u) { dq1 += pd.w * kj; }
     }
 
     // Store the next chunk: into the other buffer (last read before the previous barrier),
     // or, single-buffered, into this one once every invocation is done with it.
     if (NBUF == 1u) { workgroupBarrier(); }
-    if (more) { put_chunk((ch + 1u) % NBUF, li, next); }
+    if (st.more) { put_chunk(st.nb, li, next); }
     workgroupBarrier();
   }
 

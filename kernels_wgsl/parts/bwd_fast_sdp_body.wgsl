@@ -92,27 +92,25 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   // The query rows that reach this key tile: [first, N), in chunks of QC rows; chunk 0
   // into buffer 0.
   let first = first_row(me.first, me.causal);
-  let chunks = (me.n - first + QC - 1u) / QC;
+  let chunks = chunk_count(first, me.n);
   put_chunk(0u, li, fetch_chunk(li, first, me.n, me.base4, true));
   workgroupBarrier();
 
   for (var ch = 0u; ch < chunks; ch++) {
-    let row0 = first + ch * QC;
-    let b = ch % NBUF;
+    let st = step(first, ch, chunks);
     // The next chunk into registers now; stored after the arithmetic below.
-    let more = ch + 1u < chunks;
-    let next = fetch_chunk(li, row0 + QC, me.n, me.base4, more);
+    let next = fetch_chunk(li, st.c0 + QC, me.n, me.base4, st.more);
 
     for (var i = 0u; i < QC; i++) {
       // Row i in this lane's columns against the R keys, then whole entries: the sum over
       // the lanes (workgroup-uniform control flow).
-      let x = sm_slice(at(b, 0u, i * D4 + me.lane));
+      let x = sm_slice(at(st.b, 0u, i * D4 + me.lane));
       var y = vec4<f32>(dot16(x, w0), 0.0, 0.0, 0.0);
       if (R > 1u) { y.y = dot16(x, w1); }
       if (R > 2u) { y = vec4<f32>(y.xy, dot16(x, w2), dot16(x, w3)); }
       y = lanes_sum(li, y);
       // Writes S (or dP): this row's c entries of the tile, lane l those of keys r, r % TD = l.
-      let row = row0 + i;
+      let row = st.c0 + i;
       if (row < me.n) {
         if (me.lane == 0u) { store1(me.table, row, k0, me.n, me.causal, y.x); }
         if (R > 1u && me.lane == 1u % TD) { store1(me.table, row, k0 + KPR, me.n, me.causal, y.y); }
@@ -124,7 +122,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     // Store the next chunk: into the other buffer (last read before the previous barrier),
     // or, single-buffered, into this one once every invocation is done with it.
     if (NBUF == 1u) { workgroupBarrier(); }
-    if (more) { put_chunk((ch + 1u) % NBUF, li, next); }
+    if (st.more) { put_chunk(st.nb, li, next); }
     workgroupBarrier();
   }
 }

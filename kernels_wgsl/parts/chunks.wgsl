@@ -10,6 +10,23 @@
 // ...> with NPART NBUF CH4 vec4s from 0; and fn load_part(part: u32, i: u32) -> vec4<f32>,
 // the counted loader of tensor `part` (any order: a function).
 
+// The chunks of CH4 / D4 rows (or keys) each that cover rows [first, end).
+fn chunk_count(first: u32, end: u32) -> u32 {
+  return (end - first + CH4 / D4 - 1u) / (CH4 / D4);
+}
+
+// Chunk ch of `count` from row `first`: its first row, its buffer and the next chunk's, and
+// whether a next chunk follows (uniform over the workgroup).
+struct Step {
+  c0: u32,
+  b: u32,
+  nb: u32,
+  more: bool,
+}
+fn step(first: u32, ch: u32, count: u32) -> Step {
+  return Step(first + ch * (CH4 / D4), ch % NBUF, (ch + 1u) % NBUF, ch + 1u < count);
+}
+
 // Where vec4 e (row e / D4, column group e % D4) of tensor part of buffer b lives in sm.
 fn at(b: u32, part: u32, e: u32) -> u32 {
   return (NPART * b + part) * CH4 + e;

@@ -12,17 +12,23 @@
 fn store_dk(i: u32, x: vec4<f32>) { tally(25u, 4u); dK[i] = x; }
 fn store_dv(i: u32, x: vec4<f32>) { tally(27u, 4u); dV[i] = x; }
 
-// dK = τ dk and dV = dv of key `key` (not stored past N), whose first column group is vec4
-// a: writes 16 elements of each.
-fn store_key(key: u32, n: u32, a: u32, dk: mat4x4<f32>, dv: mat4x4<f32>) {
+// A key's gradients as they accumulate: this lane's slices of dK / τ and of dV.
+struct KeyGrad {
+  dk: mat4x4<f32>,
+  dv: mat4x4<f32>,
+}
+
+// dK = τ g.dk and dV = g.dv of key `key` (not stored past N), whose first column group is
+// vec4 a: writes 16 elements of each.
+fn store_key(key: u32, n: u32, a: u32, g: KeyGrad) {
   if (key < n) {
-    store_dk(a, TAU * dk[0]);
-    store_dk(a + TD, TAU * dk[1]);
-    store_dk(a + 2u * TD, TAU * dk[2]);
-    store_dk(a + 3u * TD, TAU * dk[3]);
-    store_dv(a, dv[0]);
-    store_dv(a + TD, dv[1]);
-    store_dv(a + 2u * TD, dv[2]);
-    store_dv(a + 3u * TD, dv[3]);
+    store_dk(a, TAU * g.dk[0]);
+    store_dk(a + TD, TAU * g.dk[1]);
+    store_dk(a + 2u * TD, TAU * g.dk[2]);
+    store_dk(a + 3u * TD, TAU * g.dk[3]);
+    store_dv(a, g.dv[0]);
+    store_dv(a + TD, g.dv[1]);
+    store_dv(a + 2u * TD, g.dv[2]);
+    store_dv(a + 3u * TD, g.dv[3]);
   }
 }
