@@ -83,9 +83,9 @@ def _reference(n, d, causal, seed, block_cols):
 
 
 def _run(runner, kernel, n, d, causal, seed=0, instrumented=False, workgroup_bytes=16384):
-    from cannery_host.wgsl import kernel_tiling
+    from emulator.tiling import make_tiling
 
-    bc = kernel_tiling(kernel, d, workgroup_bytes).block_cols
+    bc = make_tiling(kernel, 1, d, workgroup_bytes=workgroup_bytes).block_cols
     q, k, v, do, o, lse = _inputs(n, d, causal, seed, bc)
     f = lambda x: np.array(x, np.float32)  # noqa: E731
     dq, dk, dv, counts = runner.run_backward(kernel, f(q), f(k), f(v), f(o), f(lse), f(do), causal,
@@ -311,7 +311,8 @@ def test_every_tuned_tile_fits_what_its_shaders_support(kernel, d):
     R per tile, chunks of at least one row or key, the same tiles (so the same bytes) on
     either shader; the plain's key-tile passes write exactly the blocks its query-tile passes
     read back only when B_r = B_c."""
-    from emulator.shaders import Shader, instrument, pass_needs, pass_variant, read_source
+    from emulator.plan import pass_plan
+    from emulator.shaders import Shader, instrument, pass_variant, read_source
     from emulator.tiling import make_tiling
 
     tiling = make_tiling(kernel, 300, d, True)
@@ -323,7 +324,7 @@ def test_every_tuned_tile_fits_what_its_shaders_support(kernel, d):
         for subgroup_min in (0, d // 16):
             file, constants = pass_variant(spec, d, tiling, subgroup_min)
             sh = Shader(instrument(read_source(file)), constants)
-            need = pass_needs(kernel, index, tiling, 1, subgroup_min)
+            need = pass_plan(kernel, index, tiling, 1, subgroup_min)
             assert need["invocations"] <= 256 and need["workgroup_bytes"] <= entry["workgroup_bytes"][str(d)]
             decls = sh.decls
             if "R" in decls:
@@ -359,25 +360,20 @@ LESSON_M = [(4096, 70, 16, True), (4096, 77, 32, False), (6000, 100, 16, True), 
 
 @pytest.fixture(scope="module")
 def lesson_runners(runner):
-    """Two devices at the adapter's largest workgroup memory, with and without subgroups,
-    whose plan takes any M. Runner.plan holds M itself to the device's workgroup memory (the
-    lesson's bench), as the lesson shaders the plain backward's scores and dp passes run
-    declare it (M/2 + M/4); the tuned shaders of every other pass fit their chunks to
-    16,384 B whatever M. So the plan's check is lifted to 65,536 B and _lesson_device asks
-    each pass what it declares."""
+    """Two devices at the adapter's largest limits, with and without subgroups. The planner
+    (emulator.plan) holds each pass's declared workgroup memory, not M, to the device: the
+    lesson shaders that plain-backward's scores and dp passes run declare M/2 + M/4, the
+    tuned shaders of every other pass fit their chunks to 16,384 B whatever M."""
     from cannery_host.wgsl import Runner
 
-    out = {True: Runner(limits="max"), False: Runner(limits="max", subgroups=False)}
-    for r in out.values():
-        r.device_wg_bytes, r.max_wg_bytes = r.max_wg_bytes, 65536
-    return out
+    return {True: Runner(limits="max"), False: Runner(limits="max", subgroups=False)}
 
 
 def _lesson_device(lesson_runners, subgroups, kernel, d, m):
     """The device of one case at M bytes: every pass at the lesson's tiles declares at most
     256 invocations and, a tuned shader, WebGPU's default 16,384 B of workgroup memory (a
     lesson shader: M); skipped, saying so, where the device has less than a pass declares."""
-    from emulator.shaders import pass_needs
+    from emulator.plan import pass_plan
     from emulator.tiling import make_tiling
 
     r = lesson_runners[subgroups]
@@ -385,13 +381,13 @@ def _lesson_device(lesson_runners, subgroups, kernel, d, m):
     assert tiling.block_rows == 2 * tiling.block_cols
     most = 0
     for i, spec in enumerate(MANIFEST["kernels"][kernel]["wgsl"]):
-        need = pass_needs(kernel, i, tiling, 1, r.subgroup_min)
+        need = pass_plan(kernel, i, tiling, 1, r.subgroup_min)
         tuned = need["file"].startswith("bwd_fast_")
         assert need["workgroup_bytes"] <= (16384 if tuned else max(m, 16384)), (kernel, spec["pass"], d, m, need)
         assert need["invocations"] <= 256, (kernel, spec["pass"], d, m, need)
         most = max(most, need["workgroup_bytes"])
-    if most > r.device_wg_bytes:
-        pytest.skip(f"{kernel} at M = {m} declares {most} B of workgroup memory; this device has {r.device_wg_bytes}")
+    if most > r.max_wg_bytes:
+        pytest.skip(f"{kernel} at M = {m} declares {most} B of workgroup memory; this device has {r.max_wg_bytes}")
     return r
 
 
