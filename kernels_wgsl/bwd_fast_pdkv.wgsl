@@ -72,9 +72,10 @@ var<workgroup> pds_tile: array<f32, 2u * QC * BC>;  // P, then dS: [row][key of 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, D4, TD, BC);
+  let me = work(wg, D4, BC);
+  let my = lane_of(li, TD);
 
-  // Accumulators ga, gb: dK / τ and dV of keys me.group and me.group + KPR of the tile.
+  // Accumulators ga, gb: dK / τ and dV of keys my.group and my.group + KPR of the tile.
   var ga = KeyGrad();
   var gb = KeyGrad();
 
@@ -113,19 +114,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     // dV += P dO and dK += dS q: per row, its Q and dO slices (broadcasts) and R entries each
     // of P and dS.
     for (var i = 0u; i < QC; i++) {
-      let qi = sm_slice(i * D4 + me.lane);
-      let oi = sm_slice(CH4 + i * D4 + me.lane);
-      ga.dv += pds_tile[i * BC + me.group] * oi;
-      ga.dk += pds_tile[QC * BC + i * BC + me.group] * qi;
+      let qi = sm_slice(i * D4 + my.lane);
+      let oi = sm_slice(CH4 + i * D4 + my.lane);
+      ga.dv += pds_tile[i * BC + my.group] * oi;
+      ga.dk += pds_tile[QC * BC + i * BC + my.group] * qi;
       if (R > 1u) {
-        gb.dv += pds_tile[i * BC + me.group + KPR] * oi;
-        gb.dk += pds_tile[QC * BC + i * BC + me.group + KPR] * qi;
+        gb.dv += pds_tile[i * BC + my.group + KPR] * oi;
+        gb.dk += pds_tile[QC * BC + i * BC + my.group + KPR] * qi;
       }
     }
   }
 
   // dK = τ Σ dS q and dV = Σ P dO: writes c d elements each.
-  let ka = me.first + me.group;
-  store_key(ka, me.n, me.base4 + ka * D4 + me.lane, ga);
-  if (R > 1u) { store_key(ka + KPR, me.n, me.base4 + (ka + KPR) * D4 + me.lane, gb); }
+  let ka = me.first + my.group;
+  store_key(ka, me.n, me.base4 + ka * D4 + my.lane, ga);
+  if (R > 1u) { store_key(ka + KPR, me.n, me.base4 + (ka + KPR) * D4 + my.lane, gb); }
 }

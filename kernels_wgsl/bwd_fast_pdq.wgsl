@@ -68,7 +68,8 @@ var<workgroup> ds_tile: array<f32, BR * KCP>;   // [row][key], row stride KCP
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, D4, TD, BR);
+  let me = work(wg, D4, BR);
+  let my = lane_of(li, TD);
 
   let kend = key_end(me.first, me.n, me.causal);
   let chunks = (kend + KC - 1u) / KC;
@@ -99,22 +100,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 
     // dQ += dS k: per key, its slice (a broadcast) and R entries of dS.
     for (var j = 0u; j < KC; j++) {
-      let kj = sm_slice(j * D4 + me.lane);
-      a0 += ds_tile[me.group * KCP + j] * kj;
-      if (R > 1u) { a1 += ds_tile[(me.group + RPR) * KCP + j] * kj; }
+      let kj = sm_slice(j * D4 + my.lane);
+      a0 += ds_tile[my.group * KCP + j] * kj;
+      if (R > 1u) { a1 += ds_tile[(my.group + RPR) * KCP + j] * kj; }
       if (R > 2u) {
-        a2 += ds_tile[(me.group + 2u * RPR) * KCP + j] * kj;
-        a3 += ds_tile[(me.group + 3u * RPR) * KCP + j] * kj;
+        a2 += ds_tile[(my.group + 2u * RPR) * KCP + j] * kj;
+        a3 += ds_tile[(my.group + 3u * RPR) * KCP + j] * kj;
       }
     }
   }
 
   // dQ = τ dS K: writes r d elements.
-  let ra = me.first + me.group;
-  store_row(ra, me.n, me.base4 + ra * D4 + me.lane, a0);
-  if (R > 1u) { store_row(ra + RPR, me.n, me.base4 + (ra + RPR) * D4 + me.lane, a1); }
+  let ra = me.first + my.group;
+  store_row(ra, me.n, me.base4 + ra * D4 + my.lane, a0);
+  if (R > 1u) { store_row(ra + RPR, me.n, me.base4 + (ra + RPR) * D4 + my.lane, a1); }
   if (R > 2u) {
-    store_row(ra + 2u * RPR, me.n, me.base4 + (ra + 2u * RPR) * D4 + me.lane, a2);
-    store_row(ra + 3u * RPR, me.n, me.base4 + (ra + 3u * RPR) * D4 + me.lane, a3);
+    store_row(ra + 2u * RPR, me.n, me.base4 + (ra + 2u * RPR) * D4 + my.lane, a2);
+    store_row(ra + 3u * RPR, me.n, me.base4 + (ra + 3u * RPR) * D4 + my.lane, a3);
   }
 }

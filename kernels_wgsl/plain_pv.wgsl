@@ -116,8 +116,9 @@ fn store_row(row: u32, n: u32, base4: u32, cx: u32,
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, D4, CX, BR);
-  let lr = me.group * R;  // local rows lr .. lr + R - 1
+  let me = work(wg, D4, BR);
+  let my = lane_of(li, CX);
+  let lr = my.group * R;  // local rows lr .. lr + R - 1
 
   let kend = key_end(me.first, me.n, me.causal);
   let tiles = (kend + BC - 1u) / BC;
@@ -181,22 +182,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       var p3 = vec4<f32>(0.0);
       if (R > 1u) { p1 = p4(lr + 1u, g); }
       if (R > 2u) { p2 = p4(lr + 2u, g); p3 = p4(lr + 3u, g); }
-      var vm = vkeys(kb, me.lane);
+      var vm = vkeys(kb, my.lane);
       o00 += vm * p0;
       if (R > 1u) { o10 += vm * p1; }
       if (R > 2u) { o20 += vm * p2; o30 += vm * p3; }
       if (CV > 1u) {
-        vm = vkeys(kb, me.lane + CX);
+        vm = vkeys(kb, my.lane + CX);
         o01 += vm * p0;
         if (R > 1u) { o11 += vm * p1; }
         if (R > 2u) { o21 += vm * p2; o31 += vm * p3; }
       }
       if (CV > 2u) {
-        vm = vkeys(kb, me.lane + 2u * CX);
+        vm = vkeys(kb, my.lane + 2u * CX);
         o02 += vm * p0;
         if (R > 1u) { o12 += vm * p1; }
         if (R > 2u) { o22 += vm * p2; o32 += vm * p3; }
-        vm = vkeys(kb, me.lane + 3u * CX);
+        vm = vkeys(kb, my.lane + 3u * CX);
         o03 += vm * p0;
         if (R > 1u) { o13 += vm * p1; }
         if (R > 2u) { o23 += vm * p2; o33 += vm * p3; }
@@ -225,10 +226,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
 
   // Writes O: r * d elements.
   let row = me.first + lr;
-  store_row(row, me.n, me.base4, me.lane, o00, o01, o02, o03);
-  if (R > 1u) { store_row(row + 1u, me.n, me.base4, me.lane, o10, o11, o12, o13); }
+  store_row(row, me.n, me.base4, my.lane, o00, o01, o02, o03);
+  if (R > 1u) { store_row(row + 1u, me.n, me.base4, my.lane, o10, o11, o12, o13); }
   if (R > 2u) {
-    store_row(row + 2u, me.n, me.base4, me.lane, o20, o21, o22, o23);
-    store_row(row + 3u, me.n, me.base4, me.lane, o30, o31, o32, o33);
+    store_row(row + 2u, me.n, me.base4, my.lane, o20, o21, o22, o23);
+    store_row(row + 3u, me.n, me.base4, my.lane, o30, o31, o32, o33);
   }
 }

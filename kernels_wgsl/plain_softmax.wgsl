@@ -131,7 +131,7 @@ fn reduce(li: u32, x: vec2<f32>) -> vec2<f32> {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, 0u, 1u, 1u);
+  let me = work(wg, 0u, 1u);
   let row = me.first;  // < N: one workgroup per row
   let off = me.table + row * me.n;
 

@@ -77,8 +77,9 @@ fn put_stats(b: u32, e: u32, x: vec2<f32>) {
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, D4, TD, BC);
-  let ka = me.first + me.group;   // this invocation's keys: ka, and kb when R = 2
+  let me = work(wg, D4, BC);
+  let my = lane_of(li, TD);
+  let ka = me.first + my.group;   // this invocation's keys: ka, and kb when R = 2
   let kb = ka + KPR;
 
   // K (scaled by τ) and V of this invocation's keys, and their accumulators dK, dV: slices
@@ -88,12 +89,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var k1 = mat4x4<f32>();
   var v1 = mat4x4<f32>();
   if (ka < me.n) {
-    k0 = TAU * k_slice(me.base4 + ka * D4 + me.lane);
-    v0 = v_slice(me.base4 + ka * D4 + me.lane);
+    k0 = TAU * k_slice(me.base4 + ka * D4 + my.lane);
+    v0 = v_slice(me.base4 + ka * D4 + my.lane);
   }
   if (R > 1u && kb < me.n) {
-    k1 = TAU * k_slice(me.base4 + kb * D4 + me.lane);
-    v1 = v_slice(me.base4 + kb * D4 + me.lane);
+    k1 = TAU * k_slice(me.base4 + kb * D4 + my.lane);
+    v1 = v_slice(me.base4 + kb * D4 + my.lane);
   }
   var ga = KeyGrad();
   var gb = KeyGrad();
@@ -119,8 +120,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     for (var i = 0u; i < QC; i++) {
       // Row i's Q and dO slices; the partial S and dP of key ka, then of kb, summed over
       // the lanes (workgroup-uniform control flow); then P from the saved L, dS = P (dP - D).
-      let qi = sm_slice(at(st.b, 0u, i * D4 + me.lane));
-      let oi = sm_slice(at(st.b, 1u, i * D4 + me.lane));
+      let qi = sm_slice(at(st.b, 0u, i * D4 + my.lane));
+      let oi = sm_slice(at(st.b, 1u, i * D4 + my.lane));
       var x = vec4<f32>(dot16(qi, k0), dot16(oi, v0), 0.0, 0.0);
       if (R > 1u) { x = vec4<f32>(x.xy, dot16(qi, k1), dot16(oi, v1)); }
       let row = st.c0 + i;
@@ -147,6 +148,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   }
 
   // dK = τ Σ dS q and dV: writes c d elements each.
-  store_key(ka, me.n, me.base4 + ka * D4 + me.lane, ga);
-  if (R > 1u) { store_key(kb, me.n, me.base4 + kb * D4 + me.lane, gb); }
+  store_key(ka, me.n, me.base4 + ka * D4 + my.lane, ga);
+  if (R > 1u) { store_key(kb, me.n, me.base4 + kb * D4 + my.lane, gb); }
 }

@@ -64,8 +64,9 @@ fn row_stats(row: u32, n: u32, rbase: u32) -> vec2<f32> {
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, D4, TD, BR);
-  let ra = me.first + me.group;   // this invocation's rows: ra, and rb when R = 2
+  let me = work(wg, D4, BR);
+  let my = lane_of(li, TD);
+  let ra = me.first + my.group;   // this invocation's rows: ra, and rb when R = 2
   let rb = ra + RPR;
 
   // Q (scaled by τ) and dO of this invocation's rows, and the accumulator dQ: slices of
@@ -75,20 +76,20 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var q1 = mat4x4<f32>();
   var o1 = mat4x4<f32>();
   if (ra < me.n) {
-    q0 = TAU * q_slice(me.base4 + ra * D4 + me.lane);
-    o0 = do_slice(me.base4 + ra * D4 + me.lane);
+    q0 = TAU * q_slice(me.base4 + ra * D4 + my.lane);
+    o0 = do_slice(me.base4 + ra * D4 + my.lane);
   }
   if (R > 1u && rb < me.n) {
-    q1 = TAU * q_slice(me.base4 + rb * D4 + me.lane);
-    o1 = do_slice(me.base4 + rb * D4 + me.lane);
+    q1 = TAU * q_slice(me.base4 + rb * D4 + my.lane);
+    o1 = do_slice(me.base4 + rb * D4 + my.lane);
   }
   var dq0 = mat4x4<f32>();
   var dq1 = mat4x4<f32>();
   // L and D of the rows: lane 0 reads them (r each), the other lanes of the row take them
   // from it through the lanes' sum, so every lane ends with the same four values.
   var stats = vec4<f32>(0.0);
-  if (me.lane == 0u) { stats = vec4<f32>(row_stats(ra, me.n, me.head * me.n), 0.0, 0.0); }
-  if (me.lane == 0u && R > 1u) { stats = vec4<f32>(stats.xy, row_stats(rb, me.n, me.head * me.n)); }
+  if (my.lane == 0u) { stats = vec4<f32>(row_stats(ra, me.n, me.head * me.n), 0.0, 0.0); }
+  if (my.lane == 0u && R > 1u) { stats = vec4<f32>(stats.xy, row_stats(rb, me.n, me.head * me.n)); }
   stats = lanes_sum(li, stats);
 
   // The keys this query tile visits: [0, kend), in chunks of KC keys; chunk 0 into buffer 0.
@@ -107,8 +108,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     for (var j = 0u; j < KC; j++) {
       // Key st.c0 + j's K and V slices; the partial S and dP of row ra, then of rb, summed
       // over the lanes (workgroup-uniform control flow); then P from the saved L, dS.
-      let kj = sm_slice(at(st.b, 0u, j * D4 + me.lane));
-      let vj = sm_slice(at(st.b, 1u, j * D4 + me.lane));
+      let kj = sm_slice(at(st.b, 0u, j * D4 + my.lane));
+      let vj = sm_slice(at(st.b, 1u, j * D4 + my.lane));
       var x = vec4<f32>(dot16(q0, kj), dot16(o0, vj), 0.0, 0.0);
       if (R > 1u) { x = vec4<f32>(x.xy, dot16(q1, kj), dot16(o1, vj)); }
       let key = st.c0 + j;
@@ -127,6 +128,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   }
 
   // dQ = τ Σ dS k: writes r d elements.
-  store_row(ra, me.n, me.base4 + ra * D4 + me.lane, dq0);
-  if (R > 1u) { store_row(rb, me.n, me.base4 + rb * D4 + me.lane, dq1); }
+  store_row(ra, me.n, me.base4 + ra * D4 + my.lane, dq0);
+  if (R > 1u) { store_row(rb, me.n, me.base4 + rb * D4 + my.lane, dq1); }
 }

@@ -74,19 +74,20 @@ fn store1(t_base: u32, row: u32, key: u32, n: u32, causal: bool, x: f32) {
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, D4, TD, BC);
-  let k0 = me.first + me.group;   // this invocation's keys: k0 + r KPR, r < R
+  let me = work(wg, D4, BC);
+  let my = lane_of(li, TD);
+  let k0 = me.first + my.group;   // this invocation's keys: k0 + r KPR, r < R
 
   // K (scaled by τ) or V of this invocation's keys: slices w{r} of key k0 + r KPR in this
   // lane's 16 columns. Reads K (or V): c d elements over the workgroup.
-  var w0 = key_slice(k0, me.n, me.base4 + k0 * D4 + me.lane);
+  var w0 = key_slice(k0, me.n, me.base4 + k0 * D4 + my.lane);
   var w1 = mat4x4<f32>();
   var w2 = mat4x4<f32>();
   var w3 = mat4x4<f32>();
-  if (R > 1u) { w1 = key_slice(k0 + KPR, me.n, me.base4 + (k0 + KPR) * D4 + me.lane); }
+  if (R > 1u) { w1 = key_slice(k0 + KPR, me.n, me.base4 + (k0 + KPR) * D4 + my.lane); }
   if (R > 2u) {
-    w2 = key_slice(k0 + 2u * KPR, me.n, me.base4 + (k0 + 2u * KPR) * D4 + me.lane);
-    w3 = key_slice(k0 + 3u * KPR, me.n, me.base4 + (k0 + 3u * KPR) * D4 + me.lane);
+    w2 = key_slice(k0 + 2u * KPR, me.n, me.base4 + (k0 + 2u * KPR) * D4 + my.lane);
+    w3 = key_slice(k0 + 3u * KPR, me.n, me.base4 + (k0 + 3u * KPR) * D4 + my.lane);
   }
 
   // The query rows that reach this key tile: [first, N), in chunks of QC rows; chunk 0
@@ -104,7 +105,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     for (var i = 0u; i < QC; i++) {
       // Row i in this lane's columns against the R keys, then whole entries: the sum over
       // the lanes (workgroup-uniform control flow).
-      let x = sm_slice(at(st.b, 0u, i * D4 + me.lane));
+      let x = sm_slice(at(st.b, 0u, i * D4 + my.lane));
       var y = vec4<f32>(dot16(x, w0), 0.0, 0.0, 0.0);
       if (R > 1u) { y.y = dot16(x, w1); }
       if (R > 2u) { y = vec4<f32>(y.xy, dot16(x, w2), dot16(x, w3)); }
@@ -112,10 +113,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       // Writes S (or dP): this row's c entries of the tile, lane l those of keys r, r % TD = l.
       let row = st.c0 + i;
       if (row < me.n) {
-        if (me.lane == 0u) { store1(me.table, row, k0, me.n, me.causal, y.x); }
-        if (R > 1u && me.lane == 1u % TD) { store1(me.table, row, k0 + KPR, me.n, me.causal, y.y); }
-        if (R > 2u && me.lane == 2u % TD) { store1(me.table, row, k0 + 2u * KPR, me.n, me.causal, y.z); }
-        if (R > 3u && me.lane == 3u % TD) { store1(me.table, row, k0 + 3u * KPR, me.n, me.causal, y.w); }
+        if (my.lane == 0u) { store1(me.table, row, k0, me.n, me.causal, y.x); }
+        if (R > 1u && my.lane == 1u % TD) { store1(me.table, row, k0 + KPR, me.n, me.causal, y.y); }
+        if (R > 2u && my.lane == 2u % TD) { store1(me.table, row, k0 + 2u * KPR, me.n, me.causal, y.z); }
+        if (R > 3u && my.lane == 3u % TD) { store1(me.table, row, k0 + 3u * KPR, me.n, me.causal, y.w); }
       }
     }
 

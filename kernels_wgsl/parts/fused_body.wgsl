@@ -93,9 +93,10 @@ fn merge_row(row: u32, li: u32, lane: u32, x: u32, ty: u32, n: u32, base4: u32,
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, D4, TD, BR);
-  let x = me.group % TX;        // its stream
-  let ty = me.group / TX;       // its row group
+  let me = work(wg, D4, BR);
+  let my = lane_of(li, TD);
+  let x = my.group % TX;        // its stream
+  let ty = my.group / TX;       // its row group
   let ra = me.first + ty * R;  // this invocation's rows: ra .. ra + R - 1
   let kend = key_end(me.first, me.n, me.causal);
   let tiles = (kend + BC - 1u) / BC;
@@ -109,7 +110,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   }
   workgroupBarrier();
   let qs = LOG2E / sqrt(f32(D));
-  let qa = (ty * R) * D4 + me.lane;
+  let qa = (ty * R) * D4 + my.lane;
   let q00 = kv[qa] * qs;
   let q01 = kv[qa + TD] * qs;
   let q02 = kv[qa + 2u * TD] * qs;
@@ -209,19 +210,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       var s1 = vec4<f32>(0.0);
       var s2 = vec4<f32>(0.0);
       var s3 = vec4<f32>(0.0);
-      var km = keys4(b, 0u, kr, me.lane);
+      var km = keys4(b, 0u, kr, my.lane);
       s0 += q00 * km;
       if (R > 1u) { s1 += q10 * km; }
       if (R > 2u) { s2 += q20 * km; s3 += q30 * km; }
-      km = keys4(b, 0u, kr, TD + me.lane);
+      km = keys4(b, 0u, kr, TD + my.lane);
       s0 += q01 * km;
       if (R > 1u) { s1 += q11 * km; }
       if (R > 2u) { s2 += q21 * km; s3 += q31 * km; }
-      km = keys4(b, 0u, kr, 2u * TD + me.lane);
+      km = keys4(b, 0u, kr, 2u * TD + my.lane);
       s0 += q02 * km;
       if (R > 1u) { s1 += q12 * km; }
       if (R > 2u) { s2 += q22 * km; s3 += q32 * km; }
-      km = keys4(b, 0u, kr, 3u * TD + me.lane);
+      km = keys4(b, 0u, kr, 3u * TD + my.lane);
       s0 += q03 * km;
       if (R > 1u) { s1 += q13 * km; }
       if (R > 2u) { s2 += q23 * km; s3 += q33 * km; }
@@ -275,19 +276,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       l += vec4<f32>(dot(p0, one), dot(p1, one), dot(p2, one), dot(p3, one));
 
       // O += P V over this lane's 16 columns.
-      var vm = keys4(b, 1u, kr, me.lane);
+      var vm = keys4(b, 1u, kr, my.lane);
       o00 += vm * p0;
       if (R > 1u) { o10 += vm * p1; }
       if (R > 2u) { o20 += vm * p2; o30 += vm * p3; }
-      vm = keys4(b, 1u, kr, TD + me.lane);
+      vm = keys4(b, 1u, kr, TD + my.lane);
       o01 += vm * p0;
       if (R > 1u) { o11 += vm * p1; }
       if (R > 2u) { o21 += vm * p2; o31 += vm * p3; }
-      vm = keys4(b, 1u, kr, 2u * TD + me.lane);
+      vm = keys4(b, 1u, kr, 2u * TD + my.lane);
       o02 += vm * p0;
       if (R > 1u) { o12 += vm * p1; }
       if (R > 2u) { o22 += vm * p2; o32 += vm * p3; }
-      vm = keys4(b, 1u, kr, 3u * TD + me.lane);
+      vm = keys4(b, 1u, kr, 3u * TD + my.lane);
       o03 += vm * p0;
       if (R > 1u) { o13 += vm * p1; }
       if (R > 2u) { o23 += vm * p2; o33 += vm * p3; }
@@ -312,19 +313,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   kv[li] = m;
   workgroupBarrier();
   var m_row = vec4<f32>(NEG_BIG);
-  for (var xs = 0u; xs < TX; xs++) { m_row = max(m_row, kv[(ty * TX + xs) * TD + me.lane]); }
+  for (var xs = 0u; xs < TX; xs++) { m_row = max(m_row, kv[(ty * TX + xs) * TD + my.lane]); }
   let w = select(vec4<f32>(0.0), exp2(m - m_row), m > vec4<f32>(NEG_BIG));
   workgroupBarrier();
   kv[li] = l * w;
   workgroupBarrier();
   var l_row = vec4<f32>(0.0);
-  for (var xs = 0u; xs < TX; xs++) { l_row += kv[(ty * TX + xs) * TD + me.lane]; }
+  for (var xs = 0u; xs < TX; xs++) { l_row += kv[(ty * TX + xs) * TD + my.lane]; }
   let f = w * select(vec4<f32>(0.0), vec4<f32>(1.0) / l_row, l_row > vec4<f32>(0.0));
   workgroupBarrier();
-  merge_row(ra, li, me.lane, x, ty, me.n, me.base4, o00 * f.x, o01 * f.x, o02 * f.x, o03 * f.x);
-  if (R > 1u) { merge_row(ra + 1u, li, me.lane, x, ty, me.n, me.base4, o10 * f.y, o11 * f.y, o12 * f.y, o13 * f.y); }
+  merge_row(ra, li, my.lane, x, ty, me.n, me.base4, o00 * f.x, o01 * f.x, o02 * f.x, o03 * f.x);
+  if (R > 1u) { merge_row(ra + 1u, li, my.lane, x, ty, me.n, me.base4, o10 * f.y, o11 * f.y, o12 * f.y, o13 * f.y); }
   if (R > 2u) {
-    merge_row(ra + 2u, li, me.lane, x, ty, me.n, me.base4, o20 * f.z, o21 * f.z, o22 * f.z, o23 * f.z);
-    merge_row(ra + 3u, li, me.lane, x, ty, me.n, me.base4, o30 * f.w, o31 * f.w, o32 * f.w, o33 * f.w);
+    merge_row(ra + 2u, li, my.lane, x, ty, me.n, me.base4, o20 * f.z, o21 * f.z, o22 * f.z, o23 * f.z);
+    merge_row(ra + 3u, li, my.lane, x, ty, me.n, me.base4, o30 * f.w, o31 * f.w, o32 * f.w, o33 * f.w);
   }
 }

@@ -52,7 +52,7 @@ fn scatter(off: u32, js: vec4<u32>, kend: u32, y: vec4<f32>) {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, 0u, 1u, BR);
+  let me = work(wg, 0u, BR);
   let rows = min(BR, me.n - me.first);  // me.first < N
   let kend = key_end(me.first, me.n, me.causal);
 

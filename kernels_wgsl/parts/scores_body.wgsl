@@ -86,7 +86,7 @@ fn put(e: u32, x: vec4<f32>) {
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let me = work(wg, li, D4, 1u, BR);
+  let me = work(wg, D4, BR);
   let scale = select(1.0, 1.0 / sqrt(f32(D)), SCALED);
 
   // Query tile (Q or dO): reads r * d elements; rows past N are zero on the bench.
