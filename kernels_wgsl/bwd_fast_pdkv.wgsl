@@ -41,6 +41,7 @@ override BC: u32 = 64u;      // B_c: keys per workgroup, a multiple of R; TD B_c
 override TD: u32 = D / 16u;  // lanes per key, 16 columns each
 override R: u32 = select(1u, 2u, BC % 2u == 0u);  // keys per invocation: 1 or 2
 override D4: u32 = D / 4u;
+override TAU: f32 = 1.0 / sqrt(f32(D));  // τ = 1/√d, the scale of the scores
 override KPR: u32 = BC / R;           // key groups
 override THREADS: u32 = TD * KPR;
 override WGB: u32 = 16384u;           // workgroup memory the chunk is fitted to (bytes)
@@ -50,71 +51,36 @@ override QC: u32 = min(64u, WGB / (8u * (D + BC)));
 override CH4: u32 = QC * D4;          // vec4s of Q (or dO) in a chunk
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;          // (H, N, d)
-@group(0) @binding(6) var<storage, read> p: array<f32>;                // (H_batch, N, N)
-@group(0) @binding(8) var<storage, read> dO: array<vec4<f32>>;         // (H, N, d)
-@group(0) @binding(12) var<storage, read> dS: array<f32>;              // (H_batch, N, N)
-@group(0) @binding(14) var<storage, read_write> dK: array<vec4<f32>>;  // (H, N, d)
-@group(0) @binding(15) var<storage, read_write> dV: array<vec4<f32>>;  // (H, N, d)
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;    // (H, N, d)
+@group(0) @binding(6) var<storage, read> p: array<f32>;          // (H_batch, N, N)
+@group(0) @binding(8) var<storage, read> dO: array<vec4<f32>>;   // (H, N, d)
+@group(0) @binding(12) var<storage, read> dS: array<f32>;        // (H_batch, N, N)
 
 fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
 fn load_p(i: u32) -> f32 { tally(8u, 1u); return p[i]; }
 fn load_do(i: u32) -> vec4<f32> { tally(12u, 4u); return dO[i]; }
 fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
-fn store_dk(i: u32, x: vec4<f32>) { tally(25u, 4u); dK[i] = x; }
-fn store_dv(i: u32, x: vec4<f32>) { tally(27u, 4u); dV[i] = x; }
 
-var<workgroup> rows_tile: array<vec4<f32>, 2u * CH4>;  // Q rows, then dO rows: [row][column group]
-var<workgroup> pds_tile: array<f32, 2u * QC * BC>;     // P, then dS: [row][key of the tile]
+var<workgroup> sm: array<vec4<f32>, 2u * CH4>;      // Q rows, then dO rows: [row][column group]
+var<workgroup> pds_tile: array<f32, 2u * QC * BC>;  // P, then dS: [row][key of the tile]
 
-fn store_key(key: u32, n: u32, a: u32, tau: f32, k0: vec4<f32>, k1: vec4<f32>, k2: vec4<f32>,
-             k3: vec4<f32>, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
-  if (key < n) {
-    store_dk(a, k0 * tau);
-    store_dk(a + TD, k1 * tau);
-    store_dk(a + 2u * TD, k2 * tau);
-    store_dk(a + 3u * TD, k3 * tau);
-    store_dv(a, v0);
-    store_dv(a + TD, v1);
-    store_dv(a + 2u * TD, v2);
-    store_dv(a + 3u * TD, v3);
-  }
-}
+// #include "parts/slices.wgsl"
+// #include "parts/out_dkdv.wgsl"
 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let base4 = (params.head_base + wg.y) * n * D4;
-  let t_base = wg.y * n * n;
-  let key0 = (params.x_base + wg.x) * BC;
-  let lane = li % TD;
-  let kg = li / TD;
-  let tau = 1.0 / sqrt(f32(D));
+  let me = work(wg, D4, BC);
+  let my = lane_of(li, TD);
 
-  // Accumulators: dk{r}{c}, dv{r}{c} = key kg + r KPR, column group c TD + lane.
-  var dk00 = vec4<f32>(0.0);
-  var dk01 = vec4<f32>(0.0);
-  var dk02 = vec4<f32>(0.0);
-  var dk03 = vec4<f32>(0.0);
-  var dv00 = vec4<f32>(0.0);
-  var dv01 = vec4<f32>(0.0);
-  var dv02 = vec4<f32>(0.0);
-  var dv03 = vec4<f32>(0.0);
-  var dk10 = vec4<f32>(0.0);
-  var dk11 = vec4<f32>(0.0);
-  var dk12 = vec4<f32>(0.0);
-  var dk13 = vec4<f32>(0.0);
-  var dv10 = vec4<f32>(0.0);
-  var dv11 = vec4<f32>(0.0);
-  var dv12 = vec4<f32>(0.0);
-  var dv13 = vec4<f32>(0.0);
+  // Accumulators ga, gb: dK / τ and dV of keys my.group and my.group + KPR of the tile.
+  var ga = KeyGrad();
+  var gb = KeyGrad();
 
-  var first = 0u;
-  if (causal) { first = (key0 / BR) * BR; }
-  let chunks = (n - first + QC - 1u) / QC;
+  let first = first_row(me.first, me.causal);
+  let chunks = (me.n - first + QC - 1u) / QC;
 
   for (var ch = 0u; ch < chunks; ch++) {
     let row0 = first + ch * QC;
@@ -123,20 +89,20 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     for (var e = li; e < CH4; e += THREADS) {
       var xq = vec4<f32>(0.0);
       var xd = vec4<f32>(0.0);
-      if (row0 + e / D4 < n) {
-        xq = load_q(base4 + row0 * D4 + e);
-        xd = load_do(base4 + row0 * D4 + e);
+      if (row0 + e / D4 < me.n) {
+        xq = load_q(me.base4 + row0 * D4 + e);
+        xd = load_do(me.base4 + row0 * D4 + e);
       }
-      rows_tile[e] = xq;
-      rows_tile[CH4 + e] = xd;
+      sm[e] = xq;
+      sm[CH4 + e] = xd;
     }
     for (var e = li; e < QC * BC; e += THREADS) {
       let r = e / BC;
       let j = e % BC;
       var xp = 0.0;
       var xs = 0.0;
-      if (row0 + r < n && key0 + j < n) {
-        let at = t_base + (row0 + r) * n + key0 + j;
+      if (row0 + r < me.n && me.first + j < me.n) {
+        let at = me.table + (row0 + r) * me.n + me.first + j;
         xp = load_p(at);
         xs = load_ds(at);
       }
@@ -145,45 +111,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     }
     workgroupBarrier();
 
+    // dV += P dO and dK += dS q: per row, its Q and dO slices (broadcasts) and R entries each
+    // of P and dS.
     for (var i = 0u; i < QC; i++) {
-      let a = i * D4 + lane;
-      let q0 = rows_tile[a];
-      let q1 = rows_tile[a + TD];
-      let q2 = rows_tile[a + 2u * TD];
-      let q3 = rows_tile[a + 3u * TD];
-      let o0 = rows_tile[CH4 + a];
-      let o1 = rows_tile[CH4 + a + TD];
-      let o2 = rows_tile[CH4 + a + 2u * TD];
-      let o3 = rows_tile[CH4 + a + 3u * TD];
-      let pa = pds_tile[i * BC + kg];
-      let sa = pds_tile[QC * BC + i * BC + kg];
-      dv00 += pa * o0;
-      dv01 += pa * o1;
-      dv02 += pa * o2;
-      dv03 += pa * o3;
-      dk00 += sa * q0;
-      dk01 += sa * q1;
-      dk02 += sa * q2;
-      dk03 += sa * q3;
+      let qi = sm_slice(i * D4 + my.lane);
+      let oi = sm_slice(CH4 + i * D4 + my.lane);
+      ga.dv += pds_tile[i * BC + my.group] * oi;
+      ga.dk += pds_tile[QC * BC + i * BC + my.group] * qi;
       if (R > 1u) {
-        let pb = pds_tile[i * BC + kg + KPR];
-        let sb = pds_tile[QC * BC + i * BC + kg + KPR];
-        dv10 += pb * o0;
-        dv11 += pb * o1;
-        dv12 += pb * o2;
-        dv13 += pb * o3;
-        dk10 += sb * q0;
-        dk11 += sb * q1;
-        dk12 += sb * q2;
-        dk13 += sb * q3;
+        gb.dv += pds_tile[i * BC + my.group + KPR] * oi;
+        gb.dk += pds_tile[QC * BC + i * BC + my.group + KPR] * qi;
       }
     }
   }
 
   // dK = τ Σ dS q and dV = Σ P dO: writes c d elements each.
-  let ka = key0 + kg;
-  store_key(ka, n, base4 + ka * D4 + lane, tau, dk00, dk01, dk02, dk03, dv00, dv01, dv02, dv03);
-  if (R > 1u) {
-    store_key(ka + KPR, n, base4 + (ka + KPR) * D4 + lane, tau, dk10, dk11, dk12, dk13, dv10, dv11, dv12, dv13);
-  }
+  let ka = me.first + my.group;
+  store_key(ka, me.n, me.base4 + ka * D4 + my.lane, ga);
+  if (R > 1u) { store_key(ka + KPR, me.n, me.base4 + (ka + KPR) * D4 + my.lane, gb); }
 }

@@ -40,6 +40,7 @@ override BC: u32 = 64u;      // B_c (causal: where a query tile's keys end)
 override TD: u32 = D / 16u;  // lanes per row, 16 columns each
 override R: u32 = select(select(1u, 2u, BR % 2u == 0u), 4u, BR % 4u == 0u && TD * BR >= 512u);  // rows per invocation
 override D4: u32 = D / 4u;
+override TAU: f32 = 1.0 / sqrt(f32(D));  // τ = 1/√d, the scale of the scores
 override RPR: u32 = BR / R;           // row groups
 override THREADS: u32 = TD * RPR;
 override WGB: u32 = 16384u;           // workgroup memory the chunk is fitted to (bytes)
@@ -50,62 +51,34 @@ override KCP: u32 = KC + 1u - KC % 2u;  // row stride of the dS block: odd
 override CH4: u32 = KC * D4;          // vec4s of K in a chunk
 
 // #include "parts/header.wgsl"
+// #include "parts/walk.wgsl"
 
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;          // (H, N, d)
-@group(0) @binding(12) var<storage, read> dS: array<f32>;              // (H_batch, N, N)
-@group(0) @binding(13) var<storage, read_write> dQ: array<vec4<f32>>;  // (H, N, d)
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;   // (H, N, d)
+@group(0) @binding(12) var<storage, read> dS: array<f32>;       // (H_batch, N, N)
 
 fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
 fn load_ds(i: u32) -> f32 { tally(20u, 1u); return dS[i]; }
-fn store_dq(i: u32, x: vec4<f32>) { tally(23u, 4u); dQ[i] = x; }
 
-var<workgroup> k_tile: array<vec4<f32>, CH4>;   // [key][column group]
+var<workgroup> sm: array<vec4<f32>, CH4>;        // the chunk's K rows: [key][column group]
 var<workgroup> ds_tile: array<f32, BR * KCP>;   // [row][key], row stride KCP
 
-fn store_row(row: u32, n: u32, a: u32, tau: f32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>,
-             x3: vec4<f32>) {
-  if (row < n) {
-    store_dq(a, x0 * tau);
-    store_dq(a + TD, x1 * tau);
-    store_dq(a + 2u * TD, x2 * tau);
-    store_dq(a + 3u * TD, x3 * tau);
-  }
-}
+// #include "parts/slices.wgsl"
+// #include "parts/out_dq.wgsl"
 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let base4 = (params.head_base + wg.y) * n * D4;
-  let t_base = wg.y * n * n;
-  let row0 = (params.x_base + wg.x) * BR;
-  let lane = li % TD;
-  let rg = li / TD;
-  let tau = 1.0 / sqrt(f32(D));
+  let me = work(wg, D4, BR);
+  let my = lane_of(li, TD);
 
-  let row_last = min(n, row0 + BR) - 1u;
-  var kend = n;
-  if (causal) { kend = min(n, (row_last / BC + 1u) * BC); }
+  let kend = key_end(me.first, me.n, me.causal);
   let chunks = (kend + KC - 1u) / KC;
 
-  // Accumulators: a{r}{c} = row rg + r RPR, column group c TD + lane.
-  var a00 = vec4<f32>(0.0);
-  var a01 = vec4<f32>(0.0);
-  var a02 = vec4<f32>(0.0);
-  var a03 = vec4<f32>(0.0);
-  var a10 = vec4<f32>(0.0);
-  var a11 = vec4<f32>(0.0);
-  var a12 = vec4<f32>(0.0);
-  var a13 = vec4<f32>(0.0);
-  var a20 = vec4<f32>(0.0);
-  var a21 = vec4<f32>(0.0);
-  var a22 = vec4<f32>(0.0);
-  var a23 = vec4<f32>(0.0);
-  var a30 = vec4<f32>(0.0);
-  var a31 = vec4<f32>(0.0);
-  var a32 = vec4<f32>(0.0);
-  var a33 = vec4<f32>(0.0);
+  // Accumulators: slices a{r} of row rg + r RPR in this lane's 16 columns.
+  var a0 = mat4x4<f32>();
+  var a1 = mat4x4<f32>();
+  var a2 = mat4x4<f32>();
+  var a3 = mat4x4<f32>();
 
   for (var ch = 0u; ch < chunks; ch++) {
     let kc0 = ch * KC;
@@ -113,57 +86,36 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     // Reads K: the chunk's keys below kend, d each; dS: the tile's rows, those keys each.
     for (var e = li; e < CH4; e += THREADS) {
       var x = vec4<f32>(0.0);
-      if (kc0 + e / D4 < kend) { x = load_k(base4 + kc0 * D4 + e); }
-      k_tile[e] = x;
+      if (kc0 + e / D4 < kend) { x = load_k(me.base4 + kc0 * D4 + e); }
+      sm[e] = x;
     }
     for (var e = li; e < BR * KC; e += THREADS) {
       let r = e / KC;
       let j = e % KC;
       var x = 0.0;
-      if (row0 + r < n && kc0 + j < kend) { x = load_ds(t_base + (row0 + r) * n + kc0 + j); }
+      if (me.first + r < me.n && kc0 + j < kend) { x = load_ds(me.table + (me.first + r) * me.n + kc0 + j); }
       ds_tile[r * KCP + j] = x;
     }
     workgroupBarrier();
 
+    // dQ += dS k: per key, its slice (a broadcast) and R entries of dS.
     for (var j = 0u; j < KC; j++) {
-      let a = j * D4 + lane;
-      let k0 = k_tile[a];
-      let k1 = k_tile[a + TD];
-      let k2 = k_tile[a + 2u * TD];
-      let k3 = k_tile[a + 3u * TD];
-      let g = ds_tile[rg * KCP + j];
-      a00 += g * k0;
-      a01 += g * k1;
-      a02 += g * k2;
-      a03 += g * k3;
-      if (R > 1u) {
-        let h = ds_tile[(rg + RPR) * KCP + j];
-        a10 += h * k0;
-        a11 += h * k1;
-        a12 += h * k2;
-        a13 += h * k3;
-      }
+      let kj = sm_slice(j * D4 + my.lane);
+      a0 += ds_tile[my.group * KCP + j] * kj;
+      if (R > 1u) { a1 += ds_tile[(my.group + RPR) * KCP + j] * kj; }
       if (R > 2u) {
-        let h = ds_tile[(rg + 2u * RPR) * KCP + j];
-        a20 += h * k0;
-        a21 += h * k1;
-        a22 += h * k2;
-        a23 += h * k3;
-        let h3 = ds_tile[(rg + 3u * RPR) * KCP + j];
-        a30 += h3 * k0;
-        a31 += h3 * k1;
-        a32 += h3 * k2;
-        a33 += h3 * k3;
+        a2 += ds_tile[(my.group + 2u * RPR) * KCP + j] * kj;
+        a3 += ds_tile[(my.group + 3u * RPR) * KCP + j] * kj;
       }
     }
   }
 
   // dQ = τ dS K: writes r d elements.
-  let ra = row0 + rg;
-  store_row(ra, n, base4 + ra * D4 + lane, tau, a00, a01, a02, a03);
-  if (R > 1u) { store_row(ra + RPR, n, base4 + (ra + RPR) * D4 + lane, tau, a10, a11, a12, a13); }
+  let ra = me.first + my.group;
+  store_row(ra, me.n, me.base4 + ra * D4 + my.lane, a0);
+  if (R > 1u) { store_row(ra + RPR, me.n, me.base4 + (ra + RPR) * D4 + my.lane, a1); }
   if (R > 2u) {
-    store_row(ra + 2u * RPR, n, base4 + (ra + 2u * RPR) * D4 + lane, tau, a20, a21, a22, a23);
-    store_row(ra + 3u * RPR, n, base4 + (ra + 3u * RPR) * D4 + lane, tau, a30, a31, a32, a33);
+    store_row(ra + 2u * RPR, me.n, me.base4 + (ra + 2u * RPR) * D4 + my.lane, a2);
+    store_row(ra + 3u * RPR, me.n, me.base4 + (ra + 3u * RPR) * D4 + my.lane, a3);
   }
 }

@@ -44,27 +44,24 @@ var<workgroup> part: array<f32, WG>;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let head = params.head_base + wg.y;
-  let base4 = head * n * D4;
-  let row0 = (params.x_base + wg.x) * BR;
-  let lane = li % TD;
+  let me = work(wg, D4, BR);
+  let my = lane_of(li, TD);
 
   for (var s = 0u; s < STEPS; s++) {
-    let lr = s * RPS + li / TD;  // local row
-    let row = row0 + lr;
+    let lr = s * RPS + my.group;  // local row
+    let row = me.first + lr;
     var acc = 0.0;
-    if (lr < BR && row < n) {
-      let a = base4 + row * D4 + lane;
+    if (lr < BR && row < me.n) {
+      let a = me.base4 + row * D4 + my.lane;
       acc = dot(load_do(a), load_o(a)) + dot(load_do(a + TD), load_o(a + TD));
       acc += dot(load_do(a + 2u * TD), load_o(a + 2u * TD)) + dot(load_do(a + 3u * TD), load_o(a + 3u * TD));
     }
     part[li] = acc;
     workgroupBarrier();
-    if (lane == 0u && lr < BR && row < n) {
+    if (my.lane == 0u && lr < BR && row < me.n) {
       var total = 0.0;
       for (var j = 0u; j < TD; j++) { total += part[li + j]; }
-      store_rowdot(head * n + row, total);
+      store_rowdot(me.head * me.n + row, total);
     }
     workgroupBarrier();
   }

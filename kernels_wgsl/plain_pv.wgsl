@@ -116,22 +116,18 @@ fn store_row(row: u32, n: u32, base4: u32, cx: u32,
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let base4 = (params.head_base + wg.y) * n * D4;
-  let p_base = wg.y * n * n;
-  let row0 = (params.x_base + wg.x) * BR;
-  let cx = li % CX;
-  let lr = (li / CX) * R;  // local rows lr .. lr + R - 1
+  let me = work(wg, D4, BR);
+  let my = lane_of(li, CX);
+  let lr = my.group * R;  // local rows lr .. lr + R - 1
 
-  let kend = key_end(row0, n, causal);
+  let kend = key_end(me.first, me.n, me.causal);
   let tiles = (kend + BC - 1u) / BC;
   let steps = tiles * CHUNKS;  // step s: chunk s % CHUNKS of tile s / CHUNKS
 
   // Step 0: V tile 0 (reads V, keys_in_tile * d elements per tile) and its first P chunk
   // (reads P, r * keys_in_chunk elements per chunk).
-  for (var i = 0u; i < VPT; i++) { put_v(li + i * THREADS, fetch_v(li + i * THREADS, 0u, kend, base4)); }
-  for (var i = 0u; i < PPT; i++) { put_p(li + i * THREADS, fetch_p(li + i * THREADS, row0, 0u, 0u, kend, n, p_base)); }
+  for (var i = 0u; i < VPT; i++) { put_v(li + i * THREADS, fetch_v(li + i * THREADS, 0u, kend, me.base4)); }
+  for (var i = 0u; i < PPT; i++) { put_p(li + i * THREADS, fetch_p(li + i * THREADS, me.first, 0u, 0u, kend, me.n, me.table)); }
   workgroupBarrier();
 
   // O: o{i}{c} = local row lr + i, column group cx + c CX.
@@ -166,16 +162,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     var nv2 = vec4<f32>(0.0);
     var nv3 = vec4<f32>(0.0);
     if (next) {
-      np0.x = fetch_p(li, row0, key1, kc1, kend, n, p_base);
-      if (PPT > 1u) { np0.y = fetch_p(li + THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 2u) { np0.z = fetch_p(li + 2u * THREADS, row0, key1, kc1, kend, n, p_base); }
-      if (PPT > 3u) { np0.w = fetch_p(li + 3u * THREADS, row0, key1, kc1, kend, n, p_base); }
+      np0.x = fetch_p(li, me.first, key1, kc1, kend, me.n, me.table);
+      if (PPT > 1u) { np0.y = fetch_p(li + THREADS, me.first, key1, kc1, kend, me.n, me.table); }
+      if (PPT > 2u) { np0.z = fetch_p(li + 2u * THREADS, me.first, key1, kc1, kend, me.n, me.table); }
+      if (PPT > 3u) { np0.w = fetch_p(li + 3u * THREADS, me.first, key1, kc1, kend, me.n, me.table); }
     }
     if (new_tile) {
-      nv0 = fetch_v(li, key1, kend, base4);
-      if (VPT > 1u) { nv1 = fetch_v(li + THREADS, key1, kend, base4); }
-      if (VPT > 2u) { nv2 = fetch_v(li + 2u * THREADS, key1, kend, base4); }
-      if (VPT > 3u) { nv3 = fetch_v(li + 3u * THREADS, key1, kend, base4); }
+      nv0 = fetch_v(li, key1, kend, me.base4);
+      if (VPT > 1u) { nv1 = fetch_v(li + THREADS, key1, kend, me.base4); }
+      if (VPT > 2u) { nv2 = fetch_v(li + 2u * THREADS, key1, kend, me.base4); }
+      if (VPT > 3u) { nv3 = fetch_v(li + 3u * THREADS, key1, kend, me.base4); }
     }
 
     for (var g = 0u; g < KC4; g++) {
@@ -186,22 +182,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       var p3 = vec4<f32>(0.0);
       if (R > 1u) { p1 = p4(lr + 1u, g); }
       if (R > 2u) { p2 = p4(lr + 2u, g); p3 = p4(lr + 3u, g); }
-      var vm = vkeys(kb, cx);
+      var vm = vkeys(kb, my.lane);
       o00 += vm * p0;
       if (R > 1u) { o10 += vm * p1; }
       if (R > 2u) { o20 += vm * p2; o30 += vm * p3; }
       if (CV > 1u) {
-        vm = vkeys(kb, cx + CX);
+        vm = vkeys(kb, my.lane + CX);
         o01 += vm * p0;
         if (R > 1u) { o11 += vm * p1; }
         if (R > 2u) { o21 += vm * p2; o31 += vm * p3; }
       }
       if (CV > 2u) {
-        vm = vkeys(kb, cx + 2u * CX);
+        vm = vkeys(kb, my.lane + 2u * CX);
         o02 += vm * p0;
         if (R > 1u) { o12 += vm * p1; }
         if (R > 2u) { o22 += vm * p2; o32 += vm * p3; }
-        vm = vkeys(kb, cx + 3u * CX);
+        vm = vkeys(kb, my.lane + 3u * CX);
         o03 += vm * p0;
         if (R > 1u) { o13 += vm * p1; }
         if (R > 2u) { o23 += vm * p2; o33 += vm * p3; }
@@ -215,7 +211,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       if (PPT > 2u) { put_p(li + 2u * THREADS, np0.z); }
       if (PPT > 3u) { put_p(li + 3u * THREADS, np0.w); }
       for (var i = 4u; i < PPT; i++) {
-        put_p(li + i * THREADS, fetch_p(li + i * THREADS, row0, key1, kc1, kend, n, p_base));
+        put_p(li + i * THREADS, fetch_p(li + i * THREADS, me.first, key1, kc1, kend, me.n, me.table));
       }
     }
     if (new_tile) {
@@ -223,17 +219,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       if (VPT > 1u) { put_v(li + THREADS, nv1); }
       if (VPT > 2u) { put_v(li + 2u * THREADS, nv2); }
       if (VPT > 3u) { put_v(li + 3u * THREADS, nv3); }
-      for (var i = 4u; i < VPT; i++) { put_v(li + i * THREADS, fetch_v(li + i * THREADS, key1, kend, base4)); }
+      for (var i = 4u; i < VPT; i++) { put_v(li + i * THREADS, fetch_v(li + i * THREADS, key1, kend, me.base4)); }
     }
     workgroupBarrier();
   }
 
   // Writes O: r * d elements.
-  let row = row0 + lr;
-  store_row(row, n, base4, cx, o00, o01, o02, o03);
-  if (R > 1u) { store_row(row + 1u, n, base4, cx, o10, o11, o12, o13); }
+  let row = me.first + lr;
+  store_row(row, me.n, me.base4, my.lane, o00, o01, o02, o03);
+  if (R > 1u) { store_row(row + 1u, me.n, me.base4, my.lane, o10, o11, o12, o13); }
   if (R > 2u) {
-    store_row(row + 2u, n, base4, cx, o20, o21, o22, o23);
-    store_row(row + 3u, n, base4, cx, o30, o31, o32, o33);
+    store_row(row + 2u, me.n, me.base4, my.lane, o20, o21, o22, o23);
+    store_row(row + 3u, me.n, me.base4, my.lane, o30, o31, o32, o33);
   }
 }

@@ -131,14 +131,13 @@ fn reduce(li: u32, x: vec2<f32>) -> vec2<f32> {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let row = params.x_base + wg.x;  // < n: one workgroup per row
-  let off = wg.y * n * n + row * n;
+  let me = work(wg, 0u, 1u);
+  let row = me.first;  // < N: one workgroup per row
+  let off = me.table + row * me.n;
 
-  let kend = key_end((row / BR) * BR, n, causal);  // the scores pass's block of this row
-  var last = n - 1u;               // last visible key
-  if (causal) { last = row; }
+  let kend = key_end((row / BR) * BR, me.n, me.causal);  // the scores pass's block of this row
+  var last = me.n - 1u;               // last visible key
+  if (me.causal) { last = row; }
 
   // Reads S: kend elements, once each.
   var x0 = load4(off, 0u, li, kend);

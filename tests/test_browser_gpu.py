@@ -143,7 +143,7 @@ def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
         lanes = set()
     assert {"fused.wgsl", "plain_scores.wgsl", "plain_softmax.wgsl", "plain_pv.wgsl"} <= declared
     # the backward's passes are in the manifest's list, so compileAll builds them too
-    assert {"bwd_preprocess.wgsl", "bwd_fused_dkv.wgsl", "bwd_fused_dq.wgsl", "bwd_plain_dkv.wgsl"} <= declared
+    assert {"bwd_fast_pre.wgsl", "bwd_fast_dkv.wgsl", "bwd_fast_dq.wgsl", "bwd_fast_pdkv.wgsl"} <= declared
     assert files == declared | lanes
     modules = [r for r in report if r["d"] is None]
     assert len(modules) == 2 * len(files)  # plain and instrumented build of each file

@@ -82,14 +82,14 @@ def _reference(n, d, causal, seed, block_cols):
     return {"ref": ref, "bound": bw.bounds(q, k, v, do, ref, causal, None, block_cols)}
 
 
-def _run(runner, kernel, n, d, causal, seed=0, instrumented=False):
+def _run(runner, kernel, n, d, causal, seed=0, instrumented=False, workgroup_bytes=16384):
     from emulator.tiling import make_tiling
 
-    bc = make_tiling(kernel, 1, d).block_cols
+    bc = make_tiling(kernel, 1, d, workgroup_bytes=workgroup_bytes).block_cols
     q, k, v, do, o, lse = _inputs(n, d, causal, seed, bc)
     f = lambda x: np.array(x, np.float32)  # noqa: E731
     dq, dk, dv, counts = runner.run_backward(kernel, f(q), f(k), f(v), f(o), f(lse), f(do), causal,
-                                             instrumented=instrumented)
+                                             instrumented=instrumented, workgroup_bytes=workgroup_bytes)
     return (q, k, v, do, bc), (dq, dk, dv), counts
 
 
@@ -273,25 +273,33 @@ def test_a_tuned_backward_with_a_wrong_dq_fails_the_check(runner, kernel):
 
 
 def test_each_tuned_subgroup_shader_is_its_twin_with_only_the_lane_sum_changed():
-    """bwd_fast_X_lanes.wgsl is bwd_fast_X.wgsl except its opening comment, its
-    `enable subgroups;`, the NBUF line and the lines between @lanes-begin and @lanes-end;
-    the twin names no subgroup built-in. Every subgroup shader of the tuned kernels is one."""
+    """bwd_fast_X.wgsl and bwd_fast_X_lanes.wgsl share their body (parts/bwd_fast_X_body.wgsl):
+    the twin any device runs sums the lanes through workgroup memory (parts/lanes_memory.wgsl)
+    and names no subgroup built-in; the subgroup shader says `enable subgroups;` first,
+    sets SUBGROUPS and sums with three subgroupShuffleXor (parts/lanes_shuffle.wgsl). Every
+    subgroup shader of the tuned kernels is one."""
     from cannery_host.wgsl import KERNEL_DIR
+    from emulator.shaders import INCLUDE, read_source
 
-    def rest(name):
-        src = (KERNEL_DIR / name).read_text()
-        body = src[src.index("override D: u32"):]
-        before, after = body.split("// @lanes-begin")[0], body.split("// @lanes-end")[1]
-        return [line for line in (before + after).splitlines() if not line.startswith("override NBUF")]
+    def code(name, joined=True):
+        text = read_source(name) if joined else (KERNEL_DIR / name).read_text()
+        return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("//")]
+
+    def includes(name):
+        return [m.group(1) for m in map(INCLUDE.fullmatch, (KERNEL_DIR / name).read_text().splitlines()) if m]
 
     lanes = {f for kern in TUNED for spec in MANIFEST["kernels"][kern]["wgsl"]
              for f in (spec.get("with_subgroups") or {}).get("file_by_d", {}).values()}
     assert lanes == {"bwd_fast_dkv_lanes.wgsl", "bwd_fast_dq_lanes.wgsl", "bwd_fast_sdp_lanes.wgsl"}
     for name in sorted(lanes):
         twin = name.replace("_lanes", "")
-        assert rest(twin) == rest(name), name
-        code = [line for line in (KERNEL_DIR / twin).read_text().splitlines() if not line.startswith("//")]
-        assert not any("subgroup" in line for line in code), twin
+        body = f"parts/{twin.replace('.wgsl', '_body.wgsl')}"
+        assert includes(twin) == ["parts/header.wgsl", body, "parts/lanes_memory.wgsl"], twin
+        assert includes(name) == ["parts/header.wgsl", body, "parts/lanes_shuffle.wgsl"], name
+        assert code(twin, joined=False) == ["const SUBGROUPS: bool = false;"], twin
+        assert code(name, joined=False)[0] == "enable subgroups;", name
+        assert not any("subgroup" in line for line in code(twin)), twin
+        assert sum("subgroupShuffleXor" in line for line in code(name)) == 3, name
 
 
 @pytest.mark.parametrize("kernel", TUNED)
@@ -322,10 +330,90 @@ def test_every_tuned_tile_fits_what_its_shaders_support(kernel, d):
             if "R" in decls:
                 tile = sh.value("BC") if spec["grid"] == "key_tiles" else sh.value("BR")
                 assert sh.value("R") in (1, 2, 4) and tile % sh.value("R") == 0, (file, d)
-            for chunk, per in (("QC", "QPT"), ("KC", "KPT")):
+            for chunk, per in (("QC", "CPT"), ("KC", "CPT")):
                 if chunk in decls:
                     assert sh.value(chunk) >= 1, (file, d)
                 if per in decls:
                     assert 1 <= sh.value(per) <= 4, (file, d)
             if file.endswith("_lanes.wgsl"):
                 assert spec["with_subgroups"]["min_subgroup_size_by_d"][str(d)] == d // 16
+
+
+# ---- the lesson kernels on the tuned shaders ----------------------------------------------
+
+# The lesson kernels run the tuned shaders at the lesson's tiles (kernels_wgsl/README.md): their
+# bytes must be the lesson's for every M the lab takes, from 4,096 to 65,536 B, odd ones
+# included: (M, N, d, causal), with B_r x B_c of 32x16 (d = 16) and 16x8 (d = 32) at 4,096 B;
+# 46x23 at 6,000 B (odd key tiles: one key an invocation; with N = 100 causal, blocks that end
+# off a vec4, so the elementwise passes take single floats); 18x9 (d = 64) at 10,000 B; 78x39
+# (d = 32) at 20,000 B; 256x128 (d = 16) and 32x16 (d = 128) at 32,768 B; 512x256 (d = 16, 256
+# invocations in the dq pass) and 128x64 (d = 64) at 65,536 B; 62x31 (d = 128) at 65,535 B; and
+# checked against float64, 30x15 (d = 128) at 31,000 B. plain-backward's scores and dp passes
+# keep the lesson's bench (M/2 + M/4 B), so past the device's workgroup memory they are skipped.
+LESSON = ["fused-backward", "fused-backward-no-D", "plain-backward"]
+LESSON_CHECKED = ["fused-backward", "plain-backward"]
+LESSON_M_CHECKED = [(6000, 100, 16, True), (31000, 77, 128, True), (65535, 77, 128, True)]
+LESSON_M = [(4096, 70, 16, True), (4096, 77, 32, False), (6000, 100, 16, True), (10000, 77, 64, True),
+            (20000, 130, 32, True), (32768, 300, 16, False), (32768, 77, 128, True), (65536, 300, 16, True),
+            (65536, 200, 64, False), (65535, 130, 128, True)]
+
+
+@pytest.fixture(scope="module")
+def lesson_runners(runner):
+    """Two devices at the adapter's largest limits, with and without subgroups. The planner
+    (emulator.plan) holds each pass's declared workgroup memory, not M, to the device: the
+    lesson shaders that plain-backward's scores and dp passes run declare M/2 + M/4, the
+    tuned shaders of every other pass fit their chunks to 16,384 B whatever M."""
+    from cannery_host.wgsl import Runner
+
+    return {True: Runner(limits="max"), False: Runner(limits="max", subgroups=False)}
+
+
+def _lesson_device(lesson_runners, subgroups, kernel, d, m):
+    """The device of one case at M bytes: every pass at the lesson's tiles declares at most
+    256 invocations and, a tuned shader, WebGPU's default 16,384 B of workgroup memory (a
+    lesson shader: M); skipped, saying so, where the device has less than a pass declares."""
+    from emulator.plan import pass_plan
+    from emulator.tiling import make_tiling
+
+    r = lesson_runners[subgroups]
+    tiling = make_tiling(kernel, 300, d, True, m)
+    assert tiling.block_rows == 2 * tiling.block_cols
+    most = 0
+    for i, spec in enumerate(MANIFEST["kernels"][kernel]["wgsl"]):
+        need = pass_plan(kernel, i, tiling, 1, r.subgroup_min)
+        tuned = need["file"].startswith("bwd_fast_")
+        assert need["workgroup_bytes"] <= (16384 if tuned else max(m, 16384)), (kernel, spec["pass"], d, m, need)
+        assert need["invocations"] <= 256, (kernel, spec["pass"], d, m, need)
+        most = max(most, need["workgroup_bytes"])
+    if most > r.max_wg_bytes:
+        pytest.skip(f"{kernel} at M = {m} declares {most} B of workgroup memory; this device has {r.max_wg_bytes}")
+    return r
+
+
+def _m_cases(kernels, configs):
+    return [pytest.param(kern, m, n, d, c, id=f"{kern}-M={m}-{n=}-{d=}-causal={c}")
+            for kern in kernels for m, n, d, c in configs]
+
+
+@SUBGROUPS
+@pytest.mark.parametrize("kernel,m,n,d,causal", _m_cases(LESSON, LESSON_M))
+def test_the_lesson_kernels_count_the_lesson_bytes_at_every_m(lesson_runners, kernel, m, n, d, causal, subgroups):
+    r = _lesson_device(lesson_runners, subgroups, kernel, d, m)
+    _, grads, counts = _run(r, kernel, n, d, causal, seed=3, instrumented=True, workgroup_bytes=m)
+    expected = count(kernel, n, d, causal, m)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    for g in grads:
+        assert g.shape == (n, d) and np.isfinite(g).all()
+
+
+@SUBGROUPS
+@pytest.mark.parametrize("kernel,m,n,d,causal", _m_cases(LESSON_CHECKED, LESSON_M_CHECKED))
+def test_the_lesson_kernels_pass_the_float64_check_at_other_m(lesson_runners, kernel, m, n, d, causal, subgroups):
+    from cannery_host.wgsl import check_backward
+
+    r = _lesson_device(lesson_runners, subgroups, kernel, d, m)
+    (q, k, v, do, bc), (dq, dk, dv), _ = _run(r, kernel, n, d, causal, workgroup_bytes=m)
+    report = check_backward(q, k, v, do, causal, dq, dk, dv, bc, _reference(n, d, causal, 0, bc))
+    assert report["passed"], report["tensors"]

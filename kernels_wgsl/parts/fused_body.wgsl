@@ -15,14 +15,10 @@
 
 const LOG2E: f32 = 1.4426950408889634;
 
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;        // (H, N, d)
-@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;        // (H, N, d)
-@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;        // (H, N, d)
+// #include "parts/qkv.wgsl"
+
 @group(0) @binding(4) var<storage, read_write> o: array<vec4<f32>>;  // (H, N, d)
 
-fn load_q(i: u32) -> vec4<f32> { tally(0u, 4u); return q[i]; }
-fn load_k(i: u32) -> vec4<f32> { tally(2u, 4u); return k[i]; }
-fn load_v(i: u32) -> vec4<f32> { tally(4u, 4u); return v[i]; }
 fn store_o(i: u32, x: vec4<f32>) { tally(11u, 4u); o[i] = x; }
 
 // M bytes: the Q tile, then buffers b of K (part 0) and V (part 1), the lanes' partial
@@ -97,27 +93,24 @@ fn merge_row(row: u32, li: u32, lane: u32, x: u32, ty: u32, n: u32, base4: u32,
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let n = params.n;
-  let causal = params.causal != 0u;
-  let base4 = (params.head_base + wg.y) * n * D4;
-  let row0 = (params.x_base + wg.x) * BR;
-  let lane = li % TD;
-  let x = (li / TD) % TX;
-  let ty = li / (TD * TX);
-  let ra = row0 + ty * R;  // this invocation's rows: ra .. ra + R - 1
-  let kend = key_end(row0, n, causal);
+  let me = work(wg, D4, BR);
+  let my = lane_of(li, TD);
+  let x = my.group % TX;        // its stream
+  let ty = my.group / TX;       // its row group
+  let ra = me.first + ty * R;  // this invocation's rows: ra .. ra + R - 1
+  let kend = key_end(me.first, me.n, me.causal);
   let tiles = (kend + BC - 1u) / BC;
 
   // Q tile through workgroup memory (each element read once), then into registers scaled
   // for exp2: q{i}{c} = row ra + i, column group c TD + lane. Reads Q: r * d elements.
   for (var e = li; e < BR * D4; e += THREADS) {
     var xq = vec4<f32>(0.0);
-    if (row0 + e / D4 < n) { xq = load_q(base4 + row0 * D4 + e); }
+    if (me.first + e / D4 < me.n) { xq = load_q(me.base4 + me.first * D4 + e); }
     kv[e] = xq;
   }
   workgroupBarrier();
   let qs = LOG2E / sqrt(f32(D));
-  let qa = (ty * R) * D4 + lane;
+  let qa = (ty * R) * D4 + my.lane;
   let q00 = kv[qa] * qs;
   let q01 = kv[qa + TD] * qs;
   let q02 = kv[qa + 2u * TD] * qs;
@@ -155,7 +148,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   // Key tile 0 into buffer 0.
   for (var i = 0u; i < LPT; i++) {
     let e = li + i * THREADS;
-    put(0u, e, fetch(0u, e, 0u, kend, base4), fetch(1u, e, 0u, kend, base4));
+    put(0u, e, fetch(0u, e, 0u, kend, me.base4), fetch(1u, e, 0u, kend, me.base4));
   }
   workgroupBarrier();
 
@@ -193,17 +186,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     var nk3 = vec4<f32>(0.0);
     var nv3 = vec4<f32>(0.0);
     if (t + 1u < tiles) {
-      nk0 = fetch(0u, li, key1, kend, base4);
-      nv0 = fetch(1u, li, key1, kend, base4);
+      nk0 = fetch(0u, li, key1, kend, me.base4);
+      nv0 = fetch(1u, li, key1, kend, me.base4);
       if (LPT > 1u) {
-        nk1 = fetch(0u, li + THREADS, key1, kend, base4);
-        nv1 = fetch(1u, li + THREADS, key1, kend, base4);
+        nk1 = fetch(0u, li + THREADS, key1, kend, me.base4);
+        nv1 = fetch(1u, li + THREADS, key1, kend, me.base4);
       }
       if (LPT > 2u) {
-        nk2 = fetch(0u, li + 2u * THREADS, key1, kend, base4);
-        nv2 = fetch(1u, li + 2u * THREADS, key1, kend, base4);
-        nk3 = fetch(0u, li + 3u * THREADS, key1, kend, base4);
-        nv3 = fetch(1u, li + 3u * THREADS, key1, kend, base4);
+        nk2 = fetch(0u, li + 2u * THREADS, key1, kend, me.base4);
+        nv2 = fetch(1u, li + 2u * THREADS, key1, kend, me.base4);
+        nk3 = fetch(0u, li + 3u * THREADS, key1, kend, me.base4);
+        nv3 = fetch(1u, li + 3u * THREADS, key1, kend, me.base4);
       }
     }
 
@@ -217,32 +210,32 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       var s1 = vec4<f32>(0.0);
       var s2 = vec4<f32>(0.0);
       var s3 = vec4<f32>(0.0);
-      var km = keys4(b, 0u, kr, lane);
+      var km = keys4(b, 0u, kr, my.lane);
       s0 += q00 * km;
       if (R > 1u) { s1 += q10 * km; }
       if (R > 2u) { s2 += q20 * km; s3 += q30 * km; }
-      km = keys4(b, 0u, kr, TD + lane);
+      km = keys4(b, 0u, kr, TD + my.lane);
       s0 += q01 * km;
       if (R > 1u) { s1 += q11 * km; }
       if (R > 2u) { s2 += q21 * km; s3 += q31 * km; }
-      km = keys4(b, 0u, kr, 2u * TD + lane);
+      km = keys4(b, 0u, kr, 2u * TD + my.lane);
       s0 += q02 * km;
       if (R > 1u) { s1 += q12 * km; }
       if (R > 2u) { s2 += q22 * km; s3 += q32 * km; }
-      km = keys4(b, 0u, kr, 3u * TD + lane);
+      km = keys4(b, 0u, kr, 3u * TD + my.lane);
       s0 += q03 * km;
       if (R > 1u) { s1 += q13 * km; }
       if (R > 2u) { s2 += q23 * km; s3 += q33 * km; }
       // Whole scores: sum over the lanes (workgroup-uniform control flow).
       let whole = lanes_sum(li, mat4x4<f32>(s0, s1, s2, s3));
-      s0 = mask_row(whole[0], ra, kl, keys, kend, n, causal);
+      s0 = mask_row(whole[0], ra, kl, keys, kend, me.n, me.causal);
       s1 = vec4<f32>(NEG_BIG);
       s2 = vec4<f32>(NEG_BIG);
       s3 = vec4<f32>(NEG_BIG);
-      if (R > 1u) { s1 = mask_row(whole[1], ra + 1u, kl, keys, kend, n, causal); }
+      if (R > 1u) { s1 = mask_row(whole[1], ra + 1u, kl, keys, kend, me.n, me.causal); }
       if (R > 2u) {
-        s2 = mask_row(whole[2], ra + 2u, kl, keys, kend, n, causal);
-        s3 = mask_row(whole[3], ra + 3u, kl, keys, kend, n, causal);
+        s2 = mask_row(whole[2], ra + 2u, kl, keys, kend, me.n, me.causal);
+        s3 = mask_row(whole[3], ra + 3u, kl, keys, kend, me.n, me.causal);
       }
 
       // Online softmax for this stream (rows as the components of m and l); with RESCALE,
@@ -283,19 +276,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       l += vec4<f32>(dot(p0, one), dot(p1, one), dot(p2, one), dot(p3, one));
 
       // O += P V over this lane's 16 columns.
-      var vm = keys4(b, 1u, kr, lane);
+      var vm = keys4(b, 1u, kr, my.lane);
       o00 += vm * p0;
       if (R > 1u) { o10 += vm * p1; }
       if (R > 2u) { o20 += vm * p2; o30 += vm * p3; }
-      vm = keys4(b, 1u, kr, TD + lane);
+      vm = keys4(b, 1u, kr, TD + my.lane);
       o01 += vm * p0;
       if (R > 1u) { o11 += vm * p1; }
       if (R > 2u) { o21 += vm * p2; o31 += vm * p3; }
-      vm = keys4(b, 1u, kr, 2u * TD + lane);
+      vm = keys4(b, 1u, kr, 2u * TD + my.lane);
       o02 += vm * p0;
       if (R > 1u) { o12 += vm * p1; }
       if (R > 2u) { o22 += vm * p2; o32 += vm * p3; }
-      vm = keys4(b, 1u, kr, 3u * TD + lane);
+      vm = keys4(b, 1u, kr, 3u * TD + my.lane);
       o03 += vm * p0;
       if (R > 1u) { o13 += vm * p1; }
       if (R > 2u) { o23 += vm * p2; o33 += vm * p3; }
@@ -320,19 +313,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   kv[li] = m;
   workgroupBarrier();
   var m_row = vec4<f32>(NEG_BIG);
-  for (var xs = 0u; xs < TX; xs++) { m_row = max(m_row, kv[(ty * TX + xs) * TD + lane]); }
+  for (var xs = 0u; xs < TX; xs++) { m_row = max(m_row, kv[(ty * TX + xs) * TD + my.lane]); }
   let w = select(vec4<f32>(0.0), exp2(m - m_row), m > vec4<f32>(NEG_BIG));
   workgroupBarrier();
   kv[li] = l * w;
   workgroupBarrier();
   var l_row = vec4<f32>(0.0);
-  for (var xs = 0u; xs < TX; xs++) { l_row += kv[(ty * TX + xs) * TD + lane]; }
+  for (var xs = 0u; xs < TX; xs++) { l_row += kv[(ty * TX + xs) * TD + my.lane]; }
   let f = w * select(vec4<f32>(0.0), vec4<f32>(1.0) / l_row, l_row > vec4<f32>(0.0));
   workgroupBarrier();
-  merge_row(ra, li, lane, x, ty, n, base4, o00 * f.x, o01 * f.x, o02 * f.x, o03 * f.x);
-  if (R > 1u) { merge_row(ra + 1u, li, lane, x, ty, n, base4, o10 * f.y, o11 * f.y, o12 * f.y, o13 * f.y); }
+  merge_row(ra, li, my.lane, x, ty, me.n, me.base4, o00 * f.x, o01 * f.x, o02 * f.x, o03 * f.x);
+  if (R > 1u) { merge_row(ra + 1u, li, my.lane, x, ty, me.n, me.base4, o10 * f.y, o11 * f.y, o12 * f.y, o13 * f.y); }
   if (R > 2u) {
-    merge_row(ra + 2u, li, lane, x, ty, n, base4, o20 * f.z, o21 * f.z, o22 * f.z, o23 * f.z);
-    merge_row(ra + 3u, li, lane, x, ty, n, base4, o30 * f.w, o31 * f.w, o32 * f.w, o33 * f.w);
+    merge_row(ra + 2u, li, my.lane, x, ty, me.n, me.base4, o20 * f.z, o21 * f.z, o22 * f.z, o23 * f.z);
+    merge_row(ra + 3u, li, my.lane, x, ty, me.n, me.base4, o30 * f.w, o31 * f.w, o32 * f.w, o33 * f.w);
   }
 }
