@@ -115,6 +115,8 @@ ctx = {"lang": __import__("i18n").language("en"), "languages": __import__("i18n"
        "limits": {"count_max_n": 1, "check_max_n": 1, "backward_check_max_n": 1, "m_min": 4096,
                   "m_max": 65536, "head_dims": [16, 32, 64, 128]},
        "csp": "", "lab_rules": build.lab_rules("en")}
+ctx["film"] = __import__("film").build(ctx, lang="en")  # the lab's float16 card quotes the film's figures
+ctx.update(root="", home="")  # what build.render_pages gives every page
 html = env.get_template("_lab.html.j2").render(**ctx)
 out["menu"] = html.count(f'<option value="{name}"')
 out["label"] = html.count(label)
