@@ -25,6 +25,8 @@ ops
             GPU backward run (N ≤ the backward check's limit)
   check_backward_output  check a GPU's dQ, dK, dV ("outputs": {name: N·d
             floats}) against float64 on those inputs
+  walk      the steps Count adds up, in marks the lab's picture draws
+            (emulator.walk.picture); "direction" as for count
   validate  the rules alone
 """
 from __future__ import annotations
@@ -39,6 +41,7 @@ from . import check as _check
 from . import mirrors as _mirrors
 from . import shaders as _shaders
 from . import traffic as _traffic
+from . import walk as _walk
 from .i18n import _, group
 from .inputs import random_qkv
 from .tiling import (
@@ -543,6 +546,9 @@ def handle(request: dict) -> dict:
             result = _check_backward_output_op(_backward_request(raw, "count"), request.get("outputs"))
         elif op == "check_output":
             result = _check_output_op(parse_request(raw, "check"), request.get("outputs"))
+        elif op == "walk":
+            p = _backward_request(raw, "count") if _direction(raw) == "backward" else parse_request(raw, "count")
+            result = _walk.picture(p["tiling"])
         elif op == "validate":
             p = parse_request(raw, raw.get("purpose", "count"))
             result = {k: v for k, v in p.items() if k != "tiling"}
