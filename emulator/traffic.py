@@ -422,7 +422,7 @@ def one_tile_schedule(tiling: Tiling) -> list[dict]:
     in elements, from :func:`walk_steps`, for the page's schedule table:
     [{"pass", "tensor", "kind", "elements", "bytes"}], in the manifest's order."""
     first: dict = {}
-    for step in walk_steps(tiling, (1, 1)):
+    for step in walk_steps(tiling):
         if step.outer in (None, (0, 1)):
             mine = first.setdefault(step.pass_index, {"reads": {}, "writes": {}})
             for kind in ("reads", "writes"):

@@ -179,3 +179,21 @@ def test_the_walk_op_refuses_bad_input_naming_the_field():
     assert not reply["ok"] and reply["errors"][0]["field"] == "d"
     with pytest.raises(ValueError, match="at least 1"):
         picture_walk.marks_of(make_tiling("fused", 64, 16), 0)
+
+
+def test_the_schedule_table_and_the_count_take_the_walk_a_row_at_a_time(monkeypatch):
+    """Count and its one-tile schedule take O(T_r + T_c) steps, not one per tile pair:
+    at N = 65,536 and d = 64 that is thousands of steps where the pairs number millions."""
+    taken = []
+    original = traffic.walk_steps
+
+    def counting(tiling, marks=None):
+        for step in original(tiling, marks):
+            taken.append(step)
+            yield step
+
+    monkeypatch.setattr(traffic, "walk_steps", counting)
+    tiling = make_tiling("plain", 65536, 64, causal=True)  # 2,048 query tiles, 4,096 key tiles
+    traffic.walk(tiling)
+    traffic.one_tile_schedule(tiling)
+    assert len(taken) <= 2 * 3 * 3 * tiling.query_tiles
