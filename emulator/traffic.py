@@ -284,7 +284,19 @@ def _tile_steps(tiling: Tiling, index: int, name: str, how: str, formulas: list,
                         total[tensor] = total.get(tensor, 0) + moved
         if loads:
             yield Step(index, name, "load", span, None, 0, loads, {})
-        if len(tiles) == 1:  # the count's walk: one tile, no band to build
+        if len(tiles) == 1 and step == streamed:  # the count's walk: the tile's whole stream, no band to build
+            own, lo, hi = tiles[0]
+            rows = hi - lo
+            reads, writes = {}, {}
+            for is_read, tensor, code, slope in slopes[own]:
+                delta = rows * slope if slope is not None else value(code, own, rows) - value(code, own, 0)
+                if delta:
+                    (reads if is_read else writes)[tensor] = delta
+            yield Step(index, name, "stream", span, (0, streamed), -(-hi // size) - lo // size, reads, writes)
+            if stores:
+                yield Step(index, name, "store", span, None, 0, {}, stores)
+            continue
+        if len(tiles) == 1:
             bands = {tiles[0][0]: _One(tiles[0], size)}
         else:
             bands = {own: _Band([t for t in tiles if t[0] == own], size) for own in {t[0] for t in tiles}}
