@@ -143,10 +143,12 @@ def walk_steps(tiling: Tiling, marks: tuple | None = None):
     stored (writes) with the tile, and the stream over keys [a, b) moves
     f(r, b) − f(r, a); so each tile's steps add up to f(r, kv), the count.
 
-    marks: None (the count's walk: one outer tile per step and its whole
-    stream in one step, O(T_r + T_c) steps), or (query tiles, key tiles) per
-    step, the lab picture's marks: a step then holds that many outer tiles side
-    by side, and one streamed group of tiles. Raises ValueError for a manifest
+    marks: None (the count's walk: a run of like outer tiles per step, each
+    with its whole stream; the tiles of full attention are all alike but a
+    ragged last one, and under causal each streams its own length, so the walk
+    costs at most O(T_r + T_c) steps), or (query tiles, key tiles) per step, the
+    lab picture's marks: a step then holds that many outer tiles side by side,
+    and one streamed group of tiles. Raises ValueError for a manifest
     formula outside the grammar (see :func:`_formula`).
     """
     entry = MANIFEST["kernels"][tiling.kernel]
@@ -183,6 +185,19 @@ def _tiles(tiling: Tiling, how: str) -> tuple:
     size = tiling.block_cols
     tiles = [(min(n, start + size) - start, n - tiling.queries_visiting(start), n) for start in range(0, n, size)]
     return tiles, tiling.block_rows, tiling.query_tiles
+
+
+def _groups(geometry: list, like: bool, size: int):
+    """[start, stop) of each step's outer tiles: runs of like tiles (the same rows,
+    streaming the same rows) when ``like``, else ``size`` tiles at a time."""
+    if not like:
+        yield from ((a, min(len(geometry), a + size)) for a in range(0, len(geometry), size))
+        return
+    start = 0
+    for i in range(1, len(geometry) + 1):
+        if i == len(geometry) or geometry[i] != geometry[start]:
+            yield start, i
+            start = i
 
 
 def _prefix(values: list) -> list:
@@ -271,9 +286,27 @@ def _tile_steps(tiling: Tiling, index: int, name: str, how: str, formulas: list,
     # when the formula is affine in p (None: evaluate it at each position instead)
     slopes = {own: [(is_read, tensor, code, value(code, own, 1) - value(code, own, 0) if affine else None)
                     for is_read, tensor, code, affine in streaming] for own in at_rest}
-    for first in range(0, len(geometry), outer_group):
-        tiles = geometry[first:first + outer_group]
-        span = (first, first + len(tiles))
+    for first, last in _groups(geometry, marks is None, outer_group):
+        tiles = geometry[first:last]
+        span = (first, last)
+        if marks is None:  # the count's walk: a run of like tiles, each streaming the same rows
+            like = last - first
+            loads, stores = at_rest[tiles[0][0]]
+            if like > 1:
+                loads, stores = ({t: like * e for t, e in moved.items()} for moved in (loads, stores))
+            if loads:
+                yield Step(index, name, "load", span, None, 0, loads, {})
+            own, lo, hi = tiles[0]
+            rows = like * (hi - lo)
+            reads, writes = {}, {}
+            for is_read, tensor, code, slope in slopes[own]:
+                delta = rows * slope if slope is not None else like * (value(code, own, hi - lo) - value(code, own, 0))
+                if delta:
+                    (reads if is_read else writes)[tensor] = delta
+            yield Step(index, name, "stream", span, (0, streamed), like * (-(-hi // size) - lo // size), reads, writes)
+            if stores:
+                yield Step(index, name, "store", span, None, 0, {}, stores)
+            continue
         if len(tiles) == 1:
             loads, stores = at_rest[tiles[0][0]]
         else:
@@ -284,18 +317,6 @@ def _tile_steps(tiling: Tiling, index: int, name: str, how: str, formulas: list,
                         total[tensor] = total.get(tensor, 0) + moved
         if loads:
             yield Step(index, name, "load", span, None, 0, loads, {})
-        if len(tiles) == 1 and step == streamed:  # the count's walk: the tile's whole stream, no band to build
-            own, lo, hi = tiles[0]
-            rows = hi - lo
-            reads, writes = {}, {}
-            for is_read, tensor, code, slope in slopes[own]:
-                delta = rows * slope if slope is not None else value(code, own, rows) - value(code, own, 0)
-                if delta:
-                    (reads if is_read else writes)[tensor] = delta
-            yield Step(index, name, "stream", span, (0, streamed), -(-hi // size) - lo // size, reads, writes)
-            if stores:
-                yield Step(index, name, "store", span, None, 0, {}, stores)
-            continue
         if len(tiles) == 1:
             bands = {tiles[0][0]: _One(tiles[0], size)}
         else:
@@ -372,8 +393,8 @@ def walk(tiling: Tiling) -> Traffic:
     A pass walks its query tiles (r rows, kv keys visited), its key tiles
     (c rows, qv query rows that see it) or runs once; at each step every
     tensor formula gives elements read or written. A query tile's row of key
-    tiles is one step here, so the walk costs O(T_r + T_c) steps, well under a
-    second at N = 65,536.
+    tiles is one step here, and like tiles walk together, so the walk costs
+    O(T_r + T_c) steps at most, well under a second at N = 65,536.
     """
     entry = MANIFEST["kernels"][tiling.kernel]
     names = tensors_of(entry.get("direction", "forward"))
@@ -435,11 +456,12 @@ def one_tile_schedule(tiling: Tiling) -> list[dict]:
     [{"pass", "tensor", "kind", "elements", "bytes"}], in the manifest's order."""
     first: dict = {}
     for step in walk_steps(tiling):
-        if step.outer in (None, (0, 1)):
+        if step.outer is None or step.outer[0] == 0:
+            like = 1 if step.outer is None else step.outer[1] - step.outer[0]  # a run of like tiles
             mine = first.setdefault(step.pass_index, {"reads": {}, "writes": {}})
             for kind in ("reads", "writes"):
                 for tensor, elements in getattr(step, kind).items():
-                    mine[kind][tensor] = mine[kind].get(tensor, 0) + elements
+                    mine[kind][tensor] = mine[kind].get(tensor, 0) + elements // like
     rows = []
     for index, spec in enumerate(passes(tiling.kernel)):
         for kind, label in (("reads", "read"), ("writes", "write")):
