@@ -106,9 +106,10 @@ def picture(tiling: Tiling, most: int = MAX_MARKS) -> dict:
     "bytes_per_element" (4), "group": {"query_tiles": g_r, "key_tiles": g_c}
     (tiles per mark), "query_marks" and "key_marks" (see _axis_marks), "passes":
     [{"name", "walk", "reads": {tensor: role}, "writes": {...}}] (see
-    :func:`role`), "axes" (see :func:`axes`), "run_fields", "runs" (see
-    :func:`runs`), "steps" (the steps the runs stand for)}. Its runs add up to
-    emulator.traffic.count's elements, tensor by tensor (tests/test_walk.py).
+    :func:`role`), "tensors": [[tensor, axis], ...] in display order (see
+    :func:`axes`; a list, as the worker's JSON sorts object keys), "run_fields",
+    "runs" (see :func:`runs`), "steps" (the steps the runs stand for)}. Its runs
+    add up to emulator.traffic.count's elements, tensor by tensor (tests/test_walk.py).
     """
     entry = MANIFEST["kernels"][tiling.kernel]
     marks = marks_of(tiling, most)
@@ -129,7 +130,7 @@ def picture(tiling: Tiling, most: int = MAX_MARKS) -> dict:
                     "reads": {t: role(x, spec["walk"]) for t, x in spec["reads"].items()},
                     "writes": {t: role(x, spec["walk"]) for t, x in spec["writes"].items()}}
                    for spec in entry["passes"]],
-        "axes": axes(tiling.kernel),
+        "tensors": [[tensor, axis] for tensor, axis in axes(tiling.kernel).items()],
         "run_fields": list(RUN_FIELDS),
         "runs": walked,
         "steps": steps,
