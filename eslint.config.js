@@ -24,6 +24,13 @@ export default [
     },
   },
   {
+    // A function fits on a screen (STYLE.md): none over 200 lines. lab/time.js's
+    // renderTime is split by issue 21's planner work; drop this ignore then.
+    files: ["site/static/js/**/*.js"],
+    ignores: ["site/static/js/lab/time.js"],
+    rules: { "max-lines-per-function": ["error", { max: 200 }] },
+  },
+  {
     files: ["tests/**/*.mjs", "eslint.config.js"],
     languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: { ...globals.node } },
   },

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import json
 import linecache
 import math
 import signal
@@ -211,3 +212,10 @@ def handle(request: dict) -> dict:
         return {"ok": False, "message": _("unknown op {op}").format(op=repr(request.get("op")))}
     except content.ContentError as exc:
         return {"ok": False, "message": str(exc)}
+
+
+def handle_json(text: str) -> str:
+    """String form of :func:`handle` for the page's worker (site/static/js/worker.js):
+    the request as JSON text in, the reply as JSON text out."""
+    return json.dumps(handle(json.loads(text)))
+

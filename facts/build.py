@@ -177,35 +177,23 @@ def check_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_cols: int) -> 
     return out
 
 
-def compute(m=None) -> tuple[dict, dict]:
-    """Compute (facts, probe_qkv) as plain dicts. Needs the model (see facts.model.load)."""
-    if m is None:
-        m = model_mod.load()
-    d = m.head_dim
-    h = m.n_heads
+def check_layers(qkv: dict, heads: int, block_cols: int) -> tuple[dict, dict, dict]:
+    """Check every head of CHECK_LAYERS (:func:`check_head`).
 
-    # Tiling of the check, from the emulator's own rules.
-    from emulator import tiling as etiling
-
-    t = etiling.make_tiling("fused", 1, d, causal=False, workgroup_bytes=WORKGROUP_BYTES)
-    block_rows, block_cols = t.block_rows, t.block_cols
-
-    fp16 = fp16_overflow_threshold()
-    thr = fp16["ln_overflow_from"]
-
-    # ---- probe sentence -------------------------------------------------
-    tokens, ids = m.encode(sentences.PROBE)
-    n = int(ids.shape[0])
-    qkv = forward.qkv_per_layer(m, ids, CHECK_LAYERS)
-
+    qkv: {layer: {"Q"|"K"|"V": (heads, N, d) float32}}. Returns (layers,
+    totals, worst): per layer its heads' reports and pass counts; the counts
+    over all heads, including how often the broken kernel failed where its
+    largest score comes late (when it must); and the largest max_abs_error of
+    plain and fused.
+    """
     layers = {}
     totals = {k: 0 for k in ("heads", "plain_passed", "fused_passed",
                              "broken_failed", "broken_should_fail",
                              "broken_failed_where_it_should")}
     worst = {"plain": 0.0, "fused": 0.0}
     for layer in CHECK_LAYERS:
-        heads = []
-        for head in range(h):
+        reports = []
+        for head in range(heads):
             q, k, v = (qkv[layer][x][head] for x in "QKV")
             r = check_head(q, k, v, block_cols)
             r["head"] = head
@@ -219,15 +207,21 @@ def compute(m=None) -> tuple[dict, dict]:
             totals["broken_failed_where_it_should"] += failed and should
             for kern in worst:
                 worst[kern] = max(worst[kern], r[kern]["max_abs_error"])
-            heads.append(r)
+            reports.append(r)
         layers[str(layer)] = {
-            "heads": heads,
-            "plain_passed": sum(1 for r in heads if r["plain"]["passed"]),
-            "fused_passed": sum(1 for r in heads if r["fused"]["passed"]),
-            "broken_failed": sum(1 for r in heads if not r["fused-no-rescale"]["passed"]),
+            "heads": reports,
+            "plain_passed": sum(1 for r in reports if r["plain"]["passed"]),
+            "fused_passed": sum(1 for r in reports if r["fused"]["passed"]),
+            "broken_failed": sum(1 for r in reports if not r["fused-no-rescale"]["passed"]),
         }
+    return layers, totals, worst
 
-    # Overflow facts on the probe's last row, lab layer.
+
+def probe_last_row(qkv: dict, tokens: list[str], n: int, threshold: float) -> dict:
+    """Overflow facts on the probe's last row, lab layer: each head's largest
+    scaled score there, e to that score in float64 and in fp16, and the largest
+    that still fits fp16 (a "fits" example). threshold: ln of fp16's overflow
+    value (:func:`fp16_overflow_threshold`); n: the probe's token count."""
     s_probe = scaled_scores(qkv[LAB_LAYER]["Q"], qkv[LAB_LAYER]["K"])  # (H, N, N)
     last = s_probe[:, n - 1, :]  # (H, N)
     per_head_last = [float(x) for x in last.max(axis=1)]
@@ -241,18 +235,22 @@ def compute(m=None) -> tuple[dict, dict]:
         "largest_score": top,
         "exp": math.exp(top),
         "exp_fp16": fp16_value(math.exp(top)),
-        "overflows_fp16": bool(top >= thr),
+        "overflows_fp16": bool(top >= threshold),
         "largest_score_per_head": per_head_last,
         "exp_fp16_per_head": [fp16_value(math.exp(x)) for x in per_head_last],
     }
-    # The largest last-row score that still fits in fp16, for a "fits" example.
-    fitting = [(x, i) for i, x in enumerate(per_head_last) if x < thr]
+    fitting = [(x, i) for i, x in enumerate(per_head_last) if x < threshold]
     if fitting:
         x, i = max(fitting)
         probe_last["largest_fitting"] = {
             "head": i, "score": x, "exp": math.exp(x), "exp_fp16": fp16_value(math.exp(x))}
+    return probe_last
 
-    # ---- held-out sentences ---------------------------------------------
+
+def held_out_overflow(m, heads: int) -> dict:
+    """Over the held-out sentences, per layer of CHECK_LAYERS: the largest
+    scaled score (and its head), how many scores there are and how many
+    overflow fp16 as e^s, exactly as binary16 rounding sees it."""
     held_rows = 0
     per_layer = {}
     for layer in CHECK_LAYERS:
@@ -276,12 +274,12 @@ def compute(m=None) -> tuple[dict, dict]:
     for rec in per_layer.values():
         rec["largest_exp_fp16"] = fp16_value(math.exp(rec["largest_score"]))
     lab = per_layer[str(LAB_LAYER)]
-    held = {
+    return {
         "source": "written for Cannery by its authors (facts/sentences.py); not quoted from any text",
         "sentences": len(sentences.HELD_OUT),
         "query_rows": held_rows,
         "layer": LAB_LAYER,
-        "heads": h,
+        "heads": heads,
         "scores": lab["scores"],
         "largest_score": lab["largest_score"],
         "largest_score_head": lab["head"],
@@ -294,19 +292,22 @@ def compute(m=None) -> tuple[dict, dict]:
         },
     }
 
-    # ---- lab data ---------------------------------------------------------
+
+def lab_qkv(m, qkv: dict, tokens: list[str], n: int) -> dict:
+    """facts/probe_qkv.json: the lab layer's Q, K and V of the probe sentence,
+    each (heads, n, d) float32 as little-endian base64, with their sha256."""
     lab_q, lab_k, lab_v = (qkv[LAB_LAYER][x] for x in "QKV")
     blobs = {x: _b64_f32(a) for x, a in (("Q", lab_q), ("K", lab_k), ("V", lab_v))}
-    probe_qkv = {
+    return {
         "schema": SCHEMA,
         "model": m.provenance["model"],
         "weights_sha256": m.provenance["weights_sha256"],
         "text": sentences.PROBE,
         "tokens": tokens,
         "layer": LAB_LAYER,
-        "heads": h,
+        "heads": m.n_heads,
         "n": n,
-        "d": d,
+        "d": m.head_dim,
         "dtype": "float32",
         "byte_order": "little",
         "encoding": "base64",
@@ -317,6 +318,26 @@ def compute(m=None) -> tuple[dict, dict]:
         "sha256": {x: hashlib.sha256(base64.b64decode(b)).hexdigest() for x, b in blobs.items()},
     }
 
+
+def compute(m=None) -> tuple[dict, dict]:
+    """Compute (facts, probe_qkv) as plain dicts. Needs the model (see facts.model.load)."""
+    if m is None:
+        m = model_mod.load()
+    d = m.head_dim
+    h = m.n_heads
+
+    # Tiling of the check, from the emulator's own rules.
+    from emulator import tiling as etiling
+
+    t = etiling.make_tiling("fused", 1, d, causal=False, workgroup_bytes=WORKGROUP_BYTES)
+    block_rows, block_cols = t.block_rows, t.block_cols
+    fp16 = fp16_overflow_threshold()
+    thr = fp16["ln_overflow_from"]
+
+    tokens, ids = m.encode(sentences.PROBE)
+    n = int(ids.shape[0])
+    qkv = forward.qkv_per_layer(m, ids, CHECK_LAYERS)
+    layers, totals, worst = check_layers(qkv, h, block_cols)
     facts = {
         "schema": SCHEMA,
         "generated_by": "python -m facts",
@@ -343,8 +364,8 @@ def compute(m=None) -> tuple[dict, dict]:
             "fp16_ulp_at_max": fp16["ulp_at_max"],
             "fp16_overflow_from": fp16["overflow_from"],
             "threshold": thr,
-            "probe_last_row": probe_last,
-            "held_out": held,
+            "probe_last_row": probe_last_row(qkv, tokens, n, thr),
+            "held_out": held_out_overflow(m, h),
         },
         "lab": {
             "path": "facts/probe_qkv.json",
@@ -354,7 +375,7 @@ def compute(m=None) -> tuple[dict, dict]:
             "d": d,
         },
     }
-    return facts, probe_qkv
+    return facts, lab_qkv(m, qkv, tokens, n)
 
 
 def render(m=None) -> dict[Path, str]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 from . import CONTENT, I18nError, languages, merge, missing_words, overlay_path, po_path, read_catalog
 
@@ -168,6 +167,3 @@ def problems(extracted: dict[str, set]) -> list[str]:
     return _message_problems(extracted) + _content_problems()
 
 
-def overlay_files(lang_code: str) -> list[Path]:
-    """The overlay files a language has (for listings and tests)."""
-    return sorted(p for p in (CONTENT / lang_code).rglob("*") if p.is_file())

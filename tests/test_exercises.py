@@ -12,6 +12,7 @@ did; and other correct answers, in other loop orders (tests/exercise_answers/),
 pass every test."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -268,3 +269,12 @@ def test_the_offline_cli_sends_the_triton_port_to_pytest_on_a_gpu(tmp_path):
     assert out.returncode == 2 and "test_flash_triton.py" in out.stderr and "own GPU" in out.stderr
     listed = _cli("list")
     assert "triton-port" in listed.stdout and "Port · Compose" in listed.stdout
+
+
+def test_handle_json_is_handle_through_json_text_as_the_page_worker_calls_it():
+    sol = content.read(content.step("online-softmax", "probe"), "solution.py")
+    request = {"op": "check", "slug": "online-softmax", "step": "probe", "source": sol}
+    reply = json.loads(runner.handle_json(json.dumps(request)))
+    assert reply["ok"] is True and reply["result"]["ok"] is True
+    assert reply["result"]["passed"] == reply["result"]["total"] > 0
+    assert json.loads(runner.handle_json(json.dumps({"op": "nope"})))["ok"] is False

@@ -361,6 +361,33 @@ def test_sources_ledger_names_the_papers_and_what_each_does_not_prove(film_ctx):
         assert s["cues"], f"ledger entry {s['id']} is cited by no line of the film"
 
 
+def test_the_one_logsumexp_per_row_is_credited_to_flashattention_2_not_to_2022(film_ctx):
+    """Issue 23, item 13: FlashAttention (2022), Algorithm 1, writes each row's m and l to HBM as two
+    numbers; the single logsumexp L = m + log l is FlashAttention-2's (2023). Caption and ledger agree."""
+    loops = next(c for c in film_ctx["cues"] if c["id"] == "loops")["text"]
+    before, year, after = loops.partition("2023")
+    assert year and "m and l" in before and "logsumexp" not in before and "logsumexp" in after
+    by_id = {s["id"]: s for s in film_ctx["sources"]}
+    assert not any("logsumexp" in by_id["dao2022"][k] for k in ("claim", "used_for"))
+    assert "m and l" in by_id["dao2022"]["used_for"]
+    assert "L = m + log l" in by_id["dao2023"]["claim"]
+
+
+@pytest.mark.parametrize("prefix", ["", "pt-BR/"])
+def test_what_the_lesson_leaves_out_sends_the_backward_pass_to_the_lab_and_its_exercise(built_site, prefix):
+    """Issue 23, item 14: the lab has a backward pass (Direction: Backward, with Count, Check and Time)
+    and exercise 2 teaches it, so the item says where it is, and that its speed depends on the GPU."""
+    page = (built_site / prefix / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('id="leaves-out"'):]
+    section = section[:section.index("</section>")]
+    home = "../pt-BR/" if prefix else ""
+    assert f'<a href="{home}module/flash-backward/index.html">' in section
+    assert (built_site / prefix / "module" / "flash-backward" / "index.html").is_file()
+    words = ("Direction", "Backward", "GPU") if not prefix else ("Passada", "Reversa", "GPU")
+    assert all(w in section for w in words), words
+    assert "is not shown" not in section and "fica de fora" not in section
+
+
 def test_model_entry_is_rendered_from_facts_json_provenance(film_ctx, context):
     model = context["facts"]["model"]
     entry = next(s for s in film_ctx["sources"] if s["id"] == "facts")
@@ -402,7 +429,9 @@ def test_checker_grid_keeps_facts_json_layer_numbers_starting_at_zero(film_ctx, 
     assert model["grid_layers"] == sorted(int(k) for k in layers)
     assert model["grid_layers"][0] == 0 and len(model["grid"]) == len(layers)
     assert model["lab_layer"] == context["facts"]["lab"]["layer"]
-    scenes = (ROOT / "site" / "static" / "js" / "film" / "scenes.js").read_text(encoding="utf-8")
+    film_js = sorted((ROOT / "site" / "static" / "js" / "film").rglob("*.js"))
+    scenes = "".join(p.read_text(encoding="utf-8") for p in film_js)
+    assert "layer {n}" in scenes and "grid_layers[L]" in scenes
     assert "layer ${L + 1}" not in scenes
 
 

@@ -1,86 +1,50 @@
-// A small promise wrapper around the emulator's worker. Cancel terminates the
-// worker (the only way to stop Python mid-loop) and the next request starts a
-// fresh one.
+// The lab's client of the page's Python worker (./worker.js, serving the
+// emulator: emulator.api.handle_json). request() resolves with the emulator's
+// reply, {ok, op, result | errors: [{field, message}]}, or with a reply of that
+// shape that says what went wrong. Cancel terminates the worker (the only way to
+// stop Python mid-loop) and the next request starts a fresh one.
 import { _ } from "./i18n.js";
-import { workerUrl } from "./py-locale.js";
+import { PythonWorker, lastLines } from "./worker-client.js";
 
-export class EmulatorClient {
+const failure = (message, extra = {}) => ({ ok: false, ...extra, errors: [{ field: "op", message }] });
+
+/** The reply the lab shows for an outcome of PythonWorker.send (see worker-client.js). */
+function labReply(outcome, op) {
+  if (outcome.type === "reply") return outcome.reply;
+  if (outcome.type === "failed" && outcome.boot)
+    return failure(
+      _("Python could not start in this page: {error}. Check the connection, then press the button again.", {
+        error: lastLines(outcome.message, 3),
+      }),
+      { op },
+    );
+  if (outcome.type === "failed")
+    return failure(_("The emulator stopped: {error}", { error: lastLines(outcome.message, 3) }), { op });
+  if (outcome.type === "error")
+    return failure(
+      outcome.message
+        ? _("The emulator's worker failed: {error}", { error: outcome.message })
+        : _(
+            "The emulator's worker could not start (its script did not load). Check the connection, then press the button again.",
+          ),
+    );
+  if (outcome.why === "cancelled") return failure(_("Cancelled."), { cancelled: true });
+  return failure(_("Python stopped; press the button again."));
+}
+
+export class EmulatorClient extends PythonWorker {
+  /** onProgress({stage, percent}) while Python starts: stage in words, percent up to 100. */
   constructor({ onProgress } = {}) {
-    this.onProgress = onProgress || (() => {});
-    this.worker = null;
-    this.pending = new Map();
-    this.nextId = 1;
-    this.ready = false;
+    super("lab", { onProgress, freshAfterFailedBoot: true });
   }
 
-  start() {
-    if (this.worker) return;
-    this.worker = new Worker(workerUrl(new URL("./emulator-worker.js", import.meta.url)), { type: "module" });
-    this.worker.onmessage = (event) => {
-      const data = event.data;
-      if (data.type === "csp-violation") {
-        console.error(`Content-Security-Policy violation in the emulator's worker: ${data.directive} ${data.blocked}`);
-        if (typeof window !== "undefined")
-          window.dispatchEvent(new CustomEvent("cannery:csp-violation", { detail: data }));
-        return;
-      }
-      if (data.type === "progress") {
-        if (data.percent >= 100) this.ready = true;
-        this.onProgress(data);
-        return;
-      }
-      const entry = this.pending.get(data.id);
-      if (!entry) return;
-      this.pending.delete(data.id);
-      if (data.restart) this.restart();
-      entry.resolve(data.reply);
-    };
-    this.worker.onerror = (event) => {
-      event.preventDefault();
-      this.failAll(
-        event.message
-          ? _("The emulator's worker failed: {error}", { error: event.message })
-          : _(
-              "The emulator's worker could not start (its script did not load). Check the connection, then press the button again.",
-            ),
-      );
-      this.worker.terminate();
-      this.worker = null;
-      this.ready = false;
-    };
+  /** Ask the emulator: {op, params, ...extra} (emulator/api.py names the ops). */
+  async request(op, params, extra = {}) {
+    return labReply(await this.send({ op, params, ...extra }), op);
   }
 
-  failAll(message) {
-    for (const [, entry] of this.pending) {
-      entry.resolve({ ok: false, errors: [{ field: "op", message }] });
-    }
-    this.pending.clear();
-  }
-
-  request(op, params, extra = {}) {
-    this.start();
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.pending.set(id, { resolve });
-      this.worker.postMessage({ id, request: { op, params, ...extra } });
-    });
-  }
-
-  /** Drop this worker (its Python failed to start); the next request starts a fresh one. */
-  restart() {
-    if (this.worker) this.worker.terminate();
-    this.worker = null;
-    this.ready = false;
-    this.failAll(_("Python stopped; press the button again."));
-  }
-
+  /** Stop whatever Python is doing: every waiting request resolves as cancelled. */
   cancel() {
-    if (this.worker) this.worker.terminate();
-    this.worker = null;
-    this.ready = false;
-    for (const [, entry] of this.pending) {
-      entry.resolve({ ok: false, cancelled: true, errors: [{ field: "op", message: _("Cancelled.") }] });
-    }
-    this.pending.clear();
+    this.stop({ type: "stopped", why: "cancelled" });
   }
 }

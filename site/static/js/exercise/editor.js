@@ -18,6 +18,7 @@ import {
   syntaxHighlighting,
   tags,
 } from "../../../vendor/codemirror/codemirror.js";
+import * as progress from "./progress.js";
 
 const theme = EditorView.theme({
   "&": {
@@ -98,4 +99,38 @@ export function createEditor(host, { doc, label, onChange, language = "python" }
       view.focus();
     },
   };
+}
+
+/**
+ * The editor of one exercise step's section: the code its progress record
+ * holds (else the step's starter code), saved again 300 ms after each edit,
+ * except while paused() (a restore from progress is not a learner's edit).
+ * Also sets host.editor. Returns {editor, flush(), starter}: flush() saves now.
+ */
+export function createStepEditor(section, { language = "python", paused = () => false } = {}) {
+  const key = section.dataset.key;
+  const host = section.querySelector(".editor-host");
+  const starter = section.querySelector(".starter-code").textContent;
+  const saved = (progress.load().steps[key] || {}).code;
+  let timer = null;
+  const save = (text) =>
+    progress.update(key, (s) => {
+      s.code = text;
+    });
+  const editor = createEditor(host, {
+    doc: saved !== undefined ? saved : starter,
+    label: host.dataset.label,
+    language,
+    onChange: (text) => {
+      if (paused()) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => save(text), 300);
+    },
+  });
+  host.editor = editor;
+  const flush = () => {
+    clearTimeout(timer);
+    save(editor.value);
+  };
+  return { editor, flush, starter };
 }

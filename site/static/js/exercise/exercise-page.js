@@ -4,7 +4,7 @@
 // come from the page's markup; the words this script writes go through _()
 // (../i18n.js), in the page's language.
 import { ExerciseRunner } from "./runner.js";
-import { createEditor } from "./editor.js";
+import { createStepEditor } from "./editor.js";
 import * as progress from "./progress.js";
 import { setupPanel, showSetAside, updateProgressLine } from "./panel.js";
 import { _ } from "../i18n.js";
@@ -150,17 +150,7 @@ async function check(section, source, extra = {}, countFail = true) {
   section.querySelector(".step-status").textContent = report.ok
     ? _("All {total} tests pass. Step passed.", { total: report.total })
     : _("{passed} of {total} tests pass.", { passed: report.passed, total: report.total });
-  progress.update(key, (s) => {
-    Object.assign(s, extra);
-    s.checks = (s.checks || 0) + 1;
-    if (report.ok) {
-      s.passed = true;
-      s.passedCode = source;
-      s.passedAt = new Date().toISOString();
-    } else if (countFail) {
-      s.fails = (s.fails || 0) + 1;
-    }
-  });
+  progress.recordCheck(key, report.ok, source, extra, countFail);
   refresh();
   return report;
 }
@@ -400,33 +390,7 @@ function setupOffline(section) {
 }
 
 function setupCodeStep(section) {
-  const key = section.dataset.key;
-  const host = section.querySelector(".editor-host");
-  const starter = section.querySelector(".starter-code").textContent;
-  const saved = (progress.load().steps[key] || {}).code;
-  let timer = null;
-  const editor = createEditor(host, {
-    doc: saved !== undefined ? saved : starter,
-    label: host.dataset.label,
-    onChange: (text) => {
-      if (restoring) return;
-      clearTimeout(timer);
-      timer = setTimeout(
-        () =>
-          progress.update(key, (s) => {
-            s.code = text;
-          }),
-        300,
-      );
-    },
-  });
-  host.editor = editor;
-  const flush = () => {
-    clearTimeout(timer);
-    progress.update(key, (s) => {
-      s.code = editor.value;
-    });
-  };
+  const { editor, flush, starter } = createStepEditor(section, { paused: () => restoring });
   section.querySelector(".run-button").addEventListener("click", async () => {
     flush();
     section.querySelector(".step-results").hidden = true;

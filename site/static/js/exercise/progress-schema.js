@@ -28,6 +28,7 @@ export const STEP_FIELDS = {
   sentence: "text", // the Probe step's sentence
   selfAssessed: "flag", // the learner judged it themselves
   answerShown: "flag", // "Show our answer" was pressed
+  revealed: "flag", // Break it's Predict: "Show the answers" was pressed
 };
 
 /** A learner's name in a file: at most this many characters. */
@@ -85,7 +86,8 @@ function checkValue(field, rule, value) {
     answer:
       isTable(value) &&
       Object.values(value).every(
-        (v) => typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "string")),
+        // null: a bug of Break it's Predict with no prediction yet
+        (v) => v === null || typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "string")),
       ),
   }[rule];
   if (!ok) throw fail(field, rule, value);

@@ -118,6 +118,24 @@ export function update(key, change) {
   return state;
 }
 
+/** Count one Check of a step: passed records its code and time, a fail adds to its fails.
+ *  extra: more fields for the record (a form's answer). */
+// countFail: false for a Check that cannot pass yet and must not bring the solution closer
+// (Break it's Predict before every bug has a prediction).
+export function recordCheck(key, passed, code, extra = {}, countFail = true) {
+  return update(key, (s) => {
+    Object.assign(s, extra);
+    s.checks = (s.checks || 0) + 1;
+    if (passed) {
+      s.passed = true;
+      s.passedCode = code;
+      s.passedAt = new Date().toISOString();
+    } else if (countFail) {
+      s.fails = (s.fails || 0) + 1;
+    }
+  });
+}
+
 export function passedKeys(state, keys) {
   return keys.filter((k) => state.steps[k] && state.steps[k].passed);
 }

@@ -2,12 +2,12 @@
 // emulator/backward.py, through the same worker ops as the forward
 // ("count" and "check" with "direction": "backward"). Time's backward run is
 // in time-backward.js. The cards, messages and stale notes are the forward's.
-import { barChart } from "../bars.js";
 import { _ } from "../i18n.js";
 import { client } from "./client.js";
-import { setupValues, trafficTable } from "./count.js";
-import { withinWord } from "./check.js";
-import { $, buttons, clearErrors, markShown, readForm, rules, setBusy, showErrors, status, writeHash } from "./form.js";
+import { busyWith, checkCancelled, readChecked } from "./action.js";
+import { countHead, countWith, plainBesideFused, setupValues, showCountChart, trafficTable } from "./count.js";
+import { showCheck, withinWord } from "./check.js";
+import { $, rules, setBusy, showErrors } from "./form.js";
 import { backwardCheckMaxN, kernelLabel } from "./direction.js";
 import { fixed, fmt, sci, size } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
@@ -74,9 +74,7 @@ export function renderBackwardCount(r) {
   setHtml(
     $("count-body"),
     html`
-    <p>${setupSentence(s, label)}</p>
-    <p class="big-number" id="count-total">${w.total}</p>
-    <p>${w.where}</p>
+    ${countHead(setupSentence(s, label), w)}
     <p>${fillHtml(w.ratio, {
       ratio: html`<strong id="count-bwd-ratio">${fixed(r.backward_to_forward_ratio, 2)}</strong>`,
       forward: r.forward.kernel,
@@ -84,58 +82,36 @@ export function renderBackwardCount(r) {
     })}</p>
     ${trafficTable(s, w.caption, BACKWARD_TENSORS)}
     <p>${w.perPass}</p><ul>${passes}</ul>
-    <p>${fillHtml(w.compare, {
-      plain: html`<strong id="count-plain">${fmt(r.plain.total_bytes)}</strong>`,
-      fused: html`<strong id="count-fused">${fmt(r.fused.total_bytes)}</strong>`,
-      ratio: html`<strong id="count-ratio">${fixed(r.ratio, 1)}</strong>`,
-    })}</p>
-    <div id="count-chart"></div>
-    <ul class="legend-inline" aria-hidden="true">${used.map((t) => html`<li><span class="swatch sw-${t}"></span>${t}</li>`)}</ul>`,
+    ${plainBesideFused(w.compare, r, used)}`,
   );
   const rows = [
     { label: _("Forward"), traffic: r.forward },
     { label: _("Plain backward"), traffic: r.plain },
     { label: _("Fused backward"), traffic: r.fused },
   ];
-  $("count-chart").appendChild(
-    barChart(rows, {
-      tensors: BACKWARD_TENSORS,
-      title: _("Bytes moved at N = {n}, d = {d}: forward {forward}, plain backward {plain}, fused backward {fused}", {
-        n: fmt(s.n),
-        d: String(s.d),
-        forward: size(r.forward.total_bytes),
-        plain: size(r.plain.total_bytes),
-        fused: size(r.fused.total_bytes),
-      }),
+  showCountChart(rows, {
+    tensors: BACKWARD_TENSORS,
+    title: _("Bytes moved at N = {n}, d = {d}: forward {forward}, plain backward {plain}, fused backward {fused}", {
+      n: fmt(s.n),
+      d: String(s.d),
+      forward: size(r.forward.total_bytes),
+      plain: size(r.plain.total_bytes),
+      fused: size(r.fused.total_bytes),
     }),
-  );
-  $("count-result").hidden = false;
-  $("count-result").classList.remove("stale");
+  });
 }
 
-export async function doBackwardCount() {
-  clearErrors();
-  const p = readForm();
-  const quick = backwardQuickErrors(p, "count");
-  if (quick.length) {
-    showErrors(quick);
-    return null;
-  }
-  setBusy(true, "count");
-  status.textContent = client.ready ? _("Counting…") : _("Starting Python, then counting…");
-  const result = resultOf(await client.request("count", p), showErrors);
-  setBusy(false);
-  if (!result) return null;
-  const sel = result.selected;
-  writeHash({ ...p, n: String(sel.n), d: String(sel.d), workgroup_bytes: String(sel.workgroup_bytes) });
-  markShown("count-result", p);
-  renderBackwardCount(result);
-  status.textContent = _("Counted: {kernel}, {bytes} bytes, {ratio} times its forward's.", {
-    kernel: kernelLabel(sel.kernel, result.label),
-    bytes: fmt(sel.total_bytes),
-    ratio: fixed(result.backward_to_forward_ratio, 2),
-  });
-  return result;
+export function doBackwardCount() {
+  return countWith(
+    (p) => backwardQuickErrors(p, "count"),
+    renderBackwardCount,
+    (result) =>
+      _("Counted: {kernel}, {bytes} bytes, {ratio} times its forward's.", {
+        kernel: kernelLabel(result.selected.kernel, result.label),
+        bytes: fmt(result.selected.total_bytes),
+        ratio: fixed(result.backward_to_forward_ratio, 2),
+      }),
+  );
 }
 
 /** Rows of per-tensor errors: dQ, dK, dV against their bounds (shared with Time's check). */
@@ -210,33 +186,22 @@ export function renderBackwardCheck(r) {
 }
 
 export async function doBackwardCheck() {
-  clearErrors();
-  const p = readForm();
-  const quick = backwardQuickErrors(p, "check");
-  if (quick.length) {
-    showErrors(quick);
-    return null;
-  }
-  setBusy(true, "check");
-  status.textContent = client.ready ? _("Checking the backward pass…") : _("Starting Python, then checking…");
+  const p = readChecked((q) => backwardQuickErrors(q, "check"));
+  if (!p) return null;
+  busyWith("check", _("Checking the backward pass…"), _("Starting Python, then checking…"));
   // One plain request: the chunked check runner is the forward's; Cancel drops this worker.
   const result = resultOf(await client.request("check", p), showErrors);
   setBusy(false);
   if (!result) return null;
-  writeHash(p);
-  renderBackwardCheck(result);
-  markShown("check-result", p);
-  const values = { residual: sci(result.identity_residual) };
-  status.textContent = result.passed
-    ? _("Backward check passed: identity residual {residual}.", values)
-    : _("Backward check failed: identity residual {residual}.", values);
-  return result;
+  return showCheck(p, result, renderBackwardCheck, (r) => {
+    const values = { residual: sci(r.identity_residual) };
+    return r.passed
+      ? _("Backward check passed: identity residual {residual}.", values)
+      : _("Backward check failed: identity residual {residual}.", values);
+  });
 }
 
 /** Cancel a backward check: the worker is dropped; the next request starts a fresh one. */
 export function cancelBackwardCheck() {
-  client.cancel();
-  setBusy(false);
-  status.textContent = _("Check cancelled. Earlier results are kept.");
-  buttons.check.focus();
+  checkCancelled(() => client.cancel());
 }

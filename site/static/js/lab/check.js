@@ -4,7 +4,8 @@ import { EmulatorClient } from "../emulator-client.js";
 import { _ } from "../i18n.js";
 import { client } from "./client.js";
 import { kernelLabel } from "./direction.js";
-import { $, buttons, clearErrors, markShown, readForm, rules, setBusy, showErrors, status, writeHash } from "./form.js";
+import { busyWith, checkCancelled, readChecked } from "./action.js";
+import { $, markShown, rules, setBusy, showErrors, status, writeHash } from "./form.js";
 import { fixed, fmt, rate, sci } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
@@ -200,15 +201,9 @@ export function renderCheck(r) {
 }
 
 export async function doCheck() {
-  clearErrors();
-  const p = readForm();
-  const quick = quickErrors(p, "check", rules);
-  if (quick.length) {
-    showErrors(quick);
-    return null;
-  }
-  setBusy(true, "check");
-  status.textContent = client.ready ? _("Checking…") : _("Starting Python, then checking…");
+  const p = readChecked((q) => quickErrors(q, "check", rules));
+  if (!p) return null;
+  busyWith("check", _("Checking…"), _("Starting Python, then checking…"));
   const reply = await checks.run(p, {
     onProgress: ({ done, total, workers }) => {
       const values = { done: fmt(done), left: fmt(total - done), workers: String(workers) };
@@ -231,20 +226,25 @@ export async function doCheck() {
   }
   const result = resultOf(reply, showErrors);
   if (!result) return null;
+  return showCheck(p, result, renderCheck, (r) => {
+    const values = { error: sci(r.max_abs_error), bound: sci(r.bound) };
+    return r.passed
+      ? _("Check passed: largest error {error}, bound {bound}.", values)
+      : _("Check failed: largest error {error}, bound {bound}.", values);
+  });
+}
+
+/** Show a check's result (forward or backward): its settings in the address, its card
+ *  drawn by render(result), and verdict(result) in the status line. Returns the result. */
+export function showCheck(p, result, render, verdict) {
   writeHash(p);
-  renderCheck(result);
+  render(result);
   markShown("check-result", p);
-  const values = { error: sci(result.max_abs_error), bound: sci(result.bound) };
-  status.textContent = result.passed
-    ? _("Check passed: largest error {error}, bound {bound}.", values)
-    : _("Check failed: largest error {error}, bound {bound}.", values);
+  status.textContent = verdict(result);
   return result;
 }
 
 /** Stop Python mid-check (the worker is dropped; the next request starts a fresh one). */
 export function cancelCheck() {
-  checks.cancel();
-  setBusy(false);
-  status.textContent = _("Check cancelled. Earlier results are kept.");
-  buttons.check.focus();
+  checkCancelled(() => checks.cancel());
 }

@@ -3,7 +3,8 @@ import { barChart } from "../bars.js";
 import { _, ngettext } from "../i18n.js";
 import { client } from "./client.js";
 import { kernelLabel } from "./direction.js";
-import { $, clearErrors, markShown, readForm, rules, setBusy, showErrors, status, writeHash } from "./form.js";
+import { busyWith, readChecked } from "./action.js";
+import { $, markShown, rules, setBusy, showErrors, status, writeHash } from "./form.js";
 import { fixed, fmt, size } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
@@ -33,7 +34,6 @@ export function trafficTable(t, caption, tensors = TENSORS) {
     <tfoot><tr><th scope="row">${w.total}</th><td colspan="2">${w.totalBytes}</td></tr></tfoot></table>`;
 }
 
-/** The sentence that names a count's kernel, sizes and tiles. */
 /** A count's sizes and tiles as the sentences about it name them (the backward count's too). */
 export function setupValues(s, label) {
   return {
@@ -64,6 +64,34 @@ function setupSentence(s, label) {
       );
 }
 
+/** The count card's first lines: its setup sentence, the total (w.total) in big, and
+ *  where those bytes go (w.where) (shared with the backward count). */
+export function countHead(setup, w) {
+  return html`<p>${setup}</p>
+    <p class="big-number" id="count-total">${w.total}</p>
+    <p>${w.where}</p>`;
+}
+
+/** The sentence on plain's and fused's totals and their ratio (`compare`, from _() with
+ *  {plain}, {fused} and {ratio} left in), the chart's place and its legend of `tensors`
+ *  (shared with the backward count). */
+export function plainBesideFused(compare, r, tensors) {
+  return html`<p>${fillHtml(compare, {
+    plain: html`<strong id="count-plain">${fmt(r.plain.total_bytes)}</strong>`,
+    fused: html`<strong id="count-fused">${fmt(r.fused.total_bytes)}</strong>`,
+    ratio: html`<strong id="count-ratio">${fixed(r.ratio, 1)}</strong>`,
+  })}</p>
+    <div id="count-chart"></div>
+    <ul class="legend-inline" aria-hidden="true">${tensors.map((t) => html`<li><span class="swatch sw-${t}"></span>${t}</li>`)}</ul>`;
+}
+
+/** Draw the count's bar chart of `rows` ({label, traffic}) and show the count, fresh. */
+export function showCountChart(rows, options) {
+  $("count-chart").appendChild(barChart(rows, options));
+  $("count-result").hidden = false;
+  $("count-result").classList.remove("stale");
+}
+
 /**
  * Draw a count reply: the chosen kernel's bytes, and plain beside fused. Count shows
  * the lesson's kernels only, as the film does; the tuned kernels appear with Time.
@@ -80,34 +108,22 @@ export function renderCount(r) {
   setHtml(
     $("count-body"),
     html`
-    <p>${setupSentence(s, label)}</p>
-    <p class="big-number" id="count-total">${w.total}</p>
-    <p>${w.where}</p>
+    ${countHead(setupSentence(s, label), w)}
     ${trafficTable(s, w.caption)}
-    <p>${fillHtml(w.compare, {
-      plain: html`<strong id="count-plain">${fmt(r.plain.total_bytes)}</strong>`,
-      fused: html`<strong id="count-fused">${fmt(r.fused.total_bytes)}</strong>`,
-      ratio: html`<strong id="count-ratio">${fixed(r.ratio, 1)}</strong>`,
-    })}</p>
-    <div id="count-chart"></div>
-    <ul class="legend-inline" aria-hidden="true">${TENSORS.map((t) => html`<li><span class="swatch sw-${t}"></span>${t}</li>`)}</ul>`,
+    ${plainBesideFused(w.compare, r, TENSORS)}`,
   );
   const rows = [
     { label: _("Plain"), traffic: r.plain },
     { label: _("Fused"), traffic: r.fused },
   ];
-  $("count-chart").appendChild(
-    barChart(rows, {
-      title: _("Bytes moved at N = {n}, d = {d}: plain {plain}, fused {fused}", {
-        n: fmt(s.n),
-        d: String(s.d),
-        plain: size(r.plain.total_bytes),
-        fused: size(r.fused.total_bytes),
-      }),
+  showCountChart(rows, {
+    title: _("Bytes moved at N = {n}, d = {d}: plain {plain}, fused {fused}", {
+      n: fmt(s.n),
+      d: String(s.d),
+      plain: size(r.plain.total_bytes),
+      fused: size(r.fused.total_bytes),
     }),
-  );
-  $("count-result").hidden = false;
-  $("count-result").classList.remove("stale");
+  });
 }
 
 /** Ask Python for the counts of the form's settings; the count result, or null after a message. */
@@ -115,27 +131,34 @@ export async function fetchCounts(p) {
   return resultOf(await client.request("count", p), showErrors);
 }
 
-export async function doCount() {
-  clearErrors();
-  const p = readForm();
-  // A plainly bad value needs no Python: say so at once, even before Python has started.
-  const quick = quickErrors(p, "count", rules);
-  if (quick.length) {
-    showErrors(quick);
-    return null;
-  }
-  setBusy(true, "count");
-  status.textContent = client.ready ? _("Counting…") : _("Starting Python, then counting…");
+/**
+ * Count at the form's settings (forward or backward): quick(p) answers a plainly bad
+ * value first; then Python's count, drawn by render(result), the settings it used in
+ * the address, and said(result) in the status line. The count result, or null.
+ */
+export async function countWith(quick, render, said) {
+  const p = readChecked(quick);
+  if (!p) return null;
+  busyWith("count", _("Counting…"), _("Starting Python, then counting…"));
   const result = await fetchCounts(p);
   setBusy(false);
   if (!result) return null;
   const sel = result.selected;
   writeHash({ ...p, n: String(sel.n), d: String(sel.d), workgroup_bytes: String(sel.workgroup_bytes) });
   markShown("count-result", p);
-  renderCount(result);
-  status.textContent = _("Counted: {kernel}, {bytes} bytes.", {
-    kernel: kernelLabel(sel.kernel || result.kernel, result.label),
-    bytes: fmt(sel.total_bytes),
-  });
+  render(result);
+  status.textContent = said(result);
   return result;
+}
+
+export function doCount() {
+  return countWith(
+    (p) => quickErrors(p, "count", rules),
+    renderCount,
+    (result) =>
+      _("Counted: {kernel}, {bytes} bytes.", {
+        kernel: kernelLabel(result.selected.kernel || result.kernel, result.label),
+        bytes: fmt(result.selected.total_bytes),
+      }),
+  );
 }

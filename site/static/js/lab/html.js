@@ -45,11 +45,6 @@ export function setHtml(element, markup) {
   element.innerHTML = piece(markup);
 }
 
-/** Append markup from html`` at the end of an element. */
-export function appendHtml(element, markup) {
-  element.insertAdjacentHTML("beforeend", piece(markup));
-}
-
 /**
  * A translated sentence with markup in it: `text` comes from _() called without
  * params (its {name} placeholders left in place); each placeholder becomes

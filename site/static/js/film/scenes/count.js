@@ -1,0 +1,144 @@
+// Scene 5, the count: the bytes of plain and fused at d = 64 as stacked bars
+// by tensor, why K and V come back, and d = 16 left for the learner to count.
+import { _, num } from "../../i18n.js";
+import { dual, el, plainAndFused } from "../draw.js";
+
+const TENSORS = ["S", "P", "K", "V", "Q", "O"];
+
+/** A "d = …" label under a pair of bars centred on x. */
+function dLabel(g, x, d) {
+  dual(g, { x, y: 524, "text-anchor": "middle", class: "film-text" }, `d = ${num(d)}`, `d = ${num(d)}`, {
+    y: 532,
+  });
+}
+
+/** What the count adds up: one swatch per tensor. */
+function legend(g, { T, hide, fadeIn, fadeOut }) {
+  const key = el(g, "g", {});
+  dual(
+    key,
+    { x: 400, y: 170, class: "film-text" },
+    _("every byte through the door, by tensor:"),
+    _("bytes by tensor:"),
+  );
+  TENSORS.forEach((name, k) => {
+    el(key, "rect", {
+      x: 400 + k * 80,
+      y: 195,
+      width: 64,
+      height: 50,
+      rx: 4,
+      class: `fill-${name.toLowerCase()}`,
+    });
+    el(key, "text", { x: 432 + k * 80, y: 230, "text-anchor": "middle", class: "film-on", "font-size": 18 }, name);
+  });
+  hide(key);
+  fadeIn(key, T("tally") + 0.3);
+  fadeOut(key, T("d64why"), 0.3);
+}
+
+/** The d = 64 bars, grown from the axis, and the legend. */
+function barsAtD64(g, stage) {
+  const { F, T, tl, hide } = stage;
+  const [b1, b2] = plainAndFused(g, F.d64, [170, 270], 170, 470, 330);
+  dLabel(g, 260, F.d64.d);
+  dual(
+    g,
+    { x: 480, y: 24, "text-anchor": "middle", class: "film-label" },
+    _("one head, N = {n}, float32, bench of {bytes} bytes", { n: F.N, bytes: F.M }),
+    `N = ${F.N}, float32`,
+    { x: 720, y: 26 },
+  );
+  hide([b1, b2]);
+  legend(g, stage);
+  const grow = (b, at) => {
+    tl.fromTo(
+      b,
+      { scaleY: 0, transformOrigin: "50% 100%" },
+      { scaleY: 1, duration: 1.2, ease: "power2.out", immediateRender: false },
+      at,
+    );
+    tl.set(b, { autoAlpha: 1 }, at);
+  };
+  grow(b1, T("d64") + 0.5);
+  grow(b2, T("d64") + 2.5);
+}
+
+/** "d = …: B_r = … query rows → … query tiles", above the bars of that d. */
+function why(g, fig, y, x) {
+  return dual(
+    g,
+    { x: 170, y, class: "film-text" },
+    _("d = {d}: B_r = {rows} query rows → {tiles} query tiles, K and V read {tiles} times", {
+      d: fig.d,
+      rows: fig.B_r,
+      tiles: fig.q_tiles,
+    }),
+    _("K, V read {tiles}×", { tiles: fig.q_tiles }),
+    { x, y: 76, "text-anchor": "middle" },
+  );
+}
+
+/** Why d = 64 moves so much: few query rows fit, so K and V are read again and again. */
+function refetchAtD64(g, { F, T, hide, fadeIn, fadeOut }) {
+  const why64 = why(g, F.d64, 54, 260);
+  hide(why64);
+  fadeIn(why64, T("d64why") + 1.0);
+  const refetch = dual(
+    g,
+    { x: 380, y: 330, class: "film-label" },
+    _("K + V: {mib} MiB of each bar, {trips} trips", { mib: F.d64.kv_mib_fused, trips: F.d64.q_tiles }),
+    `K + V: ${F.d64.kv_mib_fused} MiB`,
+  );
+  hide(refetch);
+  fadeIn(refetch, T("d64refetch") + 0.3);
+  fadeOut(refetch, T("d16"), 0.3);
+}
+
+/** d = 16: the film does not count it for you. Two unlabelled slots of the
+ *  same height (a height would give the ratio away), and the recipe. */
+function slotsAtD16(g, { F, T, hide, fadeIn }) {
+  const slots = el(g, "g", {});
+  for (const [x, name] of [
+    [530, _("plain")],
+    [630, _("fused")],
+  ]) {
+    el(slots, "rect", { x, y: 330, width: 80, height: 140, class: "film-box film-unknown" });
+    el(slots, "text", { x: x + 40, y: 412, "text-anchor": "middle", class: "film-big" }, "?");
+    el(slots, "text", { x: x + 40, y: 492, "text-anchor": "middle", class: "film-label" }, name);
+  }
+  dLabel(slots, 620, F.d16.d);
+  hide(slots);
+  fadeIn(slots, T("d16") + 0.3);
+  const why16 = why(g, F.d16, 82, 620);
+  hide(why16);
+  fadeIn(why16, T("d16") + 0.8);
+  const recipe = el(g, "g", {});
+  el(
+    recipe,
+    "text",
+    { x: 380, y: 170, class: "film-text" },
+    _("fused = Q + O + {tiles} × (K + V)", { tiles: F.d16.q_tiles }),
+  );
+  el(
+    recipe,
+    "text",
+    { x: 380, y: 215, class: "film-text" },
+    _("plain = fused + {times} × table", { times: F.cross.times_raw }),
+  );
+  dual(
+    recipe,
+    { x: 380, y: 260, class: "film-label" },
+    _("table = {mib} MiB; Q, K, V, O = {kib} KiB each", { mib: F.table.mib, kib: F.d16.tensor_kib }),
+    _("table {mib} MiB; Q, K, V, O {kib} KiB", { mib: F.table.mib, kib: F.d16.tensor_kib }),
+  );
+  hide(recipe);
+  fadeIn(recipe, T("recipe") + 0.5);
+}
+
+/** Scene 5 on its group g, with the film's stage (see ../scenes.js). */
+export function count(g, stage) {
+  barsAtD64(g, stage);
+  refetchAtD64(g, stage);
+  slotsAtD16(g, stage);
+}

@@ -1,0 +1,170 @@
+// The site's one Python worker: Pyodide (Python 3.14 compiled to WebAssembly)
+// in a module Web Worker, so the page never freezes while Python works. It runs
+// the very same files the tests run in CPython, shipped by build.py as bundles.
+//
+// What it serves is named in its URL (?serve=lab or ?serve=exercises; the page
+// sets ?lang= too): the bundles it writes into Python's file system and the
+// Python module whose handle_json(text) -> text answers each request (SERVES).
+// ./worker-client.js is the page's side.
+//
+// In:  {id, request}                       request: the JSON the module's handle_json reads
+// Out: {type: "progress", step, stage, percent}   while Python starts: step "python",
+//                                                 "files", "ready", or "failed" (stage then
+//                                                 holds the error); stage: words for the learner
+//      {type: "started", id}               Python begins the request (a time limit starts here)
+//      {type: "reply", id, reply}          the module's reply, as it gave it
+//      {type: "reply", id, error: {boot, message}}   Python could not start (boot: true), or
+//                                          the request failed outside the module's own replies
+//      {type: "csp-violation", directive, blocked, where: "worker"}
+// Python starts at once, and once per worker: a worker whose Python failed to
+// start answers every request with that error, and the page starts a fresh one.
+//
+// The page's language (i18n.js, py-locale.js) is imported inside boot(), not
+// at the top: i18n.js fetches its catalog with a top-level await, and a module
+// worker whose imports are still awaiting gets its first messages before
+// self.onmessage exists, and Chrome drops them (the first request would wait for ever).
+import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
+
+const base = new URL("../../", import.meta.url);
+
+let i18n = null; // the page's i18n.js, once boot() has imported it
+
+/** _() of i18n.js once loaded; before that, the English message with its {placeholders} filled. */
+function _(msgid, params = {}) {
+  if (i18n) return i18n._(msgid, params);
+  return msgid.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+}
+
+// The lab's "model's sentence" input reads facts/probe_qkv.json, fetched the first time a check needs it.
+let modelLoaded = false;
+async function labPrepare(py, request) {
+  if (modelLoaded || !request.params || request.params.input !== "model") return;
+  if (!/^check(_plan|_part|_merge)?$/.test(request.op)) return;
+  const response = await fetch(new URL("py/facts/probe_qkv.json", base));
+  if (!response.ok) throw new Error(`could not load the model's sentence (${response.status})`);
+  writeFile(py, "facts/probe_qkv.json", await response.text());
+  modelLoaded = true;
+}
+
+// What a worker serves: the bundles build.py writes ({files: {path: text}}; the
+// first also holds the page languages' catalogs), the module answering requests,
+// and what a request may need loaded before it runs.
+const SERVES = {
+  lab: { bundles: ["py/bundle.json"], module: "emulator.api", prepare: labPrepare },
+  exercises: { bundles: ["py/bundle.json", "py/exercises.json"], module: "exercises.runner", prepare: null },
+};
+const serve = new URL(self.location.href).searchParams.get("serve");
+const serves = Object.hasOwn(SERVES, serve) ? SERVES[serve] : null;
+
+// The worker runs under the CSP its own response carries (build.py's server
+// sends it); tell the page about any violation, which it would not otherwise see.
+self.addEventListener("securitypolicyviolation", (e) => {
+  postMessage({ type: "csp-violation", directive: e.effectiveDirective, blocked: e.blockedURI, where: "worker" });
+});
+
+function progress(step, stage, percent) {
+  postMessage({ type: "progress", step, stage, percent });
+}
+
+function messageOf(err) {
+  return String(err && err.message ? err.message : err);
+}
+
+function writeFile(py, path, text) {
+  const parts = path.split("/");
+  let dir = "/cannery";
+  for (const part of parts.slice(0, -1)) {
+    dir += "/" + part;
+    try {
+      py.FS.mkdirTree(dir);
+    } catch (_) {
+      /* exists */
+    }
+  }
+  py.FS.writeFile("/cannery/" + path, text);
+}
+
+// Pyodide 314 swallows a failed download of its WebAssembly (it logs
+// console.warn("wasm instantiation failed!") and never settles), which would
+// leave the page waiting for ever on a patchy connection. Turn that into an error.
+function wasmFailureWatch() {
+  let reject;
+  const failed = new Promise((_, r) => {
+    reject = r;
+  });
+  const { warn, error } = console;
+  console.warn = (...args) => {
+    if (typeof args[0] === "string" && args[0].includes("wasm instantiation failed")) {
+      reject(new Error("could not download Python's WebAssembly (vendor/pyodide/pyodide.asm.wasm)"));
+    }
+    warn.apply(console, args);
+  };
+  console.error = (...args) => {
+    // likewise a failed download of the standard library, which ends in exit(1)
+    if (typeof args[0] === "string" && args[0].includes("installing the standard library")) {
+      reject(new Error("could not download Python's standard library (vendor/pyodide/python_stdlib.zip)"));
+    }
+    error.apply(console, args);
+  };
+  return {
+    failed,
+    stop: () => {
+      console.warn = warn;
+      console.error = error;
+    },
+  };
+}
+
+async function fetchBundle(rel) {
+  const response = await fetch(new URL(rel, base));
+  if (!response.ok)
+    throw new Error(_("could not load {file} ({status})", { file: rel, status: String(response.status) }));
+  return await response.json();
+}
+
+/** Start Python and load what this worker serves; resolves to {py, handle}. */
+async function boot() {
+  i18n = await import("./i18n.js");
+  const { usePageLanguage } = await import("./py-locale.js");
+  if (!serves) throw new Error(`worker.js serves "lab" or "exercises", not ${JSON.stringify(serve)}`);
+  progress("python", _("Starting Python (Pyodide) in this page…"), 10);
+  const watch = wasmFailureWatch();
+  let py;
+  try {
+    py = await Promise.race([loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href }), watch.failed]);
+  } finally {
+    watch.stop();
+  }
+  progress("files", _("Loading the emulator…"), 80);
+  const bundles = await Promise.all(serves.bundles.map(fetchBundle));
+  py.FS.mkdirTree("/cannery");
+  for (const bundle of bundles) for (const [path, text] of Object.entries(bundle.files)) writeFile(py, path, text);
+  py.runPython("import sys\nsys.path.insert(0, '/cannery')");
+  usePageLanguage(py, bundles[0]);
+  const handle = py.pyimport(serves.module).handle_json;
+  progress("ready", _("Python is ready."), 100);
+  return { py, handle };
+}
+
+// Boot at once: the page starts this worker only when the learner reaches for
+// the lab or opens an exercise, so Python is usually ready by the first press.
+const booting = boot();
+booting.catch((err) => progress("failed", messageOf(err), 0));
+
+self.onmessage = async (event) => {
+  const { id, request } = event.data;
+  let python;
+  try {
+    python = await booting;
+  } catch (err) {
+    postMessage({ type: "reply", id, error: { boot: true, message: messageOf(err) } });
+    return;
+  }
+  postMessage({ type: "started", id });
+  try {
+    if (serves.prepare) await serves.prepare(python.py, request);
+    postMessage({ type: "reply", id, reply: JSON.parse(python.handle(JSON.stringify(request))) });
+  } catch (err) {
+    postMessage({ type: "reply", id, error: { boot: false, message: messageOf(err) } });
+  }
+};
