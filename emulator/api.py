@@ -33,6 +33,8 @@ ops
             for the same runs ("outputs") against them (emulator.float16)
   float16_plan  the float16 kernels' GPU plans for the held-out sentences ("lengths",
             "d", "heads", "limits", "subgroup_min_size"; emulator.float16.gpu_plans)
+  walk      the steps Count adds up, in marks the lab's picture draws
+            (emulator.walk.picture); "direction" as for count
   validate  the rules alone
 """
 from __future__ import annotations
@@ -47,6 +49,7 @@ from . import check as _check
 from . import mirrors as _mirrors
 from . import plan as _plan
 from . import traffic as _traffic
+from . import walk as _walk
 from .i18n import _, group
 from .inputs import random_qkv
 from .tiling import (
@@ -437,6 +440,9 @@ def handle(request: dict) -> dict:
             result = _float16_op(request)
         elif op == "float16_plan":
             result = _float16_plan_op(request)
+        elif op == "walk":
+            p = _backward_request(raw, "count") if _direction(raw) == "backward" else parse_request(raw, "count")
+            result = _walk.picture(p["tiling"])
         elif op == "validate":
             p = parse_request(raw, raw.get("purpose", "count"))
             result = {k: v for k, v in p.items() if k != "tiling"}

@@ -8,6 +8,7 @@ emulator in Pyodide), and every number is written the Brazilian way
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from conftest import open_lab
@@ -206,3 +207,43 @@ def test_backward_count_and_a_too_large_backward_check_in_portuguese(lab):
         f"A conferência do backward monta tabelas N×N em Python, por isso vai só até N = {CHECK_MAX_N}; "
         "N = 4.096 demoraria demais. Contar funciona com qualquer N.")
     lab.locator("#dir-forward").check()
+
+
+def test_the_tiles_walk_in_portuguese_and_end_on_counts_bytes(lab):
+    """The lab's picture of the walk (site/static/js/lab/walk/): its words from page.po and
+    site.po, its numbers the Brazilian way, its last step on the Count card's figure; axe
+    finds nothing to fix in it (injected by DevTools, so the page's CSP stays on)."""
+    fill(lab, n=300, d=64, kernel="fused")
+    lab.locator("#causal").check()
+    lab.locator("#count-button").click()
+    expect(lab.locator("#count-body")).to_contain_text("N = 300", timeout=PYTHON)
+    idle(lab)
+    total = lab.inner_text("#count-total").split()[0]
+    lab.locator("#walk > summary").click()
+    expect(lab.locator("#walk > summary")).to_have_text("Os blocos, em seu percurso")
+    expect(lab.locator("#walk-view")).to_have_attribute("data-shows", "fused 300", timeout=PYTHON)
+    expect(lab.locator("#walk-group")).to_have_text("Cada quadrado da grade é um bloco de consultas (a sua linha) "
+                                                    "diante de um bloco de chaves (a sua coluna).")
+    expect(lab.locator(".walk-controls button")).to_have_text(
+        ["Voltar", "Avançar", "Reproduzir", "Até o fim"])
+    lab.locator("#walk-step").focus()
+    for _ in range(3):
+        lab.keyboard.press("ArrowRight")
+    expect(lab.locator("#walk-now")).to_contain_text(
+        "Passo 3 de 129, passada fused: o bloco de chaves 1 (linhas 16–31) passa pelo bloco de consultas 0 "
+        "(linhas 0–31), na bancada. Lê K 4.096 B e V 4.096 B da memória global.")
+    expect(lab.locator("#walk-now")).to_contain_text("Com a máscara causal, 17 dos 19 pares de blocos desta linha "
+                                                     "ficam além da diagonal e são pulados.")
+    expect(lab.locator("#walk-bench")).to_contain_text("A bancada (memória de workgroup), M = 16.384 B")
+    lab.keyboard.press("End")
+    expect(lab.locator("#walk-total")).to_have_text(f"{total} de {total} bytes")
+    expect(lab.locator("#walk-now")).to_contain_text(f"O percurso terminou: {total} bytes movidos")
+    axe = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
+    if axe.exists():
+        lab.evaluate(axe.read_text(encoding="utf-8") + "\n;0")
+        violations = lab.evaluate("""async () => (await axe.run(document.getElementById('walk'), {
+            runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']},
+            resultTypes: ['violations']})).violations.map((v) => v.id)""")
+        assert violations == []
+    lab.locator("#causal").uncheck()
+    lab.locator("#walk > summary").click()

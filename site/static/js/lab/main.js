@@ -78,6 +78,11 @@ $("input-model").addEventListener("change", () => {
 form.addEventListener("input", markStale);
 form.addEventListener("change", markStale);
 
+// The tiles' walk (walk/index.js) loads only when the learner opens it or presses Count.
+const walk = (always) => import("./walk/index.js").then((m) => m.follow({ always }));
+$("walk").addEventListener("toggle", () => $("walk").open && walk(false));
+form.addEventListener("submit", () => walk(true));
+
 // Count, Check or Time pressed before this module ran (static/js/early-press.js): run it now.
 window.canneryReady?.(form);
 
