@@ -149,6 +149,16 @@ def python_bundle(out: Path) -> None:
     target.write_text(json.dumps({"files": files, "catalogs": catalogs}, sort_keys=True), encoding="utf-8")
 
 
+def measured_table(out: Path) -> None:
+    """Write data/measured-h200.json: the H200's measured figures the Time card shows
+    without WebGPU or on a software adapter (bench.reference.table, from bench/results/)."""
+    from bench import reference
+
+    target = out / "data" / "measured-h200.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(reference.table(), sort_keys=True, ensure_ascii=False), encoding="utf-8")
+
+
 def page_catalogs(out: Path) -> None:
     """Write locale/<code>/page.json for each translated language: the page's
     JavaScript messages (gettext domain "page"), read by site/static/js/i18n.js."""
@@ -346,6 +356,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     python_bundle(out)
     exercises_bundle(out)
     shutil.copyfile(ROOT / "facts" / "facts.json", out / "facts.json")  # linked from Sources
+    measured_table(out)
     probe = ROOT / "facts" / "probe_qkv.json"
     if probe.exists():
         (out / "py" / "facts").mkdir(parents=True, exist_ok=True)
@@ -372,6 +383,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
                        "backward_check_max_n": BACKWARD_CHECK_MAX_N,
                        "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},
             "csp": CSP,
+            "lab_rules": lab_rules(lang.code),
         }
         context["film"] = film.build(context, lang=lang.code)
         film.write_assets(context["film"], out, lang=lang.code)
@@ -387,6 +399,17 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         context["kit"] = context_kit
         render_pages(env, context, out)
     return out
+
+
+def lab_rules(code: str) -> dict:
+    """The lab form's data-rules in language ``code``: the manifest's input rules and the
+    planner's table of what the page refuses before Python starts (emulator.plan.cold_rules,
+    the tiling rule's messages in that language), which site/static/js/lab/rules.js reads."""
+    from emulator import plan
+
+    with i18n.python_speaks(code):
+        cold = plan.cold_rules()
+    return {"head_dims": MANIFEST["head_dims"], "lesson": MANIFEST["lesson"], **cold}
 
 
 def _renderer(env: jinja2.Environment, context: dict):

@@ -226,7 +226,9 @@ def main(argv=None):
             a.roofline.write_text(roofline_svg(saved))
         return
     t_start = time.perf_counter()
-    results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv,
+    t0 = time.gmtime()
+    results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", t0), "date": time.strftime("%Y-%m-%d", t0),
+               "argv": sys.argv,
                "rows": [], "checks": {}, "torch": []}
     if a.ceilings:
         results["ceilings"] = measure_ceilings()

@@ -70,8 +70,8 @@ from cannery_host.wgsl import (
     backward_gflops,
     check_backward,
     gflops,
-    kernel_tiling,
 )
+from emulator.tiling import make_tiling
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "bench" / "results" / "wgsl-backward.json"
@@ -91,7 +91,7 @@ def check_kernels(runner: Runner, kernels, ds) -> list:
         for causal in (False, True):
             shared = {}  # one float64 reference per (d, mask, B_c), shared by the kernels
             for kern in kernels:
-                bc = kernel_tiling(kern, d).block_cols
+                bc = make_tiling(kern, 1, d).block_cols
                 o, lse = bw.forward32(q, k, v, causal, None, bc)
                 dq, dk, dv, _ = runner.run_backward(kern, f(q), f(k), f(v), f(o), f(lse), f(do), causal)
                 rep = check_backward(q, k, v, do, causal, dq, dk, dv, bc, shared.get(bc))
@@ -167,7 +167,7 @@ ELEMENTWISE_FLOP = {"softmax": 2, "ds": 2}  # per score
 
 def pass_flop(kernel, pass_name, n, d, heads, causal) -> float:
     """FLOP of one backward pass alone (see the module's convention)."""
-    from cannery_host.wgsl import writes_scores
+    from emulator.plan import writes_scores
 
     kind = "plain" if writes_scores(kernel) else "fused"
     if pass_name == "preprocess":
@@ -299,7 +299,9 @@ def main(argv=None):
         print(summary(json.loads(a.summary.read_text())))
         return
     t_start = time.perf_counter()
-    results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv,
+    t0 = time.gmtime()
+    results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", t0), "date": time.strftime("%Y-%m-%d", t0),
+               "argv": sys.argv,
                "flop_convention": "forward 4 N^2 d per head, backward 2.5x forward (10 N^2 d); causal half",
                "rows": [], "torch": [], "checks": []}
     runner = Runner(limits=a.limits, subgroups=not a.no_subgroups)

@@ -6,7 +6,8 @@ import { _, decimalMark, lang, num } from "./i18n.js";
 const SVG = "http://www.w3.org/2000/svg";
 const TENSORS = ["Q", "K", "V", "S", "P", "O"];
 
-function el(name, attrs = {}, text) {
+/** An SVG element with these attributes (and text): the charts' one builder. */
+export function el(name, attrs = {}, text) {
   const node = document.createElementNS(SVG, name);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
   if (text !== undefined) node.textContent = text;

@@ -1,0 +1,122 @@
+"""The H200's measured figures for the lab's Time card (issue 25 item 4): one small table,
+written by build.py (dist/data/measured-h200.json) from the current result files under
+bench/results/, which docs/BENCHMARKS.md names. The page never types a figure: it reads
+this table, picks the measured size nearest the form's, and says where it came from.
+
+Current sources (docs/BENCHMARKS.md):
+
+* forward: ``bench/results/h200.json`` (``bench.bench_wgsl``), rows at WebGPU's default
+  limits with subgroups, what a page gets; each plain row's passes timed alone;
+* backward: ``bench/results/wgsl-backward-h200-tuned.json`` (``bench.bench_wgsl_backward``);
+* roofline: ``bench/results/roofline-h200.json`` (``bench.bench_roofline``), absent until
+  it has been measured; then the table says so (``"roofline": null``).
+
+Each entry carries its file, its date (the file's own ``date`` or ``started`` field, else
+the date of the commit that added it, from git log), the device and the command that
+measured it, reconstructed from the run's argv with outputs under bench/results/.
+Times are milliseconds for all ``heads`` heads; GFLOP/s by the run's FLOP convention
+(forward 4·N²·d per head, backward 10·N²·d, causal half); bytes from emulator.traffic.count.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+FORWARD = "h200.json"
+BACKWARD = "wgsl-backward-h200-tuned.json"
+ROOFLINE = "roofline-h200.json"
+OUTPUT_FLAGS = ("--json", "--md", "--roofline")
+
+
+def _date(data: dict, path: Path) -> str:
+    """YYYY-MM-DD: the run's own date, else the commit that added the file."""
+    for key in ("date", "started"):
+        if data.get(key):
+            return str(data[key])[:10]
+    try:
+        out = subprocess.run(["git", "log", "--diff-filter=A", "--format=%as", "--", str(path)],
+                             cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = []
+    return out[-1] if out else ""
+
+
+def command(argv: list) -> str:
+    """The measuring command as typed from the repository root: the script as a module,
+    each output file under bench/results/."""
+    if not argv:
+        return ""
+    script = Path(argv[0])
+    module = "bench." + script.stem if script.suffix == ".py" else str(argv[0])
+    args, out = [], False
+    for a in argv[1:]:
+        args.append(f"bench/results/{Path(a).name}" if out else a)
+        out = a in OUTPUT_FLAGS
+    return " ".join(["python3 -m", module, *args])
+
+
+def _source(data: dict, path: Path) -> dict:
+    return {"file": f"bench/results/{path.name}", "date": _date(data, path),
+            "device": (data.get("adapter") or {}).get("device", ""), "command": command(data.get("argv") or [])
+            or data.get("command", "")}
+
+
+def _sig(x: float) -> float:
+    """Six significant digits: the table stays small, and no figure is changed visibly."""
+    return float(f"{x:.6g}")
+
+
+def _entry(r: dict) -> dict:
+    e = {k: (_sig(r[k]) if isinstance(r[k], float) else r[k])
+         for k in ("kernel", "medianMs", "gflops", "gbps", "bytes") if k in r}
+    e["intensity"] = _sig(r["gflops"] / r["gbps"]) if r.get("gbps") else None
+    if r.get("pass"):
+        e["pass"] = r["pass"]
+    return e
+
+
+def _sizes(rows: list, direction: str, keep) -> list:
+    sizes: dict = {}
+    for r in rows:
+        if not keep(r) or "medianMs" not in r or r.get("direction", "forward") != direction:
+            continue
+        key = (r["n"], r["d"], bool(r["causal"]), r["heads"])
+        s = sizes.setdefault(key, {"n": r["n"], "d": r["d"], "causal": bool(r["causal"]), "heads": r["heads"],
+                                   "kernels": [], "passes": []})
+        s["kernels"].append(_entry(r))
+        for p in r.get("passes") or []:
+            if "medianMs" in p:
+                s["passes"].append(_entry(p))
+    return [sizes[k] for k in sorted(sizes)]
+
+
+def _load(path: Path):
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def table(results: Path = RESULTS) -> dict:
+    """{"forward": {source..., "sizes": [...]}, "backward": {...}, "roofline": {source...,
+    "bytes_per_second", "flop_per_second", "ridge_flop_per_byte"} or None, "conventions":
+    {"softmax_flop_per_score": FLOP a score of plain's softmax pass counts, as bench_wgsl
+    counts it}}; a direction whose file is missing is None. ``results``: the folder."""
+    from bench.bench_wgsl import SOFTMAX_FLOP_PER_SCORE
+
+    out: dict = {"forward": None, "backward": None, "roofline": None,
+                 "conventions": {"softmax_flop_per_score": SOFTMAX_FLOP_PER_SCORE}}
+    fwd = _load(results / FORWARD)
+    if fwd:
+        out["forward"] = {**_source(fwd, results / FORWARD), "sizes": _sizes(
+            fwd["rows"], "forward", lambda r: r.get("limits") == "default" and r.get("subgroups", True)
+            and not r.get("fallback"))}
+    bwd = _load(results / BACKWARD)
+    if bwd:
+        out["backward"] = {**_source(bwd, results / BACKWARD),
+                           "sizes": _sizes(bwd["rows"], "backward", lambda r: True)}
+    roof = _load(results / ROOFLINE)
+    if roof:
+        out["roofline"] = {**_source(roof, results / ROOFLINE),
+                           **{k: roof[k] for k in ("bytes_per_second", "flop_per_second", "ridge_flop_per_byte")}}
+    return out

@@ -1,0 +1,199 @@
+"""The roofline under Time and the H200's measured figures (issue 25 items 1 and 4), in
+Chromium: on SwiftShader (a software adapter, so the H200's figures show too), in
+Brazilian Portuguese, and without WebGPU at all (navigator.gpu deleted before any script
+runs). Also the page weight before Play: the roofline's code and data load only on Time.
+
+One page per case; each presses Time once.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from conftest import open_lab
+from test_browser_a11y import assert_no_violations
+
+from bench import reference
+from emulator.traffic import count
+
+pytestmark = pytest.mark.browser
+
+NO_GPU = "delete Navigator.prototype.gpu; delete navigator.gpu;"
+
+
+def press_time(page, n, d, backward=False):
+    if backward:
+        page.check("#dir-backward")
+    page.fill("#n", str(n))
+    page.fill("#d", str(d))
+    page.click("#time-button")
+
+
+def rate(x):
+    """format.js's rate(): what the page writes for a GB/s or GFLOP/s figure."""
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 1 else f"{x:#.2g}"
+
+
+@pytest.fixture(scope="module")
+def roofline_page(browser, server_url, artifacts):
+    """The lab in English on SwiftShader after Time at N = 256, d = 16 (axe may be injected)."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    page = ctx.new_page()
+    page.console_errors = []
+    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+    page.goto(server_url + "#lab")
+    ok = page.evaluate("async () => Boolean(navigator.gpu && await navigator.gpu.requestAdapter())")
+    if not ok:
+        ctx.close()
+        pytest.skip("no WebGPU adapter in Chromium")
+    press_time(page, 256, 16)
+    page.locator("#roofline-chart").wait_for(timeout=300_000)
+    page.locator("#lab-form:not([aria-busy='true'])").wait_for(timeout=60_000)
+    yield page
+    ctx.close()
+
+
+@pytest.mark.gpu
+def test_time_draws_the_roofline_with_a_point_per_kernel(roofline_page, artifacts):
+    page = roofline_page
+    timed = page.locator("#time-table tbody th[scope=row]").evaluate_all(
+        "(ths) => ths.map((th) => th.firstChild.textContent.trim())")
+    assert {"plain", "fused"} <= set(timed)
+    kernels = page.locator("#roofline-chart .pt-kernel").evaluate_all("(ps) => ps.map((p) => p.dataset.kernel)")
+    assert sorted(kernels) == sorted(timed)
+    passes = page.locator("#roofline-chart .pt-pass").evaluate_all("(ps) => ps.map((p) => p.dataset.kernel)")
+    assert passes == ["plain: scores", "plain: softmax", "plain: pv"]
+    assert page.locator("#roofline-roof").count() == 1 and page.locator("#roofline-chart .ridge").count() == 1
+    # The roofs: both positive, FLOP/s over B/s a plausible ridge for a CPU or a GPU.
+    figures = page.locator("#roofline-figures")
+    bw = float(figures.get_attribute("data-bytes-per-second"))
+    fl = float(figures.get_attribute("data-flop-per-second"))
+    assert bw > 0 and fl > 0
+    assert 0.5 < fl / bw < 1000, (bw, fl)
+    # The chart's text alternative: its title and description carry the figures.
+    assert page.locator("#roofline-chart").get_attribute("aria-labelledby") == "roofline-title roofline-desc"
+    desc = page.locator("#roofline-desc").text_content()
+    assert f"copy {rate(bw / 1e9)} GB/s" in desc and f"{rate(fl / 1e9)} GFLOP/s" in desc
+    assert "ridge" in desc and all(k in desc for k in timed)
+    assert "plain: softmax" in desc and "under the memory roof" in desc
+    # The table beside the chart: bytes from the emulator's count, Count's numbers.
+    rows = page.locator("#roofline-table tbody tr")
+    assert rows.count() == len(timed) + 3
+    plain = count("plain", 256, 16, False, 16384)
+    body = page.inner_text("#roofline-table")
+    assert f"{plain.total_bytes:,}" in body
+    for name, b in plain.per_pass.items():
+        assert f"{b:,}" in body, name
+    # SwiftShader: the roofs are the CPU's, and the H200's figures are shown, labelled.
+    assert "these roofs are the CPU's" in page.inner_text("#roofline-software")
+    assert "Measured on an NVIDIA H200, not on your GPU" in page.inner_text("#h200-title")
+    words = page.inner_text("#roofline-words")
+    assert "plain" in words and "fused" in words and "traffic ratio" in words
+    if not reference.table()["roofline"]:
+        assert "has not been measured" in page.inner_text("#roofline-h200-note")
+        assert page.locator("#roofline-chart .roof-h200").count() == 0
+    assert page.locator("#roofline-chart .pt-h200").count() > 0
+    assert page.console_errors == []
+    page.locator("#time-result").screenshot(path=str(artifacts / "time-card-1280.png"))
+    page.locator("#time-roofline").screenshot(path=str(artifacts / "roofline-1280.png"))
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.locator("#time-roofline").screenshot(path=str(artifacts / "roofline-390.png"))
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+@pytest.mark.gpu
+def test_backward_time_draws_its_kernels_on_the_same_roofs(roofline_page):
+    """The second Time reuses the roofs measured for this visit, and draws the backward kernels."""
+    page = roofline_page
+    before = page.locator("#roofline-figures").get_attribute("data-bytes-per-second")
+    page.evaluate("() => { document.getElementById('roofline-chart').remove(); }")
+    press_time(page, 64, 16, backward=True)
+    page.locator("#roofline-chart").wait_for(timeout=300_000)
+    page.locator("#lab-form:not([aria-busy='true'])").wait_for(timeout=60_000)
+    timed = page.locator("#time-body table").first.locator("tbody th[scope=row]").all_text_contents()
+    kernels = page.locator("#roofline-chart .pt-kernel").evaluate_all("(ps) => ps.map((p) => p.dataset.kernel)")
+    assert sorted(kernels) == sorted(timed) and len(kernels) >= 2
+    assert page.locator("#roofline-chart .pt-pass").count() == 0
+    assert page.locator("#roofline-figures").get_attribute("data-bytes-per-second") == before
+    assert "backward" in page.locator("#roofline-desc").text_content()
+    page.check("#dir-forward")
+
+
+@pytest.mark.gpu
+def test_the_roofline_card_has_no_axe_violations(roofline_page, artifacts):
+    roofline_page.locator("#time-roofline").scroll_into_view_if_needed()
+    assert_no_violations(roofline_page, "roofline", artifacts)
+
+
+@pytest.mark.gpu
+def test_the_roofline_in_brazilian_portuguese(browser, server_url, artifacts):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    page = ctx.new_page()
+    try:
+        page.goto(server_url + "pt-BR/#lab")
+        press_time(page, 256, 16)
+        page.locator("#roofline-chart").wait_for(timeout=300_000)
+        page.locator("#lab-form:not([aria-busy='true'])").wait_for(timeout=60_000)
+        heading = page.inner_text("#time-roofline h4")
+        assert heading == "O roofline da sua GPU"
+        assert "Medido em uma NVIDIA H200, não na sua GPU" in page.inner_text("#h200-title")
+        assert "GB/s" in page.locator("#roofline-desc").text_content()
+        page.locator("#time-roofline").scroll_into_view_if_needed()
+        assert_no_violations(page, "roofline-pt", artifacts)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
+def test_without_webgpu_time_shows_the_h200_figures_labelled(browser, server_url, backward):
+    ctx, page = open_lab(browser, server_url + "#lab")
+    try:
+        ctx.add_init_script(NO_GPU)
+        page.reload()
+        assert page.evaluate("() => 'gpu' in navigator") is False
+        press_time(page, 1000, 64, backward=backward)
+        page.locator("#h200-title").wait_for(timeout=180_000)
+        assert page.inner_text("#h200-title") == "Measured on an NVIDIA H200, not on your GPU"
+        assert "no WebGPU" in page.inner_text("#lab-alert")
+        table = reference.table()["backward" if backward else "forward"]
+        size = reference_size = None
+        for s in table["sizes"]:  # nearest to N = 1000, d = 64, full: N = 4,096
+            if s["d"] == 64 and not s["causal"]:
+                size = reference_size = s
+        assert size is not None
+        text = page.inner_text("#time-h200")
+        assert "N = 4,096, d = 64, full, 32 heads" in text and "your form: N = 1,000, d = 64" in text
+        source = page.inner_text("#h200-source")
+        assert table["file"] in source and table["date"] in source and table["command"] in source
+        cells = page.locator("#h200-table tbody th").all_text_contents()
+        assert cells == [k["kernel"] for k in reference_size["kernels"]]
+        first = page.locator("#h200-table tbody tr").first.inner_text()
+        assert rate(reference_size["kernels"][0]["medianMs"]) in first
+        assert page.console_errors == []
+    finally:
+        ctx.close()
+
+
+def test_page_weight_before_play_stays_under_150_kb(browser, server_url):
+    """Everything the page fetches before anyone presses a button: at most 150 KB as a
+    server sends it compressed (gzip, level 9; uncompressed it is about 220 KB), and none
+    of the roofline's code or data."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    sizes = {}
+
+    def done(request):
+        resp = request.response()
+        sizes[request.url] = len(gzip.compress(resp.body(), 9)) if resp else 0
+
+    page.on("requestfinished", done)
+    try:
+        page.goto(server_url, wait_until="networkidle")
+        total = sum(sizes.values())
+        assert total <= 150_000, json.dumps(sorted(sizes.items(), key=lambda kv: -kv[1])[:10], indent=1)
+        names = " ".join(sizes)
+        for later in ("roofline.js", "probes.js", "measured-h200.json", "gpu/index.js"):
+            assert later not in names, later
+    finally:
+        ctx.close()

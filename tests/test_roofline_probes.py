@@ -1,0 +1,119 @@
+"""The roofline probes (kernels_wgsl/probes/, issue 25 item 1): planned within an adapter's
+limits by emulator.plan.probe_plan, and run natively through wgpu-py (lavapipe here) by
+cannery_host.probes, the code behind `python -m bench.bench_roofline`."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pytest
+
+from bench import reference
+from emulator import plan as planner
+from emulator.shaders import DEFAULT_LIMITS, Shader, read_source
+
+
+def test_probe_plan_sizes_fit_the_limits_they_are_given():
+    p = planner.probe_plan({})
+    copy, fma = p["copy"], p["fma"]
+    # The default limits: a 64 MiB source and destination, one invocation per vec4.
+    assert copy["buffers"] == {"src": 64 * 2**20, "dst": 64 * 2**20}
+    assert copy["n4"] == 64 * 2**20 // 16 and copy["bytes_per_run"] == 2 * 64 * 2**20
+    assert copy["dispatch"] == [copy["n4"] // 256, 1, 1] and copy["workgroup_size"] == [256, 1, 1]
+    assert fma["invocations"] == 2**20 and fma["dispatch"] == [4096, 1, 1]
+    assert fma["flop_per_step"] == 8 * 4 * 2  # eight vec4 FMA chains, 2 FLOP an FMA
+    # A small adapter: buffers shrink to whole workgroups of vec4s, dispatches fold into y.
+    small = planner.probe_plan({"maxStorageBufferBindingSize": 1_000_000, "maxComputeWorkgroupsPerDimension": 1000})
+    assert small["copy"]["buffers"]["src"] == 1_000_000 // 4096 * 4096
+    assert small["copy"]["dispatch"] == [small["copy"]["n4"] // 256, 1, 1]
+    assert small["fma"]["dispatch"] == [1000, 5, 1] and small["fma"]["invocations"] == 5000 * 256
+    for spec in (copy, fma):
+        assert max(spec["dispatch"]) <= DEFAULT_LIMITS["maxComputeWorkgroupsPerDimension"]
+        assert max(spec["buffers"].values()) <= DEFAULT_LIMITS["maxStorageBufferBindingSize"]
+        shader = Shader(read_source(spec["file"]))
+        assert list(shader.workgroup_size()) == spec["workgroup_size"]
+        assert shader.storage_buffers() == len(spec["bindings"]) - 1  # the params are a uniform
+    with pytest.raises(planner.InputError):
+        planner.probe_plan({"maxStorageBufferBindingSize": 1000})
+
+
+def test_the_worker_op_answers_the_same_plan():
+    from emulator.api import handle_json
+
+    reply = json.loads(handle_json(json.dumps({"op": "probe_plan", "params": {}, "limits": {}})))
+    assert reply["ok"] and reply["result"] == json.loads(json.dumps(planner.probe_plan({})))
+
+
+@pytest.mark.gpu
+def test_probes_on_wgpu_measure_positive_plausible_roofs(tmp_path):
+    try:
+        from cannery_host.wgsl import KernelError, Runner
+    except ImportError as e:
+        pytest.skip(f"wgpu-py is not importable: {e}")
+    try:
+        Runner()
+    except KernelError as e:
+        pytest.skip(f"no WebGPU adapter for wgpu-py: {e}")
+    from bench import bench_roofline
+
+    out = tmp_path / "roofline-h200.json"
+    assert bench_roofline.main(["--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    bw, fl = r["bytes_per_second"], r["flop_per_second"]
+    assert bw > 0 and fl > 0 and math.isfinite(bw) and math.isfinite(fl)
+    # A CPU or a GPU: float32 FMA per byte copied lies between 0.5 and 1,000 on any
+    # device we know (the H200's SGEMM and copy peaks give about 12).
+    assert 0.5 < fl / bw < 1000
+    assert r["ridge_flop_per_byte"] == pytest.approx(fl / bw)
+    p = r["probes"]
+    assert p["copy"]["bytes_per_run"] == p["plan"]["copy"]["bytes_per_run"]
+    assert p["fma"]["flop_per_run"] == p["plan"]["fma"]["invocations"] * 64 * p["fma"]["iters"]
+    assert math.isfinite(p["fma"]["checksum"]) and p["fma"]["checksum"] > 0
+    assert r["date"] == r["started"][:10] and r["command"].startswith("python3 -m bench.bench_roofline")
+    assert r["cpu_adapter"] == ("llvmpipe" in r["adapter"]["device"].lower())
+
+    # The build's table takes a roofline file where it exists (here lavapipe's, in a copy
+    # of bench/results/), with its date and command.
+    for name in (reference.FORWARD, reference.BACKWARD):
+        shutil.copyfile(reference.RESULTS / name, tmp_path / name)
+    t = reference.table(tmp_path)
+    assert t["roofline"]["bytes_per_second"] == bw and t["roofline"]["flop_per_second"] == fl
+    assert t["roofline"]["date"] == r["date"]
+    assert t["roofline"]["command"] == "python3 -m bench.bench_roofline --json bench/results/roofline-h200.json"
+    assert t["roofline"]["file"] == "bench/results/roofline-h200.json"
+
+
+def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
+    for name in (reference.FORWARD, reference.BACKWARD):
+        shutil.copyfile(reference.RESULTS / name, tmp_path / name)
+    t = reference.table(tmp_path)
+    assert t["roofline"] is None  # not measured here: the page says so and draws no H200 roof
+    fwd, bwd = t["forward"], t["backward"]
+    assert (fwd["date"], bwd["date"]) == ("2026-11-30", "2026-12-01")  # the runs' "started" fields
+    assert fwd["device"] == bwd["device"] == "NVIDIA H200"
+    assert fwd["command"].startswith("python3 -m bench.bench_wgsl --n 4096 ")
+    assert fwd["command"].endswith("--json bench/results/h200.json --md bench/results/h200.md "
+                                   "--roofline bench/results/roofline.svg")
+    assert bwd["command"].startswith("python3 -m bench.bench_wgsl_backward ")
+    assert "--json bench/results/wgsl-backward-h200-tuned.json" in bwd["command"]
+    # Forward: the rows a page would get (default limits, subgroups), with plain's passes.
+    raw = json.loads((tmp_path / reference.FORWARD).read_text())
+    d64 = next(s for s in fwd["sizes"] if s["d"] == 64)
+    want = [r for r in raw["rows"] if r["d"] == 64 and r["limits"] == "default" and r["subgroups"]
+            and "medianMs" in r]
+    assert [k["kernel"] for k in d64["kernels"]] == [r["kernel"] for r in want]
+    assert d64["kernels"][0]["medianMs"] == pytest.approx(want[0]["medianMs"], rel=1e-5)
+    assert [p["pass"] for p in d64["passes"]] == ["scores", "softmax", "pv"]
+    assert d64["kernels"][0]["intensity"] == pytest.approx(want[0]["intensity"], rel=1e-5)
+    assert {(s["d"], s["causal"]) for s in bwd["sizes"]} == {(d, c) for d in (16, 64, 128) for c in (False, True)}
+    assert t["conventions"]["softmax_flop_per_score"] == 5
+    # A result file without a date of its own takes the commit that added it.
+    undated = {k: v for k, v in raw.items() if k != "started"}
+    (tmp_path / reference.FORWARD).write_text(json.dumps(undated))
+    assert reference._date(undated, reference.RESULTS / reference.FORWARD) == "2026-11-30"
+
+
+def test_the_build_writes_that_table(built_site):
+    assert json.loads((built_site / "data" / "measured-h200.json").read_text()) == json.loads(
+        json.dumps(reference.table()))
