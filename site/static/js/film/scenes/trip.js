@@ -163,7 +163,7 @@ function writeOnce(g, storeNames, building, { F, T, tl, hide, fadeIn }) {
 /** The closing note, with the kernel stepped back (gone, so that its words
  *  never show through): the same answer, checked on our model's heads. */
 function sameAnswer(g0, g, { F, T, tl, hide, fadeIn, fadeOut }) {
-  tl.to(g, { autoAlpha: 0, duration: 0.3 }, T("same"));
+  tl.to(g, { autoAlpha: 0, duration: 0.2 }, T("same"));
   const m = F.model;
   const same = el(g0, "g", {});
   el(same, "text", { x: W / 2, y: 150, "text-anchor": "middle", class: "film-big" }, _("the same answer"));
@@ -192,7 +192,7 @@ function sameAnswer(g0, g, { F, T, tl, hide, fadeIn, fadeOut }) {
     el(same, "text", { x: W / 2, y: 215, "text-anchor": "middle", class: "film-text" }, _("within float32 rounding"));
   }
   hide(same);
-  fadeIn(same, T("same") + 0.3, 0.4);
+  fadeIn(same, T("same") + 0.2, 0.3); // the stage is never blank
   fadeOut(same, T("fa"), 0.2);
   tl.to(g, { autoAlpha: 1, duration: 0.3 }, T("fa") + 0.2);
 }
