@@ -414,16 +414,16 @@ def test_an_answered_question_is_remembered_on_reload_and_can_be_asked_again(pag
     q = film_data["question"]
     open_film(page, server_url)
     seek(page, q["stop_s"])
-    page.fill("#film-q-input", "16")
+    page.fill("#film-q-input", "16.4")
     page.keyboard.press("Enter")
     page.wait_for_function("() => window.canneryFilm.answered")
     page.evaluate("window.canneryFilm.pause()")
     seek(page, cue(film_data, q["answer_cue"])["end_s"] - 0.2)
-    assert "your guess: 16" in visible_svg_text(page)
+    assert "your guess: 16.4" in visible_svg_text(page)
     page.reload()
     page.wait_for_function("() => window.canneryFilm !== undefined")
     assert page.evaluate("window.canneryFilm.answered")
-    assert "your guess: 16" in page.locator(".film-q-remembered").inner_text()
+    assert "your guess: 16.4" in page.locator(".film-q-remembered").inner_text()
     assert page.locator(f"#line-{q['answer_cue']} .t-text").is_visible()
     page.evaluate("window.canneryFilm.load()")
     page.wait_for_function("() => window.canneryFilm.loaded")
@@ -730,7 +730,7 @@ def test_after_the_answer_the_film_shows_the_count_and_the_guess_beside_it(page,
     F = film_data["figures"]["d16"]
     open_film(page, server_url)
     seek(page, q["stop_s"])
-    page.fill("#film-q-input", "16,2")
+    page.fill("#film-q-input", "16,6")
     page.keyboard.press("Enter")
     page.wait_for_function("() => window.canneryFilm.playing")
     s = state(page)
@@ -738,7 +738,7 @@ def test_after_the_answer_the_film_shows_the_count_and_the_guess_beside_it(page,
     page.evaluate("window.canneryFilm.pause()")
     seek(page, cue(film_data, q["answer_cue"])["end_s"] - 0.2)
     drawn = visible_svg_text(page)
-    assert F["ratio2"] in drawn and "your guess: 16.2" in drawn
+    assert F["ratio2"] in drawn and "your guess: 16.6" in drawn
     assert f"{F['plain_mib']} MiB" in drawn and f"{F['fused_mib']} MiB" in drawn
     assert page.locator(f"#line-{q['answer_cue']} .t-text").is_visible()
 
