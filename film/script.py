@@ -209,9 +209,12 @@ def render_script(script: Mapping[str, Any], values: Mapping[str, Any], read_max
     question = {
         "cue": qcue["id"], "stop_s": round(stop, 3), "answer": float(answer), "resume_s": resume,
         "answer_cue": after["id"] if after is not None else None,
-        "tolerance": float(q["tolerance"]), "rewatch_s": rewatch["start_s"], "rewatch_title": rewatch["title"],
+        "within": float(q["within"]), "near": float(q["near"]),
+        "rewatch_s": rewatch["start_s"], "rewatch_title": rewatch["title"],
     }
-    for key in ("prompt", "right", "hint", "reveal"):
+    if not 0 < question["within"] < question["near"]:
+        raise FilmError("question: within must be above 0 and below near")
+    for key in ("prompt", "right", "hint", "close", "reveal"):
         bad = typed_numbers(q[key], allowed)
         if bad:
             raise FilmError(f"question {key}: number(s) typed {bad}")

@@ -186,7 +186,9 @@ def test_read_aloud_picks_a_portuguese_voice_and_says_the_pt_br_captions(browser
         first = pt_data["cues"][0]
         expect(page.locator(".film-caption span")).to_have_text(first["text"], timeout=first["start_s"] * 1000 + 8000)
         spoken = page.evaluate("window.__spoken")
-        assert spoken and spoken[0] == {"text": first["text"], "lang": PT, "voice": "Voz portuguesa"}, spoken
+        # the voice first says that Read aloud is on (so a voice that cannot speak is found out), then the captions
+        assert spoken[:2] == [{"text": "Leitura em voz alta ligada.", "lang": PT, "voice": "Voz portuguesa"},
+                              {"text": first["text"], "lang": PT, "voice": "Voz portuguesa"}], spoken
     finally:
         ctx.close()
 
@@ -213,5 +215,60 @@ def test_screenshots_of_the_pt_br_film_at(browser, server_url, pt_data, artifact
         expect(page.locator(".film-question")).to_be_visible()
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         page.locator(".film-player").screenshot(path=str(out / f"{width}-question.png"))
+    finally:
+        ctx.close()
+
+
+# ---------- layout: the question's panel and the film's place on a phone ----------
+
+@pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)], ids=["1280", "390"])
+def test_the_pt_br_question_with_its_hint_fits_its_panel_and_rewatch_is_whole(browser, pt_url, pt_data,
+                                                                               width, height):
+    """The longest state of the panel (the Portuguese hint and "Rever “A
+    contagem”…") is drawn whole: no scroll area inside the panel, nothing of
+    it past the film's screen, the Rewatch button inside the panel."""
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = ctx.new_page()
+        page.goto(pt_url)
+        ready(page)
+        page.evaluate("window.canneryFilm.load()")
+        until(page, "window.canneryFilm.loaded")
+        page.evaluate("window.canneryFilm.pause()")
+        seek(page, pt_data["question"]["stop_s"])
+        page.locator("#film-q-input").fill("3")
+        page.locator("#film-q-input").press("Enter")
+        expect(page.locator(".film-q-rewatch")).to_be_visible()
+        box = page.evaluate("""() => {
+          const r = (s) => document.querySelector(s).getBoundingClientRect();
+          const p = document.querySelector('.film-question');
+          const [panel, screen, rewatch] = [r('.film-question'), r('.film-screen'), r('.film-q-rewatch')];
+          return { inner: p.scrollHeight - p.clientHeight, wide: p.scrollWidth - p.clientWidth,
+                   past: panel.bottom - screen.bottom,
+                   out: Math.max(panel.left - rewatch.left, rewatch.right - panel.right,
+                                 rewatch.bottom - panel.bottom) };
+        }""")
+        assert box["inner"] <= 1 and box["wide"] <= 1, box
+        assert box["past"] <= 1, box
+        assert box["out"] <= 0, box
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("lang", ["en", PT])
+def test_on_a_phone_the_film_and_its_play_button_are_on_the_first_screen(browser, server_url, lang):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    try:
+        page = ctx.new_page()
+        page.goto(server_url + ("" if lang == "en" else i18n.language(lang).prefix))
+        ready(page)
+        where = page.evaluate("""() => ({
+          stage: document.querySelector('.film-stage').getBoundingClientRect().toJSON(),
+          play: document.querySelector('.film-poster-play').getBoundingClientRect().toJSON(),
+          meta: document.querySelector('.film-meta').getBoundingClientRect().top,
+        })""")
+        assert where["stage"]["bottom"] <= 844, where
+        assert where["play"]["bottom"] <= 844, where
+        assert where["meta"] > where["stage"]["bottom"], "the film's description comes after it on a phone"
     finally:
         ctx.close()

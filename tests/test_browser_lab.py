@@ -230,6 +230,15 @@ def test_results_fit_a_phone_screen(browser, server_url, width):
     page.wait_for_function("() => !document.getElementById('time-result').hidden", timeout=240_000)
     wait_idle(page)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    # the Count chart's words, as drawn on the phone's screen, stay readable
+    sizes = page.evaluate("""() => [...document.querySelectorAll('#count-chart svg text')].map((t) => {
+      const svg = t.ownerSVGElement;
+      const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      return [t.textContent, parseFloat(getComputedStyle(t).fontSize) * k];
+    })""")
+    assert len(sizes) >= 4
+    small = [(t, round(px, 1)) for t, px in sizes if px < (12 if width >= 390 else 9.5)]
+    assert small == [], small
     ctx.close()
 
 

@@ -104,8 +104,22 @@ def test_film_json_carries_the_cues_the_question_and_its_answer(assets, film_ctx
     assert q["cue"] == "question"
     cue = next(c for c in data["cues"] if c["id"] == "question")
     assert cue["start_s"] <= q["stop_s"] < cue["end_s"]
-    assert q["tolerance"] == 0.05
+    assert (q["within"], q["near"]) == (0.12, 1.0)
     assert data["runtime_s"] == film_ctx["runtime_s"]
+
+
+def test_the_question_takes_the_ratio_to_one_decimal_and_calls_16_and_17_close(assets):
+    """16.5 (and 16.4 to 16.6) is right; 16 (d read as the answer) and 17 (the
+    ratio rounded to a whole number) are close, told why, never right."""
+    q = json.loads((assets / "film.json").read_text(encoding="utf-8"))["question"]
+    assert q["answer"] == pytest.approx(285_736_960 / 17_301_504)
+    right = [g for g in (16.4, 16.5, 16.52, 16.6, 33 / 2) if abs(g - q["answer"]) <= q["within"]]
+    assert right == [16.4, 16.5, 16.52, 16.6, 16.5]
+    for guess in (16, 17, 16.3, 16.7):
+        assert q["within"] < abs(guess - q["answer"]) <= q["near"], guess
+    for guess in (8, 15, 18, 33):
+        assert abs(guess - q["answer"]) > q["near"], guess
+    assert "d = 16" in q["close"] and q["close"] not in (q["hint"], q["right"])
 
 
 # ---------- numbers come from the emulator and facts.json ----------

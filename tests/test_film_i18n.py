@@ -68,7 +68,7 @@ def test_every_language_has_the_same_cues_timings_and_chapters(ctx, en):
                [(c["id"], c["start"], c["end"], c["chapter"], c["sources"]) for c in en["cues"]], lang.code
         assert [(c["id"], c["start_s"], c["end_s"]) for c in other["chapters"]] == \
                [(c["id"], c["start_s"], c["end_s"]) for c in en["chapters"]]
-        for key in ("stop_s", "resume_s", "answer", "tolerance", "rewatch_s", "answer_cue"):
+        for key in ("stop_s", "resume_s", "answer", "within", "near", "rewatch_s", "answer_cue"):
             assert other["question"][key] == en["question"][key], key
 
 
@@ -77,7 +77,7 @@ def test_the_pt_br_film_has_its_own_words_for_every_caption_title_and_question(e
         assert a["text"] != b["text"], f"cue {a['id']!r} is still in English"
     for a, b in zip(en["chapters"], pt["chapters"], strict=True):
         assert a["title"] != b["title"], a["id"]
-    for key in ("prompt", "right", "hint", "reveal", "rewatch_title"):
+    for key in ("prompt", "right", "hint", "close", "reveal", "rewatch_title"):
         assert en["question"][key] != pt["question"][key], key
     assert pt["title"] != en["title"]
     for a, b in zip(en["sources"], pt["sources"], strict=True):

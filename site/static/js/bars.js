@@ -29,25 +29,39 @@ export function size(bytes) {
   return `${num(bytes)} B`;
 }
 
+// A phone draws the chart in fewer units, each kernel's name above its bar, so
+// that the scaled-down drawing keeps its words at least 12 px tall (a 720-unit
+// chart shrunk to 350 px would draw 13-unit words about 6 px tall).
+const NARROW = "(max-width: 40rem)";
+
 /**
  * rows: [{label, traffic: {reads, writes, total_bytes}}]; returns an <svg>.
  * tensors: the segments' order (the backward count passes the manifest's longer list).
+ * narrow: the phone layout (default: the viewport is at most 40rem wide).
  */
-export function barChart(rows, { title, tensors = TENSORS }) {
-  const width = 720,
-    left = 150,
-    right = 110,
-    barH = 34,
+export function barChart(rows, { title, tensors = TENSORS, narrow = window.matchMedia(NARROW).matches }) {
+  const width = narrow ? 360 : 720,
+    left = narrow ? 4 : 150,
+    right = narrow ? 92 : 110,
+    barH = narrow ? 28 : 34,
+    above = narrow ? 20 : 0, // room for the name above the bar
     gap = 18,
     top = 10;
-  const height = top + rows.length * (barH + gap) + 24;
+  const step = above + barH + gap;
+  const height = top + rows.length * step + 24;
   const max = Math.max(...rows.map((r) => r.traffic.total_bytes), 1);
   const scale = (width - left - right) / max;
-  const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, class: "bars", role: "img", "aria-label": title });
+  const svg = el("svg", {
+    viewBox: `0 0 ${width} ${height}`,
+    class: narrow ? "bars is-narrow" : "bars",
+    role: "img",
+    "aria-label": title,
+  });
   svg.appendChild(el("title", {}, title));
   rows.forEach((row, i) => {
-    const y = top + i * (barH + gap);
-    svg.appendChild(el("text", { x: left - 10, y: y + barH / 2 + 5, "text-anchor": "end" }, row.label));
+    const y = top + i * step + above;
+    if (narrow) svg.appendChild(el("text", { x: left, y: y - 6 }, row.label));
+    else svg.appendChild(el("text", { x: left - 10, y: y + barH / 2 + 5, "text-anchor": "end" }, row.label));
     let x = left;
     for (const t of tensors) {
       const bytes = (row.traffic.reads[t] || 0) + (row.traffic.writes[t] || 0);
@@ -62,11 +76,11 @@ export function barChart(rows, { title, tensors = TENSORS }) {
         );
       x += w;
     }
-    svg.appendChild(el("text", { x: x + 8, y: y + barH / 2 + 5 }, size(row.traffic.total_bytes)));
+    svg.appendChild(el("text", { x: x + 6, y: y + barH / 2 + 5 }, size(row.traffic.total_bytes)));
   });
-  const axisY = top + rows.length * (barH + gap) - gap / 2;
+  const axisY = top + rows.length * step - gap / 2;
   svg.appendChild(el("line", { x1: left, x2: left, y1: top - 4, y2: axisY, class: "axis" }));
-  svg.appendChild(el("text", { x: left, y: axisY + 16, "text-anchor": "middle" }, "0"));
+  svg.appendChild(el("text", { x: left, y: axisY + 16, "text-anchor": narrow ? "start" : "middle" }, "0"));
   return svg;
 }
 

@@ -28,11 +28,13 @@ export function el(parent, tag, attrs = {}, text) {
 }
 
 /** A label with a shorter wording for phones: both are drawn, CSS shows one
- *  (.film-wide above 40rem, .film-narrow below), so a frame still depends only on t. */
+ *  (.film-wide above 40rem, .film-narrow below), so a frame still depends only
+ *  on t. narrowAttrs (a place, or a class) apply to the phone's label only. */
 export function dual(parent, attrs, wide, narrow, narrowAttrs = {}) {
   const g = el(parent, "g", {});
   el(g, "text", { ...attrs, class: `${attrs.class || ""} film-wide` }, wide);
-  el(g, "text", { ...attrs, ...narrowAttrs, class: `${attrs.class || ""} film-narrow` }, narrow);
+  const cls = narrowAttrs.class ?? attrs.class ?? "";
+  el(g, "text", { ...attrs, ...narrowAttrs, class: `${cls} film-narrow` }, narrow);
   return g;
 }
 
@@ -54,8 +56,9 @@ export const sup = (x) =>
     .join("");
 
 /** The bench (workgroup memory) above, the warehouse (global memory) below, a
- *  door between. Returns the nodes a scene fades later: {benchLabel, door}. */
-export function memory(g, benchY = 70, benchH = 170) {
+ *  door between, named at (doorX, doorY) (by default right of the door, 40
+ *  below the bench). Returns the nodes a scene fades later: {benchLabel, door}. */
+export function memory(g, benchY = 70, benchH = 170, { doorX = 540, doorY = benchY + benchH + 40 } = {}) {
   el(g, "rect", { x: 250, y: benchY, width: 460, height: benchH, rx: 10, class: "film-box film-bench" });
   const benchLabel = dual(
     g,
@@ -71,11 +74,15 @@ export function memory(g, benchY = 70, benchH = 170) {
     _("the warehouse: global memory (HBM)"),
   );
   el(g, "rect", { x: 430, y: benchY + benchH, width: 100, height: 370 - benchY - benchH, class: "film-door" });
-  const door = el(g, "text", { x: 540, y: benchY + benchH + 40, class: "film-label" }, _("the door"));
+  const door = el(g, "text", { x: doorX, y: doorY, class: "film-label" }, _("the door"));
   return { benchLabel, door };
 }
 
 const TENSOR_ORDER = ["S", "P", "K", "V", "Q", "O"];
+
+/** A name's attributes centred under a shape whose bottom is at y: it hangs
+ *  from 6 units below, so a larger font grows downwards, away from the shape. */
+export const under = (x, y) => ({ x, y: y + 6, "text-anchor": "middle", "dominant-baseline": "hanging" });
 
 /** Stacked bars of bytes by tensor, axis from zero, each bar labelling its own
  *  value. list: [{fig, kernel, x, label}], fig a figures entry (F.d16, F.d64)
@@ -113,8 +120,9 @@ export function bars(g, list, x0, y0, h, maxBytes) {
       y -= hh;
     }
     const total = fig[`${kernel}_raw`];
-    el(bar, "text", { x: x + 40, y: y - 8, "text-anchor": "middle", class: "film-text" }, `${mib(total)} MiB`);
-    el(g, "text", { x: x + 40, y: y0 + 22, "text-anchor": "middle", class: "film-label" }, label);
+    // the total clear of the bar's top, the name hanging clear of the axis, at every font size
+    el(bar, "text", { x: x + 40, y: y - 12, "text-anchor": "middle", class: "film-text" }, `${mib(total)} MiB`);
+    el(g, "text", { ...under(x + 40, y0), class: "film-label" }, label);
     return bar;
   });
 }

@@ -60,6 +60,7 @@ function initialState() {
     rate: 1,
     captions: true,
     read: false,
+    voiced: false, // an utterance has started since Read aloud was turned on
     film: null,
     scenes: null,
     loading: null,

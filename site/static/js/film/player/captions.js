@@ -2,7 +2,7 @@
 // transcript's current line, the drawing's text alternative, and the status line.
 import { _ } from "../../i18n.js";
 
-/** p.say(text), p.cueAt(t), p.showCaption(cue), p.describeFrame(t). */
+/** p.say(text), p.cueAt(t), p.announce(cue), p.showCaption(cue), p.describeFrame(t). */
 export function installCaptions(p) {
   const { ui, st } = p;
 
@@ -19,6 +19,16 @@ export function installCaptions(p) {
     return null;
   };
 
+  // Screen readers hear each caption once, through one polite region; not
+  // while a voice that has been heard to speak reads it aloud. The question's
+  // caption is not sent there: the question panel takes focus and its label says it.
+  p.announce = (cue) => {
+    if (!cue || !st.captions || (st.read && st.voiced)) return;
+    if (cue.id === st.film.question.cue || st.announced === cue.id) return;
+    st.announced = cue.id;
+    ui.sr.textContent = cue.text;
+  };
+
   p.showCaption = (cue) => {
     if (cue === st.cue) return;
     st.cue = cue;
@@ -29,13 +39,7 @@ export function installCaptions(p) {
       span.textContent = cue.text;
       span.dataset.cue = cue.id;
       ui.caption.append(span);
-      // Screen readers hear each caption once, through one polite region. The
-      // question's caption is not sent there: the question panel takes focus
-      // and its label says it.
-      if (st.captions && !st.read && cue.id !== st.film.question.cue && st.announced !== cue.id) {
-        st.announced = cue.id;
-        ui.sr.textContent = cue.text;
-      }
+      p.announce(cue);
       if (st.read && st.playing) p.speak(cue);
     }
     for (const li of document.querySelectorAll(".transcript-line.is-current")) li.classList.remove("is-current");

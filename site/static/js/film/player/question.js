@@ -131,11 +131,14 @@ function check(p) {
   }
   const value = read.value;
   st.lastGuess = value;
-  if (Math.abs(value - q.answer) <= q.tolerance * q.answer) {
+  // right only within q.within of the answer (so 16.5, not 16 or 17); a near
+  // miss (d read as the answer, or the ratio rounded) is told why it is not it
+  const off = Math.abs(value - q.answer);
+  if (off <= q.within) {
     finish(p, "right", value, q.right);
     return;
   }
-  wrong(p, q.hint);
+  wrong(p, off <= q.near ? q.close : q.hint);
   ui.rewatch.hidden = false;
   ui.input.select();
 }

@@ -1,7 +1,16 @@
 // Scene 5, the count: the bytes of plain and fused at d = 64 as stacked bars
 // by tensor, why K and V come back, and d = 16 left for the learner to count.
 import { _, num } from "../../i18n.js";
-import { dual, el, plainAndFused } from "../draw.js";
+import { dual, el, plainAndFused, under } from "../draw.js";
+
+// the axis at x 175 (its labels end left of it), the bars on y 460; the d = 64
+// bars at D64, the d = 16 slots at D16, each pair 130 apart so that their names
+// never meet on a phone
+const AXIS = 175;
+const BASE = 460;
+const D64 = [180, 310];
+const D16 = [540, 670];
+const mid = ([a, b]) => (a + b + 80) / 2;
 
 const TENSORS = ["S", "P", "K", "V", "Q", "O"];
 
@@ -40,14 +49,14 @@ function legend(g, { T, hide, fadeIn, fadeOut }) {
 /** The d = 64 bars, grown from the axis, and the legend. */
 function barsAtD64(g, stage) {
   const { F, T, tl, hide } = stage;
-  const [b1, b2] = plainAndFused(g, F.d64, [170, 270], 170, 470, 330);
-  dLabel(g, 260, F.d64.d);
+  const [b1, b2] = plainAndFused(g, F.d64, D64, AXIS, BASE, 330);
+  dLabel(g, mid(D64), F.d64.d);
   dual(
     g,
     { x: 480, y: 24, "text-anchor": "middle", class: "film-label" },
     _("one head, N = {n}, float32, bench of {bytes} bytes", { n: F.N, bytes: F.M }),
     `N = ${F.N}, float32`,
-    { x: 720, y: 26 },
+    { x: 720, y: 34 },
   );
   hide([b1, b2]);
   legend(g, stage);
@@ -68,7 +77,7 @@ function barsAtD64(g, stage) {
 function why(g, fig, y, x) {
   return dual(
     g,
-    { x: 170, y, class: "film-text" },
+    { x: 40, y, class: "film-text" },
     _("d = {d}: B_r = {rows} query rows → {tiles} query tiles, K and V read {tiles} times", {
       d: fig.d,
       rows: fig.B_r,
@@ -81,12 +90,12 @@ function why(g, fig, y, x) {
 
 /** Why d = 64 moves so much: few query rows fit, so K and V are read again and again. */
 function refetchAtD64(g, { F, T, hide, fadeIn, fadeOut }) {
-  const why64 = why(g, F.d64, 54, 260);
+  const why64 = why(g, F.d64, 54, mid(D64));
   hide(why64);
-  fadeIn(why64, T("d64why") + 1.0);
+  fadeIn(why64, T("d64why") + 0.2);
   const refetch = dual(
     g,
-    { x: 380, y: 330, class: "film-label" },
+    { x: 400, y: 330, class: "film-label" },
     _("K + V: {mib} MiB of each bar, {trips} trips", { mib: F.d64.kv_mib_fused, trips: F.d64.q_tiles }),
     `K + V: ${F.d64.kv_mib_fused} MiB`,
   );
@@ -100,40 +109,28 @@ function refetchAtD64(g, { F, T, hide, fadeIn, fadeOut }) {
 function slotsAtD16(g, { F, T, hide, fadeIn }) {
   const slots = el(g, "g", {});
   for (const [x, name] of [
-    [530, _("plain")],
-    [630, _("fused")],
+    [D16[0], _("plain")],
+    [D16[1], _("fused")],
   ]) {
-    el(slots, "rect", { x, y: 330, width: 80, height: 140, class: "film-box film-unknown" });
-    el(slots, "text", { x: x + 40, y: 412, "text-anchor": "middle", class: "film-big" }, "?");
-    el(slots, "text", { x: x + 40, y: 492, "text-anchor": "middle", class: "film-label" }, name);
+    el(slots, "rect", { x, y: BASE - 140, width: 80, height: 140, class: "film-box film-unknown" });
+    el(slots, "text", { x: x + 40, y: BASE - 58, "text-anchor": "middle", class: "film-big" }, "?");
+    el(slots, "text", { ...under(x + 40, BASE), class: "film-label" }, name);
   }
-  dLabel(slots, 620, F.d16.d);
+  dLabel(slots, mid(D16), F.d16.d);
   hide(slots);
   fadeIn(slots, T("d16") + 0.3);
-  const why16 = why(g, F.d16, 82, 620);
+  const why16 = why(g, F.d16, 82, mid(D16));
   hide(why16);
   fadeIn(why16, T("d16") + 0.8);
+  // right of the d = 64 bars (and of their totals, at a phone's font size)
   const recipe = el(g, "g", {});
-  el(
-    recipe,
-    "text",
-    { x: 380, y: 170, class: "film-text" },
-    _("fused = Q + O + {tiles} × (K + V)", { tiles: F.d16.q_tiles }),
-  );
-  el(
-    recipe,
-    "text",
-    { x: 380, y: 215, class: "film-text" },
-    _("plain = fused + {times} × table", { times: F.cross.times_raw }),
-  );
-  dual(
-    recipe,
-    { x: 380, y: 260, class: "film-label" },
-    _("table = {mib} MiB; Q, K, V, O = {kib} KiB each", { mib: F.table.mib, kib: F.d16.tensor_kib }),
-    _("table {mib} MiB; Q, K, V, O {kib} KiB", { mib: F.table.mib, kib: F.d16.tensor_kib }),
-  );
+  const line = (y, text, cls) => dual(recipe, { x: 420, y, class: cls }, text, text, { class: "film-label" });
+  line(170, _("fused = Q + O + {tiles} × (K + V)", { tiles: F.d16.q_tiles }), "film-text");
+  line(215, _("plain = fused + {times} × table", { times: F.cross.times_raw }), "film-text");
+  line(255, _("table = {mib} MiB", { mib: F.table.mib }), "film-label");
+  line(291, _("Q, K, V, O = {kib} KiB each", { kib: F.d16.tensor_kib }), "film-label");
   hide(recipe);
-  fadeIn(recipe, T("recipe") + 0.5);
+  fadeIn(recipe, T("recipe") + 0.2);
 }
 
 /** Scene 5 on its group g, with the film's stage (see ../scenes.js). */

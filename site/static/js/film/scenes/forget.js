@@ -3,9 +3,9 @@
 import { _, num } from "../../i18n.js";
 import { dual, el } from "../draw.js";
 
-const L_SCALE = 200; // px per unit of l
+const L_SCALE = 170; // px per unit of l: the broken l's bar leaves room for its value on a phone
 const CELL = 38; // a grid cell's side
-const GRID_X = 200;
+const GRID_X = 230; // the layers' names end left of it
 const GRID_Y = 246;
 
 /** The rule, struck out. */
@@ -94,14 +94,14 @@ function gridRow(g, m, row, L) {
 
 /** The checker on the broken kernel: every head of every layer, and its key. */
 function checkerGrid(g, m, { T, tl, hide, fadeIn }) {
-  const title = el(
+  const title = dual(
     g,
-    "text",
     { x: 20, y: 232, class: "film-label" },
     _("checker, broken kernel: {failed} of {heads} heads flagged", {
       failed: m.broken_failed,
       heads: m.checked_heads,
     }),
+    _("broken kernel: {failed} of {heads} flagged", { failed: m.broken_failed, heads: m.checked_heads }),
   );
   const cells = m.grid.flatMap((row, L) => gridRow(g, m, row, L));
   const kx = GRID_X + 12 * CELL + 16;

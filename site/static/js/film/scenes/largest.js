@@ -4,9 +4,9 @@ import { _, num } from "../../i18n.js";
 import { dual, el, group } from "../draw.js";
 
 // the e^x chart: its origin, size and ranges
-const X0 = 110;
+const X0 = 130;
 const Y0 = 440;
-const CW = 520;
+const CW = 500;
 const CH = 330;
 const X_MAX = 12;
 const Y_MAX = 70000;
@@ -55,9 +55,10 @@ function curveAndLimits(g, fp, { T, tl, hide, fadeIn }) {
     { x: X0 + 8, y: Y(fp.max_raw) - 8, class: "film-bad-text" },
     _("fp16 largest: {max}", { max: fp.max }),
     _("fp16 max {max}", { max: fp.max }),
+    { y: Y(fp.max_raw) + 34 }, // on a phone, under its line: the edge's x sits above it
   );
   hide([limit, limitT]);
-  fadeIn([limit, limitT], T("grows") + 2.0);
+  fadeIn([limit, limitT], T("grows") + 0.6); // the line the curve is heading for
   const edge = el(g, "line", {
     x1: X(fp.ln_edge_raw),
     y1: Y0,
@@ -72,32 +73,29 @@ function curveAndLimits(g, fp, { T, tl, hide, fadeIn }) {
     `x ≈ ${fp.ln_edge}`,
   );
   hide([edge, edgeT]);
-  fadeIn([edge, edgeT], T("edge") + 0.5);
+  fadeIn([edge, edgeT], T("edge") + 0.2);
 }
 
 /** The model's largest score, past the edge. */
 function modelScore(g, score, { T, hide, fadeIn, fadeOut }) {
-  const arrow = el(g, "path", { d: `M${X0 + CW + 20},${Y0 - 60} L${X0 + CW + 300},${Y0 - 60}`, class: "film-arrow" });
+  // right of the fp16 edge, where the curve has already left the chart
+  const x = X(X_MAX) - 25;
+  const arrow = el(g, "path", { d: `M${x},${Y0 - 60} L${x + 300},${Y0 - 60}`, class: "film-arrow" });
   const t1 = dual(
     g,
-    { x: X0 + CW + 20, y: Y0 - 80, class: "film-text" },
+    { x, y: Y0 - 80, class: "film-text" },
     _("model's score: {score}", { score }),
     _("score {score}", { score }),
   );
-  const t2 = dual(
-    g,
-    { x: X0 + CW + 20, y: Y0 - 30, class: "film-label" },
-    _("in fp16, e^{score} = ∞", { score }),
-    `e^${score} = ∞`,
-  );
+  const t2 = dual(g, { x, y: Y0 - 30, class: "film-label" }, _("in fp16, e^{score} = ∞", { score }), `e^${score} = ∞`);
   hide([arrow, t1, t2]);
-  fadeIn([arrow, t1, t2], T("model") + 0.5);
+  fadeIn([arrow, t1, t2], T("model") + 0.2);
   fadeOut([arrow, t1, t2], T("subtract"), 0.3);
 }
 
 /** Subtract m first: every exponent is at or below zero, e^(score − m) at most 1. */
 function subtractM(g, { T, hide, fadeIn }) {
-  const px0 = 700;
+  const px0 = 680;
   const pw = 220;
   const py0 = 300;
   const ph = 150;
@@ -113,10 +111,10 @@ function subtractM(g, { T, hide, fadeIn }) {
   el(small, "text", { x: px0 + pw + 6, y: py0 - ph + 5, class: "film-label" }, num(1));
   el(small, "text", { x: px0 + pw, y: py0 + 22, "text-anchor": "end", class: "film-label" }, _("score − m ≤ 0"));
   dual(small, { x: px0, y: py0 - ph - 14, class: "film-text text-m" }, _("e^(score − m) ≤ 1"), "e^(s − m) ≤ 1", {
-    x: 680,
+    x: 660,
   });
   hide(small);
-  fadeIn(small, T("subtract") + 0.5);
+  fadeIn(small, T("subtract") + 0.2);
 }
 
 /** Scene 8 on its group g, with the film's stage (see ../scenes.js). */

@@ -13,8 +13,8 @@ export function leaves(g, { T, hide, fadeIn }) {
   ];
   cards.forEach(([id, text], k) => {
     const c = el(g, "g", {});
-    el(c, "rect", { x: 130, y: 70 + k * 105, width: 700, height: 85, rx: 10, class: "film-box" });
-    el(c, "text", { x: 160, y: 122 + k * 105, class: "film-big film-card-text" }, text);
+    el(c, "rect", { x: 40, y: 70 + k * 105, width: 880, height: 85, rx: 10, class: "film-box" });
+    el(c, "text", { x: 70, y: 122 + k * 105, class: "film-big film-card-text" }, text);
     hide(c);
     fadeIn(c, T(id) + 0.2);
   });

@@ -29,15 +29,15 @@ function theCount(counted, F) {
     { x: 480, y: 40, "text-anchor": "middle", class: "film-label" },
     `N = ${F.N}, d = ${num(F.d16.d)}`,
   );
-  plainAndFused(counted, F.d16, [220, 360], 160, 470, 360);
+  plainAndFused(counted, F.d16, [230, 360], 175, 460, 350);
   dual(
     counted,
-    { x: 500, y: 200, class: "film-big" },
+    { x: 470, y: 200, class: "film-big" },
     _("count: {ratio} times less", { ratio: F.d16.ratio2 }),
     _("count: {ratio}×", { ratio: F.d16.ratio2 }),
   );
-  el(counted, "text", { x: 500, y: 240, class: "film-label" }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} B`);
-  return el(counted, "text", { x: 500, y: 300, class: "film-big text-q film-guess" }, _("your guess: not given"));
+  el(counted, "text", { x: 470, y: 240, class: "film-label" }, `${F.d16.plain_bytes} ÷ ${F.d16.fused_bytes} B`);
+  return el(counted, "text", { x: 470, y: 300, class: "film-big text-q film-guess" }, _("your guess: not given"));
 }
 
 /** Scene 6 on its group g, with the film's stage (see ../scenes.js). Returns

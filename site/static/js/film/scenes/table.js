@@ -41,7 +41,8 @@ function queriesAndKeys(g, words, { T, hide, fadeIn }) {
       ),
     );
   });
-  const qLabel = el(g, "text", { x: 40, y: GY - 30, class: "film-label" }, _("queries, Q"));
+  // on a phone the queries' name is their letter: the word would run under the keys
+  const qLabel = dual(g, { x: 40, y: GY - 30, class: "film-label" }, _("queries, Q"), "Q");
   const kLabel = dual(g, { x: GX, y: GY - 76, class: "film-label" }, _("keys, K"), _("keys, K"));
   hide([...qs, ...ks, qLabel, kLabel]);
   fadeIn([...qs, qLabel], T("score"));
@@ -79,17 +80,18 @@ function scoresAndShares(g, tb, n, { tl, T, hide, fadeIn, fadeOut }) {
     rows.push(el(g, "text", { x: GX + n * CW + 14, y: GY + i * CH + 42, class: "film-label" }, _("sum = 1")));
   }
   hide([...sCells, ...pCells, ...rows]);
-  const at = { x: GX + n * CW + 14, y: GY - 30 };
+  // the table's name, under it (beside it, it would run off the drawing)
+  const at = { x: GX, y: GY + n * CH + 40 };
   const sLabel = dual(g, { ...at, class: "film-text text-s" }, _("S: one score per query, key"), _("S: scores"));
   const pLabel = dual(g, { ...at, class: "film-text text-p" }, _("P: each row’s shares"), _("P: shares"));
   hide([sLabel, pLabel]);
   tl.to(sCells, { autoAlpha: 1, duration: 0.25, stagger: 0.08 }, T("s-table"));
   fadeIn(sLabel, T("s-table") + 0.5);
   fadeOut(sLabel, T("p-table"), 0.3);
-  tl.to(pCells, { autoAlpha: 1, duration: 0.4, stagger: 0.5 }, T("p-table") + 0.3);
-  // each row of S gives way to its row of shares
+  // each row of S gives way to its row of shares: gone before the shares come
+  tl.to(pCells, { autoAlpha: 1, duration: 0.35, stagger: 0.5 }, T("p-table") + 0.45);
   for (let i = 0; i < n; i += 1)
-    tl.to(sCells.slice(i * n, i * n + n), { autoAlpha: 0, duration: 0.2 }, T("p-table") + 0.3 + i * 0.5);
+    tl.to(sCells.slice(i * n, i * n + n), { autoAlpha: 0, duration: 0.15 }, T("p-table") + 0.3 + i * 0.5);
   tl.to(rows, { autoAlpha: 1, duration: 0.3, stagger: 0.5 }, T("p-table") + 0.6);
   fadeIn(pLabel, T("p-table") + 0.3);
   return { drawn: [...sCells, ...pCells, pLabel], rows };
@@ -108,7 +110,7 @@ function mixValues(g, n, rows, { tl, T, hide, fadeIn, fadeOut }) {
   const oText = el(g, "text", { x: 880, y: GY + n * CH + 40, "text-anchor": "middle", class: "film-text" }, "O");
   const mixNote = dual(
     g,
-    { x: 210, y: GY + n * CH + 40, class: "film-label" },
+    { x: GX, y: GY + n * CH + 80, class: "film-label" },
     _("each row of O: its row of P times V"),
     "O = P · V",
   );
@@ -167,12 +169,12 @@ function heads(g, F) {
     : _("many heads");
   dual(
     stack,
-    { x: 500, y: 330, class: "film-text" },
+    { x: 470, y: 330, class: "film-text" },
     _("one table per head, each its own S and P"),
     _("a table per head"),
   );
   const ours = _("our model: {model}", { model });
-  dual(stack, { x: 500, y: 370, class: "film-label" }, ours, ours, { y: 380 });
+  dual(stack, { x: 470, y: 370, class: "film-label" }, ours, ours, { y: 380 });
   return stack;
 }
 
@@ -210,13 +212,13 @@ function growingTable(g, { F, T, hide, fadeIn }) {
   for (const [, lab, lead] of squares) g.append(lead, lab);
   const big = dual(
     g,
-    { x: 600, y: 250, class: "film-big" },
+    { x: 580, y: 250, class: "film-big" },
     `${F.N} × ${F.N} × ${F.float_bytes} B`,
     `${F.N}² × ${F.float_bytes} B`,
   );
-  const big2 = el(g, "text", { x: 600, y: 300, class: "film-big text-s" }, `= ${F.table.mib} MiB`);
-  const big3 = dual(g, { x: 600, y: 345, class: "film-label" }, _("one head, float32"), _("one head, float32"), {
-    x: 630,
+  const big2 = el(g, "text", { x: 580, y: 300, class: "film-big text-s" }, `= ${F.table.mib} MiB`);
+  const big3 = dual(g, { x: 580, y: 345, class: "film-label" }, _("one head, float32"), _("one head, float32"), {
+    x: 600,
     y: 392,
   });
   hide([big, big2, big3]);
