@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from emulator import api
 from emulator import attention as att
 from emulator.check import check, check_arrays, rows_to_check
-from emulator.inputs import random_qkv
+from emulator.inputs import random_do, random_qkv
 from emulator.tiling import HEAD_DIMS, M_MAX, M_MIN, InputError, make_tiling, parse_request
 from emulator.traffic import count, walk
 
@@ -385,6 +385,37 @@ def test_cli_bad_arguments_exit_2_with_one_line(args):
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+LONG = "7" * 5000  # past CPython's 4,300-digit limit on int("...")
+
+
+@pytest.mark.parametrize("args,says", [
+    (("check", "--kernel", "fused", "--n", "64", "--d", "16", "--seed", LONG),
+     "Seed takes at most 15 digits; “7777777777777777777…” has more."),
+    (("count", "--kernel", "fused", "--n", LONG, "--d", "16"), "Sequence length N takes at most 15 digits"),
+    (("count", "--kernel", "fused", "--n", "64", "--d", "16", "--workgroup-bytes", LONG),
+     "Workgroup memory M takes at most 15 digits"),
+    (("check", "--kernel", "fused", "--n", "64", "--d", "16", "--seed", "-7"),
+     "Seed must be a whole number from 0 to 4,294,967,295; -7 is outside."),
+])
+def test_cli_refuses_5000_digits_and_a_negative_seed_in_one_line(args, says, capsys):
+    """Issue 23, items 7 and 8: the field's message, not "ValueError: Exceeds the limit (4300 digits)"."""
+    from emulator.__main__ import main
+    assert main(list(args)) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_negative_seed_is_refused_not_read_as_its_absolute_value():
+    """random.Random(-7) seeds like random.Random(7); the emulator refuses below 0 rather than alias."""
+    with pytest.raises(ValueError, match="seed"):
+        random_qkv(4, 4, -7)
+    with pytest.raises(ValueError, match="seed"):
+        random_do(4, 4, -7)
+    assert random_qkv(4, 4, 7) != random_qkv(4, 4, 8)
+    reply = api.handle({"op": "check", "params": {"kernel": "fused", "n": "16", "d": "16", "seed": "−7"}})
+    assert not reply["ok"] and reply["errors"][0]["field"] == "seed"
 
 
 def test_the_models_sentence_brings_its_own_n():

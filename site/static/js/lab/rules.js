@@ -126,6 +126,15 @@ export function quickErrors(params, purpose, rules) {
 
   const seed = integer(params.seed ?? 0, _("Seed"));
   if (seed.error) errors.push({ field: "seed", message: seed.error });
+  else if (seed.value < 0 || seed.value > L.seed_max) {
+    errors.push({
+      field: "seed",
+      message: _("Seed must be a whole number from 0 to {high}; {seed} is outside.", {
+        high: fmt(L.seed_max),
+        seed: fmt(seed.value),
+      }),
+    });
+  }
 
   // The lesson tiling (emulator/tiling.py lesson_blocks): half of M holds a key
   // tile and a value tile of at least min_key_tile_rows rows.
