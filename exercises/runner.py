@@ -10,6 +10,13 @@
 ``run(source)`` executes the learner's code for the Run button and returns
 {"output": prints, "error": trimmed traceback or None}.
 
+"output" is what the code wrote to sys.stdout and sys.stderr, in the order
+written (as a terminal shows both), through the checker's own buffer
+(:class:`Output`): the learner's code may close or replace sys.stdout
+without breaking the report, and both streams are put back afterwards. Past
+OUTPUT_LIMIT characters the rest is dropped, and the output ends with a line
+saying how many characters were not kept.
+
 The learner's code is compiled under the file name ``your_code.py`` (or the
 real path, offline), and tracebacks keep only frames from that file.
 """
@@ -24,15 +31,79 @@ import signal
 import sys
 import traceback
 import types
-from contextlib import contextmanager, redirect_stdout
+from contextlib import contextmanager
 
-from emulator.i18n import _, short
+from emulator.i18n import _, group, short
 
 from . import content
 from .testing import Failure, LearnerError, TimeLimit, title_of
 
 LEARNER_FILE = "your_code.py"
 OUTPUT_LIMIT = 20_000  # characters of printed output kept
+
+
+class Output(io.TextIOBase):
+    """sys.stdout and sys.stderr while the learner's code runs: keeps the first
+    ``limit`` characters written, counts the rest, and ignores close() (a
+    learner's ``sys.stdout.close()`` must not lose what was printed, nor make
+    the next print raise "I/O operation on closed file")."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT):
+        super().__init__()
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def write(self, text) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        room = max(0, self.limit - self.kept)
+        if room:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - room)
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        """Ignored: the checker reads the output after the code ends."""
+
+    @property
+    def closed(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+    def text(self) -> str:
+        """What was written, with a closing line if some of it was not kept."""
+        out = "".join(self.parts)
+        if self.dropped:
+            out += ("" if out.endswith("\n") else "\n") + _(
+                "[… {count} more characters were printed and are not shown: the output is cut after "
+                "{limit} characters.]").format(count=group(self.dropped), limit=group(self.limit))
+        return out
+
+
+@contextmanager
+def captured(out: Output):
+    """Send sys.stdout and sys.stderr to ``out``; put back the streams that were
+    there before, whatever the code did to them (closed, replaced, deleted),
+    and the recursion limit first of all (a limit the code set too low would
+    stop the checker's own code)."""
+    saved = sys.stdout, sys.stderr
+    limit = sys.getrecursionlimit()
+    sys.stdout = sys.stderr = out
+    try:
+        yield out
+    finally:
+        if sys.getrecursionlimit() != limit:
+            sys.setrecursionlimit(limit)
+        sys.stdout, sys.stderr = saved
 
 
 def trimmed_traceback(exc: BaseException, filename: str) -> str:
@@ -106,23 +177,28 @@ def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE) 
     for fn in tests:
         r = {"name": fn.__name__, "title": title_of(fn), "ok": False, "message": "",
              "input": "", "expected": "", "got": "", "traceback": ""}
-        try:
-            fn(mod)
-            r["ok"] = True
-        except Failure as f:
-            r.update(message=f.message, input=f.input, expected=f.expected, got=f.got)
-        except LearnerError as e:
-            if isinstance(e.error, TimeLimit):
-                raise e.error from None
-            r.update(message=_("{input}: your code raised {error}").format(input=e.input, error=type(e.error).__name__),
-                     input=e.input, traceback=trimmed_traceback(e.error, filename))
-        except TimeLimit:
-            raise
-        except Exception as exc:  # raised outside given(): still show it
-            r.update(message=_("your code raised {error}").format(error=type(exc).__name__),
-                     traceback=trimmed_traceback(exc, filename))
+        _run_one(fn, mod, r, filename)
         results.append(r)
     return results
+
+
+def _run_one(fn, mod: types.ModuleType, r: dict, filename: str) -> None:
+    """Run test ``fn`` on ``mod``, filling its result ``r``."""
+    try:
+        fn(mod)
+        r["ok"] = True
+    except Failure as f:
+        r.update(message=f.message, input=f.input, expected=f.expected, got=f.got)
+    except LearnerError as e:
+        if isinstance(e.error, TimeLimit):
+            raise e.error from None
+        r.update(message=_("{input}: your code raised {error}").format(input=e.input, error=type(e.error).__name__),
+                 input=e.input, traceback=trimmed_traceback(e.error, filename))
+    except TimeLimit:
+        raise
+    except Exception as exc:  # raised outside given(): still show it
+        r.update(message=_("your code raised {error}").format(error=type(exc).__name__),
+                 traceback=trimmed_traceback(exc, filename))
 
 
 def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
@@ -133,11 +209,11 @@ def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
     """
     entry = content.step(slug, step_id, base)
     tests = load_tests(entry)
-    out = io.StringIO()
+    out = Output()
     report = {"slug": slug, "step": step_id, "ok": False, "passed": 0, "total": len(tests),
               "output": "", "error": None, "results": []}
     try:
-        with redirect_stdout(out), time_limit(seconds):
+        with captured(out), time_limit(seconds):
             try:
                 mod = load_module(source, filename)
             except TimeLimit:
@@ -150,22 +226,23 @@ def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
         report["error"] = f"TimeLimit: {exc}"
         return report
     finally:
-        report["output"] = out.getvalue()[:OUTPUT_LIMIT]
+        report["output"] = out.text()
     report["passed"] = sum(1 for r in report["results"] if r["ok"])
     report["ok"] = report["passed"] == report["total"] and report["total"] > 0
     return report
 
 
 def run(source: str, filename: str = LEARNER_FILE, seconds: float | None = 20.0) -> dict:
-    """Execute the learner's code (the Run button): its prints and any error."""
-    out = io.StringIO()
+    """Execute the learner's code (the Run button): its prints (stdout and
+    stderr, see :class:`Output`) and any error."""
+    out = Output()
     error = None
     try:
-        with redirect_stdout(out), time_limit(seconds):
+        with captured(out), time_limit(seconds):
             load_module(source, filename, name="__main__")
     except BaseException as exc:  # noqa: BLE001
         error = trimmed_traceback(exc, filename)
-    return {"output": out.getvalue()[:OUTPUT_LIMIT], "error": error}
+    return {"output": out.text(), "error": error}
 
 
 def judge(slug: str, request: dict) -> dict:
