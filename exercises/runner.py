@@ -10,6 +10,13 @@
 ``run(source)`` executes the learner's code for the Run button and returns
 {"output": prints, "error": trimmed traceback or None}.
 
+Both also return "touched": what the learner's code replaced in the shared
+interpreter (builtins, sys.modules, a module's or a class's names, see
+exercises.sandbox), put back before they return; the page starts a fresh
+Python when it is not empty. In a Check, a test during which the code
+changed them fails (its expected values cannot be trusted), and one more
+result, "your code leaves Python's modules as they were", names them.
+
 "output" is what the code wrote to sys.stdout and sys.stderr, in the order
 written (as a terminal shows both), through the checker's own buffer
 (:class:`Output`): the learner's code may close or replace sys.stdout
@@ -35,7 +42,7 @@ from contextlib import contextmanager
 
 from emulator.i18n import _, group, short
 
-from . import content
+from . import content, sandbox
 from .testing import Failure, LearnerError, TimeLimit, title_of
 
 LEARNER_FILE = "your_code.py"
@@ -54,6 +61,7 @@ class Output(io.TextIOBase):
         self.parts: list[str] = []
         self.kept = 0
         self.dropped = 0
+        self.reset: list[str] = []  # settings captured() had to put back (names as exercises.sandbox gives them)
 
     def write(self, text) -> int:
         if not isinstance(text, str):
@@ -103,6 +111,7 @@ def captured(out: Output):
     finally:
         if sys.getrecursionlimit() != limit:
             sys.setrecursionlimit(limit)
+            out.reset.append("sys.setrecursionlimit")
         sys.stdout, sys.stderr = saved
 
 
@@ -171,13 +180,40 @@ def load_tests(step_entry: dict) -> list:
     return [v for k, v in ns.items() if k.startswith("test_") and callable(v)]
 
 
-def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE) -> list:
-    """Run each test on ``mod``; one result dict per test."""
+def _names(found: list) -> str:
+    shown = ", ".join(found[:3])
+    return shown + (_(" and {count} more").format(count=len(found) - 3) if len(found) > 3 else "")
+
+
+def _untrusted(r: dict, found: list) -> None:
+    r.update(ok=False, input="", expected="", got="", traceback="", message=_(
+        "during this test your code changed {names}, which the tests use to work out what they expect, "
+        "so this result cannot count (they were put back).").format(names=_names(found)))
+
+
+def _clean_state_result(found: list) -> dict:
+    return {"name": "test_leaves_python_as_it_was", "title": _("your code leaves Python's modules as they were"),
+            "ok": False, "input": "", "expected": "", "got": "", "traceback": "",
+            "message": _("your code changed {names}. The tests and the emulator share them; define functions "
+                         "of your own instead of replacing these.").format(names=_names(found))}
+
+
+def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE,
+              guard: sandbox.Snapshot | None = None) -> list:
+    """Run each test on ``mod``; one result dict per test. With ``guard``, a
+    test during which the shared state changed fails (and the state is put back)."""
     results = []
     for fn in tests:
         r = {"name": fn.__name__, "title": title_of(fn), "ok": False, "message": "",
              "input": "", "expected": "", "got": "", "traceback": ""}
-        _run_one(fn, mod, r, filename)
+        try:
+            _run_one(fn, mod, r, filename)
+        finally:
+            found = guard.changes() if guard else []
+            if found:
+                guard.touched += [f for f in found if f not in guard.touched]
+                guard.restore()
+                _untrusted(r, found)
         results.append(r)
     return results
 
@@ -211,7 +247,8 @@ def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
     tests = load_tests(entry)
     out = Output()
     report = {"slug": slug, "step": step_id, "ok": False, "passed": 0, "total": len(tests),
-              "output": "", "error": None, "results": []}
+              "output": "", "error": None, "results": [], "touched": []}
+    guard = sandbox.Snapshot()
     try:
         with captured(out), time_limit(seconds):
             try:
@@ -221,12 +258,20 @@ def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
             except BaseException as exc:  # noqa: BLE001 - SystemExit too: show it, do not exit
                 report["error"] = trimmed_traceback(exc, filename)
                 return report
-            report["results"] = run_tests(tests, mod, filename)
+            guard.touched += guard.changes()
+            guard.restore()
+            report["results"] = run_tests(tests, mod, filename, guard)
     except TimeLimit as exc:
         report["error"] = f"TimeLimit: {exc}"
         return report
     finally:
         report["output"] = out.text()
+        late = [f for f in out.reset + guard.changes() if f not in guard.touched]
+        guard.restore()
+        report["touched"] = guard.touched + late
+    if report["touched"]:
+        report["results"].append(_clean_state_result(report["touched"]))
+        report["total"] += 1
     report["passed"] = sum(1 for r in report["results"] if r["ok"])
     report["ok"] = report["passed"] == report["total"] and report["total"] > 0
     return report
@@ -237,12 +282,15 @@ def run(source: str, filename: str = LEARNER_FILE, seconds: float | None = 20.0)
     stderr, see :class:`Output`) and any error."""
     out = Output()
     error = None
+    guard = sandbox.Snapshot()
     try:
         with captured(out), time_limit(seconds):
             load_module(source, filename, name="__main__")
     except BaseException as exc:  # noqa: BLE001
         error = trimmed_traceback(exc, filename)
-    return {"output": out.text(), "error": error}
+    touched = out.reset + guard.changes()
+    guard.restore()
+    return {"output": out.text(), "error": error, "touched": touched}
 
 
 def judge(slug: str, request: dict) -> dict:

@@ -6,14 +6,24 @@ interpreter stays in its own run.
   ``sys.stdout = ...`` neither raises "I/O operation on closed file" nor loses
   what was printed, stderr reaches the learner, and output past the limit ends
   with a line saying how much was cut.
+- Shared state (item 4): what a Run or a Check replaces in builtins,
+  sys.modules, a module or a class (exercises.sandbox) is named in "touched"
+  and put back before the next request, so the official solution still passes
+  and the tests' expected values are Python's own; a Check whose code patches
+  them does not pass, naming what it changed.
 """
 from __future__ import annotations
 
+import builtins
+import math
+import random
 import subprocess
 import sys
 from pathlib import Path
 
-from exercises import content, runner
+import pytest
+
+from exercises import content, instruments, runner, sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH = content.read(content.step("online-softmax", "scratch"), "solution.py")
@@ -25,14 +35,14 @@ SCRATCH = content.read(content.step("online-softmax", "scratch"), "solution.py")
 def test_a_closed_stdout_keeps_what_was_printed_and_later_prints():
     before = sys.stdout, sys.stderr
     out = runner.run("import sys\nprint('before')\nsys.stdout.close()\nprint('after')\n")
-    assert out == {"output": "before\nafter\n", "error": None}
+    assert out == {"output": "before\nafter\n", "error": None, "touched": []}
     assert (sys.stdout, sys.stderr) == before
 
 
 def test_a_replaced_stdout_is_put_back_after_the_run():
     before = sys.stdout, sys.stderr
     out = runner.run("import io, sys\nprint('mine')\nsys.stdout = io.StringIO()\nsys.stderr = None\nprint('lost')\n")
-    assert out == {"output": "mine\n", "error": None}
+    assert out == {"output": "mine\n", "error": None, "touched": []}
     assert (sys.stdout, sys.stderr) == before
 
 
@@ -64,3 +74,61 @@ def test_the_offline_cli_reports_code_that_closes_stdout_without_a_traceback(tmp
     assert "Traceback" not in out.stdout + out.stderr
     assert "-- printed --\nhi\n" in out.stdout and "tests pass" in out.stdout
 
+
+# ---------------------------------------------------------------------------
+# Shared state
+
+PATCHES = {
+    "math.exp": "import math\nmath.exp = lambda x: 1.0\n",
+    "builtins.len": "import builtins\nbuiltins.len = lambda x: 0\n",
+    "sys.modules['math']": "import sys, types\nsys.modules['math'] = types.SimpleNamespace(exp=abs, inf=0.0)\n",
+    "random.Random.random": "import random\nrandom.Random.random = lambda self: 0.5\n",
+    "sys.setrecursionlimit": "import sys\nsys.setrecursionlimit(400)\n",
+}
+
+
+@pytest.mark.parametrize("name", PATCHES)
+def test_a_run_that_patches_python_is_undone_and_the_next_check_passes(name):
+    real = math.exp, builtins.len, sys.modules["math"], random.Random.random, sys.getrecursionlimit()
+    out = runner.run(PATCHES[name] + "print('patched')\n")
+    assert out["output"] == "patched\n" and out["error"] is None
+    assert name in out["touched"]
+    assert (math.exp, builtins.len, sys.modules["math"], random.Random.random, sys.getrecursionlimit()) == real
+    for step in ("scratch", "compose"):
+        solution = content.read(content.step("online-softmax", step), "solution.py")
+        report = runner.check("online-softmax", step, solution)
+        assert report["ok"] and report["touched"] == [], [r["message"] for r in report["results"] if not r["ok"]]
+
+
+def test_a_check_whose_code_patches_math_at_load_fails_naming_it_and_python_is_put_back():
+    report = runner.check("online-softmax", "scratch", "import math\nmath.exp = lambda x: 2.0 ** x\n" + SCRATCH)
+    assert not report["ok"] and report["touched"] == ["math.exp"]
+    last = report["results"][-1]
+    assert last["title"] == "your code leaves Python's modules as they were" and not last["ok"]
+    assert last["message"].startswith("your code changed math.exp.")
+    assert report["total"] == len(report["results"]) and report["passed"] == report["total"] - 1
+    assert math.exp(1.0) == 2.718281828459045
+
+
+def test_a_test_during_which_the_code_patches_builtins_cannot_pass():
+    sneaky = SCRATCH + "\n_real = online_softmax\ndef online_softmax(scores, block):\n" \
+        "    import builtins\n    builtins.max = lambda *a, **k: 0.0\n    return _real(scores, block)\n"
+    report = runner.check("online-softmax", "scratch", sneaky)
+    assert not report["ok"] and "builtins.max" in report["touched"]
+    first = report["results"][0]
+    assert not first["ok"] and first["message"].startswith("during this test your code changed builtins.max")
+    assert max(1, 2) == 2
+
+
+def test_a_patched_instrument_is_caught_too():
+    """Hiding the reads of a whole-row softmax by patching the counting lists must not pass."""
+    snap = sandbox.Snapshot()
+    cls = next(v for v in vars(instruments).values() if isinstance(v, type) and v.__module__ == instruments.__name__)
+    original = cls.__dict__.get("__getitem__", None)
+    cls.__getitem__ = lambda self, i: 0
+    try:
+        assert f"exercises.instruments.{cls.__name__}.__getitem__" in snap.changes()
+    finally:
+        snap.restore()
+    assert cls.__dict__.get("__getitem__", None) is original
+    assert snap.changes() == []
