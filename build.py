@@ -372,6 +372,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
                        "backward_check_max_n": BACKWARD_CHECK_MAX_N,
                        "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},
             "csp": CSP,
+            "lab_rules": lab_rules(lang.code),
         }
         context["film"] = film.build(context, lang=lang.code)
         film.write_assets(context["film"], out, lang=lang.code)
@@ -387,6 +388,17 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         context["kit"] = context_kit
         render_pages(env, context, out)
     return out
+
+
+def lab_rules(code: str) -> dict:
+    """The lab form's data-rules in language ``code``: the manifest's input rules and the
+    planner's table of what the page refuses before Python starts (emulator.plan.cold_rules,
+    the tiling rule's messages in that language), which site/static/js/lab/rules.js reads."""
+    from emulator import plan
+
+    with i18n.python_speaks(code):
+        cold = plan.cold_rules()
+    return {"head_dims": MANIFEST["head_dims"], "lesson": MANIFEST["lesson"], **cold}
 
 
 def _renderer(env: jinja2.Environment, context: dict):

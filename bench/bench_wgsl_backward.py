@@ -70,8 +70,8 @@ from cannery_host.wgsl import (
     backward_gflops,
     check_backward,
     gflops,
-    kernel_tiling,
 )
+from emulator.tiling import make_tiling
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "bench" / "results" / "wgsl-backward.json"
@@ -91,7 +91,7 @@ def check_kernels(runner: Runner, kernels, ds) -> list:
         for causal in (False, True):
             shared = {}  # one float64 reference per (d, mask, B_c), shared by the kernels
             for kern in kernels:
-                bc = kernel_tiling(kern, d).block_cols
+                bc = make_tiling(kern, 1, d).block_cols
                 o, lse = bw.forward32(q, k, v, causal, None, bc)
                 dq, dk, dv, _ = runner.run_backward(kern, f(q), f(k), f(v), f(o), f(lse), f(do), causal)
                 rep = check_backward(q, k, v, do, causal, dq, dk, dv, bc, shared.get(bc))
@@ -167,7 +167,7 @@ ELEMENTWISE_FLOP = {"softmax": 2, "ds": 2}  # per score
 
 def pass_flop(kernel, pass_name, n, d, heads, causal) -> float:
     """FLOP of one backward pass alone (see the module's convention)."""
-    from cannery_host.wgsl import writes_scores
+    from emulator.plan import writes_scores
 
     kind = "plain" if writes_scores(kernel) else "fused"
     if pass_name == "preprocess":

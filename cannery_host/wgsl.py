@@ -1,10 +1,12 @@
 """Run the WGSL attention kernels of ``kernels_wgsl/`` natively through wgpu-py.
 
 The same ``.wgsl`` files and ``manifest.json`` the page's ``site/static/js/gpu/``
-loads are used here, with the same override constants and the same instrument
-transform (both from ``emulator.shaders``, which also sizes each pass for the page's
-``gpu_plan``), so the native tests (tests/test_wgsl_native.py) and the native benchmark
-(``python -m bench.bench_wgsl``) exercise exactly the kernels the browser runs.
+loads are used here, with the same instrument transform (``emulator.shaders``), and
+every run is planned by the page's planner (``emulator.plan``: tiles, the shader and
+override constants of each pass, dispatch sizes, buffer sizes, head batches, and the
+refusal when this device offers too little), so the native tests
+(tests/test_wgsl_native.py) and the native benchmark (``python -m bench.bench_wgsl``)
+exercise exactly the kernels the browser runs.
 
 Layouts: Q, K, V, O are (H, N, d) float32, row-major; S and P are (H_batch, N, N)
 float32 in global memory (plain kernel only). Byte counts are 4 bytes an element.
@@ -21,37 +23,29 @@ import math
 import os
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from emulator.shaders import (
-    DEFAULT_LIMITS,
-    Shader,
-    dispatch_size,
-    instrument,
-    override_constants,
-    pass_variant,
-    read_source,
-    shader_file,
-)
-from emulator.tiling import MANIFEST  # one manifest for the host and the emulator
+from emulator import plan as _plan
+from emulator.shaders import DEFAULT_LIMITS, instrument, read_source
+from emulator.tiling import M_DEFAULT, MANIFEST, InputError  # one manifest for the host and the emulator
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
-__all__ = ["BROWSER_DEFAULT_LIMITS", "KERNEL_DIR", "MANIFEST", "KernelError", "Runner", "Tiling",
-           "TooSlow", "backward_gflops", "causal_key_end", "check_backward", "direction", "forward_saved",
-           "gflops", "instrument", "kernel_tiling", "override_constants", "pass_variant", "shader_file",
-           "storage_buffers_needed"]
+__all__ = ["BROWSER_DEFAULT_LIMITS", "KERNEL_DIR", "MANIFEST", "KernelError", "Runner", "TooSlow",
+           "backward_gflops", "causal_key_end", "check_backward", "direction", "forward_saved", "gflops",
+           "instrument", "storage_buffers_needed", "wgpu_name"]
 
 # WebGPU's default limits (manifest "webgpu_default_limits", WebGPU §3.6.2): what a page
 # gets without asking, under wgpu-py's names (maxBufferSize -> "max-buffer-size").
-BROWSER_DEFAULT_LIMITS = {re.sub(r"([A-Z])", r"-\1", name).lower(): value
-                          for name, value in DEFAULT_LIMITS.items()}
+def wgpu_name(limit: str) -> str:
+    """wgpu-py's name of a WebGPU limit: maxBufferSize -> "max-buffer-size"."""
+    return re.sub(r"([A-Z])", r"-\1", limit).lower()
+
+
+BROWSER_DEFAULT_LIMITS = {wgpu_name(name): value for name, value in DEFAULT_LIMITS.items()}
 
 TENSORS = ("Q", "K", "V", "S", "P", "O")
-#: The backward kernels' (N, N) tables, per head batch (plain-backward only).
-SQUARE = ("S", "P", "dP", "dS")
 
 
 def direction(kernel: str) -> str:
@@ -60,18 +54,17 @@ def direction(kernel: str) -> str:
 
 
 def storage_buffers_needed(instrumented: bool = True) -> int:
-    """The most storage buffers any pass of the manifest binds (one shader stage), the
-    instrument's counters included when ``instrumented``: fused-backward's dkv pass binds
-    Q, K, V, dO, L, D, dK, dV, one more than WebGPU's default 8 once counters are added.
+    """The most storage buffers any pass of the manifest binds (one shader stage), at
+    every d and shader variant, as emulator.plan plans them, the instrument's counters
+    included when ``instrumented``: fused-backward's dkv pass binds Q, K, V, dO, L, D,
+    dK, dV, one more than WebGPU's default 8 once counters are added.
     """
     most = 0
-    for entry in MANIFEST["kernels"].values():
-        for spec in entry["wgsl"]:
-            files = {spec["file"], *spec.get("file_by_d", {}).values(),
-                     *spec.get("with_subgroups", {}).get("file_by_d", {}).values()}
-            for file in files:
-                src = read_source(file)
-                most = max(most, Shader(instrument(src) if instrumented else src).storage_buffers())
+    for kernel in MANIFEST["kernels"]:
+        for d in MANIFEST["head_dims"]:
+            for subgroup_min in (0, 1 << 10):  # without subgroups, and with every variant's
+                p = _plan.kernel_plan(kernel, 1, d, subgroup_min=subgroup_min, instrumented=instrumented)
+                most = max(most, p["needs"]["maxStorageBuffersPerShaderStage"])
     return most
 
 
@@ -81,37 +74,6 @@ class KernelError(RuntimeError):
 
 class TooSlow(RuntimeError):
     """A benchmark configuration that would take longer than its time budget."""
-
-
-@dataclass(frozen=True)
-class Tiling:
-    """Query tile rows B_r, key tile rows B_c, and the workgroup memory the kernel's
-    pipelines declare (bytes), for one kernel at head dimension d."""
-
-    block_rows: int
-    block_cols: int
-    workgroup_bytes: int
-
-
-def kernel_tiling(kernel: str, d: int, workgroup_bytes: int = 16384) -> Tiling:
-    """Tiling of ``kernel`` at head dimension ``d``, from emulator.tiling.make_tiling.
-
-    Lesson tiling (manifest "lesson"): B_c = (M/2) / (2 * 4 d), B_r = 2 B_c, M the
-    workgroup memory in bytes. Kernels with their own tiling give "block_rows" and
-    "block_cols" per d in the manifest. The emulator's counts use the same function,
-    so the tiles the GPU runs are the tiles the lab counts.
-
-    Raises KernelError for a d the manifest does not list or a tile that does not fit.
-    """
-    from emulator.tiling import InputError, make_tiling
-
-    if d not in MANIFEST["head_dims"]:
-        raise KernelError(f"d={d} is not one of the head dimensions {MANIFEST['head_dims']}")
-    try:
-        t = make_tiling(kernel, 1, d, False, workgroup_bytes)
-    except InputError as e:
-        raise KernelError(e.message) from None
-    return Tiling(t.block_rows, t.block_cols, t.workgroup_bytes)
 
 
 def causal_key_end(n: int, row0: int, br: int, bc: int, causal: bool) -> int:
@@ -170,7 +132,7 @@ class Runner:
             }
         # The instrumented build of fused-backward's dkv pass binds 9 storage buffers, one
         # past WebGPU's default 8: ask for it where the adapter offers it, as the page asks
-        # for what emulator.api.gpu_plan's required_limits name.
+        # for what emulator.plan.gpu_plan's required_limits name.
         storage = storage_buffers_needed(instrumented=True)
         offered = adapter.limits["max-storage-buffers-per-shader-stage"]
         if storage > BROWSER_DEFAULT_LIMITS["max-storage-buffers-per-shader-stage"]:
@@ -179,14 +141,15 @@ class Runner:
         self.device = adapter.request_device_sync(required_features=feats, required_limits=req)
         self.limit_mode = limits
         lim = self.device.limits
-        self.max_binding = lim["max-storage-buffer-binding-size"]
-        self.max_buffer = lim["max-buffer-size"]
+        # What emulator.plan holds each run to: this device's limits under their WebGPU
+        # names; with limits="default", the buffer and workgroup-memory sizes a page gets.
+        self.limits = {name: int(lim[wgpu_name(name)]) for name in DEFAULT_LIMITS if wgpu_name(name) in lim}
         if limits == "default":
-            self.max_binding = min(self.max_binding, BROWSER_DEFAULT_LIMITS["max-storage-buffer-binding-size"])
-            self.max_buffer = min(self.max_buffer, BROWSER_DEFAULT_LIMITS["max-buffer-size"])
-        self.max_wg_bytes = lim["max-compute-workgroup-storage-size"]
-        if limits == "default":
-            self.max_wg_bytes = min(self.max_wg_bytes, BROWSER_DEFAULT_LIMITS["max-compute-workgroup-storage-size"])
+            for name in ("maxStorageBufferBindingSize", "maxBufferSize", "maxComputeWorkgroupStorageSize"):
+                self.limits[name] = min(self.limits.get(name, DEFAULT_LIMITS[name]), DEFAULT_LIMITS[name])
+        self.max_binding = self.limits["maxStorageBufferBindingSize"]
+        self.max_buffer = self.limits["maxBufferSize"]
+        self.max_wg_bytes = self.limits["maxComputeWorkgroupStorageSize"]
         self.timestamps = "timestamp-query" in self.device.features
         self._pipelines: dict = {}
         # Smallest subgroup a pipeline may get (0: no subgroups). wgpu-native 0.32 reports a
@@ -245,10 +208,12 @@ class Runner:
                 "device": i.get("device", ""), "backend": i.get("backend_type", "")}
 
     # ----------------------------------------------------------------- pipelines
-    def pipeline(self, kernel: str, pass_index: int, d: int, tiling: Tiling, instrumented: bool):
+    def pipeline(self, kernel: str, pass_index: int, pass_plan: dict, instrumented: bool):
+        """The compute pipeline of one planned pass (emulator.plan.pass_plan: its file,
+        entry point and override constants), compiled once per device; (pipeline, spec)."""
         spec = MANIFEST["kernels"][kernel]["wgsl"][pass_index]
-        file, constants = pass_variant(spec, d, tiling, self.subgroup_min)
-        key = (file, spec.get("entry_point", "main"), tuple(sorted(constants.items())), instrumented)
+        file, constants, entry = pass_plan["file"], pass_plan["constants"], pass_plan["entry_point"]
+        key = (file, entry, tuple(sorted(constants.items())), instrumented)
         if key in self._pipelines:
             return self._pipelines[key], spec
         src = read_source(file)  # parts joined: the text gpu/files.js gives the page
@@ -263,20 +228,19 @@ class Runner:
         if msgs:
             raise KernelError(f"{file}: {msgs}")
         pipe = self.device.create_compute_pipeline(
-            layout="auto", compute={"module": module, "entry_point": spec.get("entry_point", "main"),
-                                    "constants": constants})
+            layout="auto", compute={"module": module, "entry_point": entry, "constants": constants})
         self._pipelines[key] = pipe
         return pipe, spec
 
-    def shader(self, kernel: str, d: int) -> str:
-        """The .wgsl file this device runs for the first pass of ``kernel`` at d."""
-        spec = MANIFEST["kernels"][kernel]["wgsl"][0]
-        return pass_variant(spec, d, kernel_tiling(kernel, d, self.max_wg_bytes), self.subgroup_min)[0]
+    def shader(self, kernel: str, d: int, workgroup_bytes: int = M_DEFAULT) -> str:
+        """The .wgsl file this device runs for the first pass of ``kernel`` at d (the plan's)."""
+        return _plan.kernel_plan(kernel, 1, d, False, workgroup_bytes,
+                                 subgroup_min=self.subgroup_min)["passes"][0]["file"]
 
-    def shaders(self, kernel: str, d: int) -> list[str]:
-        """The .wgsl file this device runs for each pass of ``kernel`` at d, in pass order."""
-        tiling = kernel_tiling(kernel, d, self.max_wg_bytes)
-        return [pass_variant(spec, d, tiling, self.subgroup_min)[0] for spec in MANIFEST["kernels"][kernel]["wgsl"]]
+    def shaders(self, kernel: str, d: int, workgroup_bytes: int = M_DEFAULT) -> list[str]:
+        """The .wgsl file this device runs for each pass of ``kernel`` at d, in pass order (the plan's)."""
+        return [pp["file"] for pp in _plan.kernel_plan(kernel, 1, d, False, workgroup_bytes,
+                                                       subgroup_min=self.subgroup_min)["passes"]]
 
     # ----------------------------------------------------------------- buffers
     def _storage(self, size: int, data: np.ndarray | None = None):
@@ -287,33 +251,22 @@ class Runner:
             return self.device.create_buffer_with_data(data=np.ascontiguousarray(data, np.float32), usage=usage)
         return self.device.create_buffer(size=size, usage=usage)
 
-    def plan(self, kernel: str, n: int, d: int, heads: int, workgroup_bytes: int = 16384) -> dict:
-        """Check sizes against this device's limits; return tiling and head batch.
+    def plan(self, kernel: str, n: int, d: int, heads: int, workgroup_bytes: int = M_DEFAULT,
+             causal: bool = False, instrumented: bool = False) -> dict:
+        """emulator.plan's plan of one run on this device: tiles, each pass's shader,
+        constants and dispatch, buffer sizes (bytes) and the head batch (heads of S and
+        P one buffer holds), held to this device's limits (``self.limits``).
 
-        Raises KernelError with the numbers when a buffer would exceed a limit.
+        Returns emulator.plan.kernel_plan's dict. Raises KernelError with the planner's
+        message (the limit, the need, the offer, and a size that fits).
         """
-        tiling = kernel_tiling(kernel, d, workgroup_bytes)
-        wg = tiling.workgroup_bytes
-        if wg > self.max_wg_bytes:
-            raise KernelError(f"{kernel} at d={d} needs {wg:,} B of workgroup memory; "
-                              f"this device allows {self.max_wg_bytes:,} B")
-        qkv = heads * n * d * 4
-        if qkv > self.max_binding:
-            raise KernelError(f"Q needs {qkv:,} B; the storage binding limit is {self.max_binding:,} B")
-        plan = {"tiling": tiling, "head_batch": heads, "heads": heads}
-        if writes_scores(kernel):
-            per_head = n * n * 4
-            cap = min(self.max_binding, self.max_buffer)
-            tables = "S and P" if direction(kernel) == "forward" else "S, P, dP and dS"
-            if per_head > cap:
-                raise KernelError(
-                    f"{tables} need N*N*4 = {per_head:,} B each for one head at N={n:,}; "
-                    f"this device allows {cap:,} B per storage buffer")
-            max_row = MANIFEST["limits"]["softmax_max_row"]
-            if direction(kernel) == "forward" and n > max_row:
-                raise KernelError(f"the softmax pass holds a row in registers: N={n:,} > {max_row:,}")
-            plan["head_batch"] = max(1, min(heads, cap // per_head))
-        return plan
+        try:
+            out = _plan.gpu_plan({"kernel": kernel, "n": n, "d": d, "causal": causal,
+                                  "workgroup_bytes": workgroup_bytes},
+                                 self.limits, [kernel], self.subgroup_min, heads=heads, instrumented=instrumented)
+        except InputError as e:
+            raise KernelError(e.message) from None
+        return out["plans"][kernel]
 
     # ----------------------------------------------------------------- encode
     def _encode(self, cpass, kernel, n, d, causal, plan, bufs, instrumented, h_lo=0, h_hi=None,
@@ -324,16 +277,15 @@ class Runner:
         be a multiple of the batch. ``passes``: indices of the passes to encode (all if None;
         the benchmark times plain's passes one at a time).
         """
-        t = plan["tiling"]
         hb = plan["head_batch"]
         h_hi = plan["heads"] if h_hi is None else h_hi
         for h0 in range(h_lo, h_hi, hb):
             nh = min(hb, h_hi - h0)
-            for pi, spec in enumerate(MANIFEST["kernels"][kernel]["wgsl"]):
+            for pi, pass_plan in enumerate(plan["passes"]):
                 if passes is not None and pi not in passes:
                     continue
-                pipe, spec = self.pipeline(kernel, pi, d, t, instrumented)
-                count = dispatch_size(spec["grid"], n, t)[0]
+                pipe, spec = self.pipeline(kernel, pi, pass_plan, instrumented)
+                count = pass_plan["dispatch"][0]
                 params = bufs["params"][h0]
                 entries = []
                 for name, binding in spec["bindings"].items():
@@ -358,13 +310,14 @@ class Runner:
 
     def _make_buffers(self, kernel, n, d, heads, causal, plan, Q=None, K=None, V=None, instrumented=False,
                       grads=None):
+        """Every buffer the plan names (plan["buffers"], bytes), filled from Q, K, V and, for
+        a backward kernel, ``grads`` (O, dO, L; random timing inputs where not given); the
+        rest zeroed. Plus the instrument's counters and the uniform params per head batch."""
         rng = np.random.default_rng(0)
         shape = (heads, n, d)
-        bufs = {}
+        data = {}
         for name, arr in (("Q", Q), ("K", K), ("V", V)):
-            if arr is None:
-                arr = rng.standard_normal(shape, dtype=np.float32)
-            bufs[name] = self._storage(0, np.asarray(arr, np.float32).reshape(shape))
+            data[name] = rng.standard_normal(shape, dtype=np.float32) if arr is None else arr
         if direction(kernel) == "backward":
             grads = dict(grads or {})
             if "dO" not in grads:
@@ -373,21 +326,13 @@ class Runner:
                 grads["O"] = rng.standard_normal(shape, dtype=np.float32) / np.sqrt(np.float32(n))
             if "L" not in grads:
                 grads["L"] = np.broadcast_to(timing_lse(n, causal), (heads, n))
-            for name in ("O", "dO"):
-                bufs[name] = self._storage(0, np.asarray(grads[name], np.float32).reshape(shape))
-            bufs["L"] = self._storage(0, np.asarray(grads["L"], np.float32).reshape(heads, n))
-            bufs["D"] = self._storage(heads * n * 4)
-            for name in ("dQ", "dK", "dV"):
-                bufs[name] = self._storage(heads * n * d * 4)
-            tables = SQUARE
-        else:
-            bufs["O"] = self._storage(heads * n * d * 4)
-            tables = ("S", "P")
-        if writes_scores(kernel):
-            # a whole number of vec4s, for shaders that view a table as array<vec4<f32>>
-            nn = -(-plan["head_batch"] * n * n * 4 // 16) * 16
-            for name in tables:
-                bufs[name] = self._storage(nn)
+            data.update(O=grads["O"], dO=grads["dO"], L=np.asarray(grads["L"], np.float32).reshape(heads, n))
+        bufs = {}
+        for name, size in plan["buffers"].items():
+            if name in data:
+                bufs[name] = self._storage(0, np.asarray(data[name], np.float32).reshape(-1))
+            else:
+                bufs[name] = self._storage(size)
         if instrumented:
             bufs["counters"] = self._storage(len(MANIFEST["instrument"]["slots"]) * 4)
         bufs["params"] = self._params(n, causal, plan)
@@ -416,7 +361,7 @@ class Runner:
         if squeeze:
             Q, K, V = (np.asarray(x, np.float32)[None] for x in (Q, K, V))
         heads, n, d = Q.shape
-        plan = self.plan(kernel, n, d, heads, workgroup_bytes)
+        plan = self.plan(kernel, n, d, heads, workgroup_bytes, causal, instrumented)
         bufs = self._make_buffers(kernel, n, d, heads, causal, plan, Q, K, V, instrumented)
         enc = self.device.create_command_encoder()
         self._clear(enc, bufs)
@@ -452,7 +397,7 @@ class Runner:
         L = np.asarray(L, np.float32).reshape(heads, n)
         if not np.isfinite(L).all():
             raise KernelError("L must be finite: the WGSL backward has no -inf (a row with no key has none)")
-        plan = self.plan(kernel, n, d, heads, workgroup_bytes)
+        plan = self.plan(kernel, n, d, heads, workgroup_bytes, causal, instrumented)
         grads = {"O": arrs[3], "dO": arrs[4], "L": L}
         bufs = self._make_buffers(kernel, n, d, heads, causal, plan, *arrs[:3], instrumented=instrumented,
                                   grads=grads)
@@ -512,7 +457,7 @@ class Runner:
         shares the machine; on a GPU it is only the host's side.
         Raises KernelError when the size exceeds this device's limits.
         """
-        plan = self.plan(kernel, n, d, heads, workgroup_bytes)
+        plan = self.plan(kernel, n, d, heads, workgroup_bytes, causal)
         cap = plan["head_batch"]
         cpu = [0.0]  # CPU ms of the submissions so far
         bufs = self._make_buffers(kernel, n, d, heads, causal, plan)
@@ -603,7 +548,7 @@ class Runner:
                 "method": "timestamp" if self.timestamps else "wall",
                 "belowResolution": bool(med * reps < 0.1),
                 "headBatch": plan["head_batch"], "split": split,
-                "tiling": [plan["tiling"].block_rows, plan["tiling"].block_cols]}
+                "tiling": [plan["tiling"]["block_rows"], plan["tiling"]["block_cols"]]}
 
 
 def timing_lse(n: int, causal: bool) -> np.ndarray:
@@ -661,8 +606,3 @@ def check_backward(q: list, k: list, v: list, do: list, causal: bool, dq, dk, dv
         tensors[name] = {"passed": bool((ratio <= 1.0).all()), "max_abs_error": float(err.max()),
                          "worst_ratio": float(ratio.max()), "nan_entries": int((~finite).sum())}
     return {"passed": all(t["passed"] for t in tensors.values()), "tensors": tensors, "reference": reference}
-
-
-def writes_scores(kernel: str) -> bool:
-    """Whether ``kernel`` stores the N×N scores S (and so P) in global memory (manifest passes)."""
-    return any("S" in p["writes"] for p in MANIFEST["kernels"][kernel]["passes"])

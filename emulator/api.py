@@ -3,8 +3,8 @@
 ``handle(request)`` takes {"op": ..., "params": {...}} with the raw strings of
 the lab's form and returns {"ok": True, "op": ..., "result": ...} or
 {"ok": False, "op": ..., "errors": [{"field": ..., "message": ...}]}.
-It never raises for bad input: every rule lives in emulator.tiling, and the
-page only shows the messages.
+It never raises for bad input: every input rule lives in emulator.tiling, every
+GPU plan in emulator.plan, and the page only shows the messages.
 
 ops
   count     bytes per tensor for the chosen kernel, plus plain and fused for
@@ -18,7 +18,8 @@ ops
   check_part   check rows [lo, hi) of that plan ("rows": [lo, hi]): a partial report
   check_merge  merge partial reports ("parts": [...]) into check's report, with
                "complete": false when some planned rows were never checked
-  gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...})
+  gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...}), and the
+            plan of each kernel's run (emulator.plan.gpu_plan)
   inputs    the seeded random Q, K, V (flat, row-major) for a GPU run
   check_output  check a GPU's O ("outputs": N·d floats) on those inputs
   backward_inputs  Q, K, V, dO and the float32 forward's O and L (flat) for a
@@ -37,7 +38,7 @@ import time
 from . import backward as _backward
 from . import check as _check
 from . import mirrors as _mirrors
-from . import shaders as _shaders
+from . import plan as _plan
 from . import traffic as _traffic
 from .i18n import _, group
 from .inputs import random_qkv
@@ -45,10 +46,9 @@ from .tiling import (
     CHECK_MAX_N,
     COUNT_MAX_N,
     LESSON_KERNELS,
-    M_MIN,
     MANIFEST,
     InputError,
-    make_tiling,
+    parse_bool,
     parse_int,
     parse_request,
 )
@@ -238,168 +238,6 @@ def _check_output_op(p: dict, outputs) -> dict:
     return report
 
 
-# The limits a kernel's passes can exceed, in the order they are checked: what the
-# pass asks (from emulator.shaders.pass_needs), how to say it, and which field fixes it.
-def N_(message: str) -> str:
-    """Marks a message for extraction; _() translates it when it is used."""
-    return message
-
-
-_PLANNED = (
-    ("maxStorageBufferBindingSize", lambda pn: pn["largest_binding"],
-     N_("binds {tensor} as one storage buffer of {v} B"), "n"),
-    ("maxBufferSize", lambda pn: pn["largest_binding"],
-     N_("keeps {tensor} in global memory: {v} B in one buffer"), "n"),
-    ("maxComputeWorkgroupStorageSize", lambda pn: pn["workgroup_bytes"],
-     N_("declares {v} B of workgroup memory"), "workgroup_bytes"),
-    ("maxComputeInvocationsPerWorkgroup", lambda pn: pn["invocations"],
-     N_("runs {v} invocations per workgroup"), "workgroup_bytes"),
-    ("maxComputeWorkgroupSizeX", lambda pn: pn["workgroup_size"][0],
-     N_("has workgroups {v} invocations wide (x)"), "workgroup_bytes"),
-    ("maxComputeWorkgroupSizeY", lambda pn: pn["workgroup_size"][1],
-     N_("has workgroups {v} invocations high (y)"), "workgroup_bytes"),
-    ("maxComputeWorkgroupSizeZ", lambda pn: pn["workgroup_size"][2],
-     N_("has workgroups {v} invocations deep (z)"), "workgroup_bytes"),
-    ("maxStorageBuffersPerShaderStage", lambda pn: pn["storage_buffers"],
-     N_("binds {v} storage buffers (the instrumented build's counters included)"), "kernel"),
-    ("maxComputeWorkgroupsPerDimension", lambda pn: max(pn["dispatch"]),
-     N_("dispatches {v} workgroups along one dimension"), "n"),
-)
-
-
-_BYTE_LIMITS = ("maxBufferSize", "maxStorageBufferBindingSize", "maxComputeWorkgroupStorageSize")
-
-
-def _offered(limits: dict, name: str) -> int:
-    """The adapter's value of a limit; WebGPU's default when absent or unreadable."""
-    try:
-        return parse_int("limits", limits.get(name), name)
-    except InputError:
-        return _shaders.DEFAULT_LIMITS[name]
-
-
-def _largest(fits, lo: int, hi: int):
-    """Largest x in [lo, hi] with fits(x), for fits true up to some x and false after
-    (None if fits(lo) is false)."""
-    if lo > hi or not fits(lo):
-        return None
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _pass_need(kernel, index, n, d, causal, m, subgroup_min, need) -> int:
-    tiling = make_tiling(kernel, n, d, causal, m)
-    return need(_shaders.pass_needs(kernel, index, tiling, 1, subgroup_min))
-
-
-def _fix(limit_field, kernel, index, p, offer, need, subgroup_min) -> tuple[str, str]:
-    """The field to change and the sentence that says which value to use instead."""
-    n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
-    if limit_field == "n":
-        best = _largest(lambda x: _pass_need(kernel, index, x, d, causal, m, subgroup_min, need) <= offer, 1, n)
-        return "n", (_("Try N ≤ {n}.").format(n=group(best)) if best else _("Choose a smaller N."))
-    if limit_field == "workgroup_bytes" and MANIFEST["kernels"][kernel].get("tiling", "lesson") == "lesson":
-        # Lesson tiles change at multiples of 16·d bytes (B_c = (M/2)/(8d)); M_MIN.. keeps B_c ≥ 8.
-        step = 16 * d
-
-        def fits(k):
-            try:
-                return _pass_need(kernel, index, n, d, causal, k * step, subgroup_min, need) <= offer
-            except InputError:
-                return False
-        lo = max(-(-M_MIN // step), 1)
-        while lo * step <= m and not _tiles(d, lo * step):
-            lo += 1
-        best = _largest(fits, lo, m // step)
-        return "workgroup_bytes", (_("Use M ≤ {m} B.").format(m=group(best * step)) if best
-                                   else _("Use a smaller M or a larger d."))
-    return "kernel", _("Choose another kernel for this GPU.")
-
-
-def _tiles(d: int, m: int) -> bool:
-    try:
-        make_tiling("fused", 1, d, False, m)
-        return True
-    except InputError:
-        return False
-
-
-def _check_softmax_row(n: int, kernels) -> None:
-    max_row = int(MANIFEST.get("limits", {}).get("softmax_max_row", 1 << 62))
-    if "plain" in kernels and n > max_row:  # Time always runs plain beside fused
-        raise InputError(
-            "n",
-            _("The plain kernel's softmax pass holds one row of S ({n} scores) in registers; the WGSL kernels "
-              "stop at N = {max_row}. Count and Check still work at this size.").format(
-                n=group(n), max_row=group(max_row)))
-
-
-def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0) -> dict:
-    """Whether ``kernels`` (default: plain and fused, which Time always runs, and the
-    chosen kernel) fit a GPU with these WebGPU limits, and which limits to ask for.
-
-    p: parse_request's output (N, d, causal, M). limits: the adapter's limits by
-    their WebGPU names (GPUSupportedLimits, WebGPU §3.6.2); a limit not given is
-    taken at WebGPU's default (manifest "webgpu_default_limits"). subgroup_min:
-    the device's smallest subgroup size (0: no subgroups), which picks a pass's
-    shader. Every pass is planned from its own WGSL source (emulator.shaders):
-    workgroup size x/y/z and invocations per workgroup, workgroup memory (bytes),
-    storage buffers per shader stage (the instrument's counters included), the
-    largest buffer and binding (bytes, one head), and workgroups per dispatch
-    dimension (ceil(N/B_r) query tiles, or N rows, by one head).
-
-    Returns {"fits": True, "needs": {limit: value}, "by_kernel": {kernel: {limit:
-    value}}, "required_limits": {limit: value}}, required_limits holding every need
-    above WebGPU's default (what requestDevice must ask for). Raises InputError
-    naming the field to change (n, workgroup_bytes or kernel), the value to use,
-    and the limit, when the adapter does not offer what a pass needs.
-    """
-    n, d, causal, m = p["n"], p["d"], p["causal"], p["workgroup_bytes"]
-    if kernels is None:
-        kernels = [p["kernel"]] + [k for k in ("plain", "fused") if k != p["kernel"]]
-    for kernel in kernels:
-        if kernel not in MANIFEST["kernels"]:
-            raise InputError("kernel", _("Unknown kernel {kernel}.").format(kernel=repr(kernel)))
-    needs: dict = {}
-    by_kernel: dict = {}
-    worst: dict = {}  # limit -> (value, kernel, pass index, pass needs)
-    for kernel in kernels:
-        tiling = make_tiling(kernel, n, d, causal, m)
-        mine = by_kernel.setdefault(kernel, {})
-        for index in range(len(MANIFEST["kernels"][kernel]["wgsl"])):
-            pn = _shaders.pass_needs(kernel, index, tiling, 1, subgroup_min)
-            for name, need, _what, _field in _PLANNED:
-                value = need(pn)
-                mine[name] = max(mine.get(name, 0), value)
-                if value > needs.get(name, -1):
-                    needs[name] = value
-                    worst[name] = (value, kernel, index, pn)
-    for name, need, what, field in _PLANNED:
-        if name == "maxComputeWorkgroupStorageSize":  # buffers first, then what the kernels support
-            _check_softmax_row(n, kernels)
-        value, kernel, index, pn = worst[name]
-        offer = _offered(limits, name)
-        if value > offer:
-            field, fix = _fix(field, kernel, index, p, offer, need, subgroup_min)
-            unit = " B" if name in _BYTE_LIMITS else ""
-            raise InputError(
-                field,
-                (_("At N = {n}, d = {d} and M = {m} B, the {kernel} kernel's {pass_name} pass ({file}) {what}, "
-                   "but this GPU allows {offer} B ({limit}). {fix}") if unit else
-                 _("At N = {n}, d = {d} and M = {m} B, the {kernel} kernel's {pass_name} pass ({file}) {what}, "
-                   "but this GPU allows {offer} ({limit}). {fix}")).format(
-                    n=group(n), d=d, m=group(m), kernel=kernel, pass_name=pn["pass"], file=pn["file"],
-                    what=_(what).format(v=group(value), tensor=pn["largest_tensor"]), offer=group(offer),
-                    limit=name, fix=fix))
-    required = {name: value for name, value in needs.items() if value > _shaders.DEFAULT_LIMITS[name]}
-    return {"fits": True, "needs": needs, "by_kernel": by_kernel, "required_limits": required}
-
-
 def _kernel_list(raw):
     """The request's optional "kernels" (a list of manifest names), or None."""
     if raw is None:
@@ -407,6 +245,20 @@ def _kernel_list(raw):
     if not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
         raise InputError("kernel", _("kernels must be a list of kernel names."))
     return raw
+
+
+def _gpu_plan_op(request: dict, raw: dict) -> dict:
+    """emulator.plan.gpu_plan for the page: "limits" (the adapter's, WebGPU names),
+    "kernels" (default: the chosen kernel, plain and fused), "optional" ("timed" or a
+    list), "subgroup_min_size", "instrumented" (default true)."""
+    optional = request.get("optional")
+    if optional != "timed":
+        optional = _kernel_list(optional) or ()
+    return _plan.gpu_plan(
+        parse_request(raw, "count"), request.get("limits") or {}, _kernel_list(request.get("kernels")),
+        parse_int("limits", request.get("subgroup_min_size", 0), "subgroup_min_size"),
+        instrumented=parse_bool("instrumented", request.get("instrumented", True), "instrumented"),
+        optional=optional)
 
 
 def _direction(raw: dict) -> str:
@@ -529,9 +381,7 @@ def handle(request: dict) -> dict:
         elif op == "check_merge":
             result = _check_merge_op(parse_request(raw, "check"), raw, request.get("parts"))
         elif op == "gpu_plan":
-            result = gpu_plan(parse_request(raw, "count"), request.get("limits") or {},
-                              _kernel_list(request.get("kernels")),
-                              parse_int("limits", request.get("subgroup_min_size", 0), "subgroup_min_size"))
+            result = _gpu_plan_op(request, raw)
         elif op == "inputs":
             p = parse_request(raw, "check")
             q, k, v = random_qkv(p["n"], p["d"], p["seed"])

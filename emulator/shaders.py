@@ -2,9 +2,10 @@
 
 Standard library only (it runs in the page's Pyodide worker, which gets the
 ``.wgsl`` files in py/bundle.json). For one pass of a manifest kernel at
-head dimension d and a tiling, :func:`pass_needs` gives the figures WebGPU
-limits bound (WebGPU §3.6.2 "Limits"; the defaults are the manifest's
-``webgpu_default_limits``):
+head dimension d and a tiling, :func:`pass_shader` gives the shader it runs,
+and its :class:`Shader` the figures WebGPU limits bound (WebGPU §3.6.2
+"Limits"; the defaults are the manifest's ``webgpu_default_limits``), which
+emulator.plan turns into a plan:
 
 * the workgroup size (x, y, z) and invocations per workgroup, from the entry
   point's ``@workgroup_size`` evaluated with the pipeline's override constants
@@ -15,15 +16,16 @@ limits bound (WebGPU §3.6.2 "Limits"; the defaults are the manifest's
 * the largest storage binding, bytes (maxStorageBufferBindingSize, maxBufferSize);
 * workgroups dispatched per dimension (maxComputeWorkgroupsPerDimension).
 
-The override constants of a pass (:func:`pass_variant`) follow the same rule
-as cannery_host.wgsl and the page's gpu/plan.js: the names in "overrides" take D,
-BR, BC from the tiling; "constants" and "constants_by_d" add fixed values; a
-"with_subgroups" variant replaces file and constants on devices whose
-subgroups are large enough.
+The override constants of a pass (:func:`pass_variant`): the names in
+"overrides" take D, BR, BC from the tiling; "constants" and "constants_by_d"
+add fixed values; a "with_subgroups" variant replaces file and constants on
+devices whose subgroups are large enough. The plan carries them to the native
+host and the page, which compile exactly what it names.
 """
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 
@@ -115,7 +117,7 @@ def read_source(file: str) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Pipeline constants (same rule as the host and gpu/plan.js)
+# Pipeline constants (the plan hands them to the host and the page)
 
 def shader_file(spec: dict, d: int) -> str:
     """The .wgsl file of one pass at head dimension d ("file_by_d" overrides "file")."""
@@ -316,29 +318,19 @@ def dispatch_size(grid: str, n: int, tiling: Tiling, heads: int = 1) -> tuple[in
     raise ValueError(f"unknown grid {grid!r}")
 
 
-def pass_needs(kernel: str, index: int, tiling: Tiling, heads: int = 1, subgroup_min: int = 0) -> dict:
-    """What pass ``index`` of ``kernel`` asks of the GPU at this tiling (its n and d).
+@functools.cache
+def _pass_source(file: str, instrumented: bool) -> str:
+    source = read_source(file)
+    return instrument(source) if instrumented else source
 
-    Returns {"pass", "file", "workgroup_size": (x, y, z), "invocations",
-    "workgroup_bytes", "storage_buffers", "largest_binding": bytes, "largest_tensor",
-    "dispatch": (x, y, z)}. Raises FileNotFoundError if the .wgsl is missing and
-    ValueError for WGSL the evaluator cannot size.
+
+def pass_shader(spec: dict, d: int, tiling: Tiling, subgroup_min: int = 0,
+                instrumented: bool = True) -> tuple[str, dict, Shader]:
+    """The shader one pass runs at d on a device: (file, override constants, its
+    :class:`Shader` with those constants), the instrumented build (the counters'
+    binding declared) when ``instrumented``. Source texts are read once per process.
+
+    Raises FileNotFoundError if the .wgsl is missing.
     """
-    spec = MANIFEST["kernels"][kernel]["wgsl"][index]
-    n, d = tiling.n, tiling.d
     file, constants = pass_variant(spec, d, tiling, subgroup_min)
-    shader = Shader(instrument(read_source(file)), constants)
-    size = shader.workgroup_size()
-    tensors = [t for t in spec.get("bindings", {}) if t != "params"]
-    largest = max(tensors, key=lambda t: tensor_bytes(t, n, d, heads)) if tensors else None
-    return {
-        "pass": spec.get("pass", str(index)),
-        "file": file,
-        "workgroup_size": size,
-        "invocations": size[0] * size[1] * size[2],
-        "workgroup_bytes": shader.workgroup_bytes(),
-        "storage_buffers": shader.storage_buffers(),
-        "largest_binding": tensor_bytes(largest, n, d, heads) if largest else 0,
-        "largest_tensor": largest,
-        "dispatch": dispatch_size(spec["grid"], n, tiling, heads),
-    }
+    return file, constants, Shader(_pass_source(file, bool(instrumented)), constants)

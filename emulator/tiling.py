@@ -137,6 +137,17 @@ def _fmt(x: int) -> str:
     return group(x)
 
 
+def lesson_too_small(d: int, m: str, half: str) -> str:
+    """The refusal of an M too small for d's lesson tiles, M and ⌊M/2⌋ given as text
+    (written, or the placeholders "{m}" and "{half}" of emulator.plan.cold_rules)."""
+    row_bytes = BYTES * d
+    need = 2 * 2 * row_bytes * MIN_KEY_TILE
+    return _("M = {m} B is too small for d = {d}: half of it ({half} B) must hold a key tile "
+             "and a value tile of at least {rows} rows of {row_bytes} B each. Use M ≥ {need} B "
+             "or a smaller d.").format(m=m, d=d, half=half, rows=MIN_KEY_TILE, row_bytes=_fmt(row_bytes),
+                                       need=_fmt(need))
+
+
 def lesson_blocks(d: int, workgroup_bytes: int) -> tuple[int, int]:
     """(B_r, B_c) of the lesson preset; raises InputError if a tile does not fit."""
     half = workgroup_bytes // 2
@@ -144,14 +155,7 @@ def lesson_blocks(d: int, workgroup_bytes: int) -> tuple[int, int]:
     block_cols = half // (2 * row_bytes)
     block_rows = 2 * block_cols
     if block_cols < MIN_KEY_TILE:
-        need = 2 * 2 * row_bytes * MIN_KEY_TILE
-        raise InputError(
-            "workgroup_bytes",
-            _("M = {m} B is too small for d = {d}: half of it ({half} B) must hold a key tile "
-              "and a value tile of at least {rows} rows of {row_bytes} B each. Use M ≥ {need} B "
-              "or a smaller d.").format(m=_fmt(workgroup_bytes), d=d, half=_fmt(half), rows=MIN_KEY_TILE,
-                                        row_bytes=_fmt(row_bytes), need=_fmt(need)),
-        )
+        raise InputError("workgroup_bytes", lesson_too_small(d, _fmt(workgroup_bytes), _fmt(half)))
     return block_rows, block_cols
 
 

@@ -50,6 +50,7 @@ import math
 import re
 from array import array
 
+from emulator import plan as _plan
 from emulator.check import check_arrays, check_output
 from emulator.i18n import _, group, short
 from emulator.inputs import random_qkv
@@ -321,6 +322,33 @@ def tiling(d: int, workgroup_bytes: int) -> dict:
     return {"D": d, "BR": br, "BC": bc}
 
 
+def run_plan(n: int, d: int, causal: bool, workgroup_bytes: int, limits: dict | None = None,
+             subgroup_min: int = 0, instrumented: bool = True) -> dict:
+    """emulator.plan.gpu_plan of one run of the learner's shader: the lesson's fused kernel
+    at (N, d, causal, M bytes), whose bindings and tiles the learner's shader takes. The
+    page asks its device for the plan's required_limits and dispatches its workgroups.
+    Raises emulator.tiling.InputError when the size does not fit ``limits``."""
+    return _plan.gpu_plan({"n": n, "d": d, "causal": causal, "workgroup_bytes": workgroup_bytes}, limits or {},
+                          ["fused"], subgroup_min, instrumented=instrumented)
+
+
+def plans(step_id: str, workgroup_bytes: int | None = None, limits: dict | None = None,
+          subgroup_min: int = 0, time: tuple | None = None) -> dict:
+    """The plans the page needs beside the cases: {"compile": the plan of the step's first
+    case (a device to compile on)}, and with ``time`` = (N, d), "time": {"constants", "yours":
+    the learner's instrumented run at that size, "fused": the project's fused kernel's timed
+    run (no counters, its shader for this device's subgroups)}."""
+    entry = step_entry(step_id)
+    m = workgroup_bytes or entry["workgroup_bytes"]
+    n, d, causal = entry["cases"][0][:3]
+    out = {"compile": run_plan(n, d, causal, m, limits)}
+    if time:
+        tn, td = (int(x) for x in time)
+        out["time"] = {"constants": tiling(td, m), "yours": run_plan(tn, td, False, m, limits),
+                       "fused": run_plan(tn, td, False, m, limits, subgroup_min, instrumented=False)}
+    return out
+
+
 def judge(outputs: list, q: list, k: list, v: list, causal: bool, workgroup_bytes: int,
           counted: dict | None, scale: float = 1.0) -> dict:
     """Judge one run: O (N rows of d floats read back) against float64, and the counted
@@ -421,17 +449,17 @@ def case_inputs(case) -> tuple:
 
 
 def cases(step_id: str, workgroup_bytes: int | None = None) -> list[dict]:
-    """The step's runs: [{n, d, causal, workgroup_bytes, constants, q, k, v}] with Q, K, V
-    seeded (emulator.inputs.random_qkv, seed 0) as flat row-major lists of float32 values,
-    at the declared M (default: the step's). Raises emulator.tiling.InputError for an M
-    whose tiles do not fit."""
+    """The step's runs: [{n, d, causal, scale, workgroup_bytes, constants, plan, q, k, v}] with
+    Q, K, V from :func:`case_inputs` as flat row-major lists of float32 values, at the
+    declared M (default: the step's), and each run's plan (:func:`run_plan`).
+    Raises emulator.tiling.InputError for an M whose tiles do not fit."""
     entry = step_entry(step_id)
     m = workgroup_bytes or entry["workgroup_bytes"]
     out = []
     for case in entry["cases"]:
         n, d, causal, scale, q, k, v = case_inputs(case)
         out.append({"n": n, "d": d, "causal": causal, "scale": scale, "workgroup_bytes": m,
-                    "constants": tiling(d, m),
+                    "constants": tiling(d, m), "plan": run_plan(n, d, causal, m),
                     "q": [x for row in q for x in row], "k": [x for row in k for x in row],
                     "v": [x for row in v for x in row]})
     return out
@@ -467,6 +495,7 @@ def handle(request: dict) -> dict:
     """The page worker's ops for this exercise (exercises.runner.handle passes "wgsl-*"):
     wgsl-static {step, source, reference} -> {problems};
     wgsl-cases {step} -> {cases};
+    wgsl-plan {step, workgroup_bytes, limits, subgroup_min_size, time: [N, d]} -> plans();
     wgsl-judge {step, index, o (flat N*d), counts} -> judge's verdict;
     wgsl-mirror {step} -> {results}."""
     op = request.get("op")
@@ -476,6 +505,10 @@ def handle(request: dict) -> dict:
                                                                     request.get("reference"))}}
     if op == "wgsl-cases":
         return {"ok": True, "result": {"cases": cases(request["step"], request.get("workgroup_bytes"))}}
+    if op == "wgsl-plan":
+        return {"ok": True, "result": plans(request["step"], request.get("workgroup_bytes"),
+                                            request.get("limits"), int(request.get("subgroup_min_size") or 0),
+                                            request.get("time"))}
     if op == "wgsl-judge":
         entry = step_entry(request["step"])
         n, d, causal, scale, q, k, v = case_inputs(entry["cases"][request["index"]])

@@ -23,8 +23,11 @@ Languages are declared once, in ``site/content/languages.toml``.
 """
 from __future__ import annotations
 
+import contextlib
 import io
+import json
 import re
+import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -303,3 +306,30 @@ def read_text(path: Path, code: str) -> str:
         if translated.exists():
             return translated.read_text(encoding="utf-8")
     return Path(path).read_text(encoding="utf-8")
+
+
+def write_python_catalog(code: str, folder: Path) -> None:
+    """<folder>/<locale>/LC_MESSAGES/python.mo and numbers.json of language ``code``, as
+    the page's worker writes them for emulator.i18n."""
+    lang = language(code)
+    (folder / lang.locale / "LC_MESSAGES").mkdir(parents=True, exist_ok=True)
+    (folder / lang.locale / "LC_MESSAGES" / "python.mo").write_bytes(mo_bytes(lang, "python"))
+    (folder / lang.locale / "numbers.json").write_text(json.dumps(numbers(code).symbols()), encoding="utf-8")
+
+
+@contextlib.contextmanager
+def python_speaks(code: str):
+    """Within the block, the emulator's messages and figures (emulator.i18n) are in
+    language ``code``, from its catalog compiled into a temporary folder as the page's
+    worker gets it; English again afterwards."""
+    from emulator import i18n as emulator_i18n
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if not language(code).default:
+            write_python_catalog(code, folder)
+        emulator_i18n.use(code, str(folder))
+        try:
+            yield
+        finally:
+            emulator_i18n.use("en", str(folder))

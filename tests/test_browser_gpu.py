@@ -1,6 +1,8 @@
 """The WGSL kernels in headless Chromium on SwiftShader WebGPU, through site/static/js/gpu/.
 
-What is held here (issue 3 parts 2-3, issue 7 items 5-6):
+What is held here (issue 3 parts 2-3, issue 7 items 5-6, issue 21):
+* every run follows a plan emulator/plan.py made (here in CPython, as the page's worker
+  makes it): the page asks its device for the plan's limits and reads them back;
 * every shader, plain and instrumented build, compiles in Chromium (Tint) with
   getCompilationInfo() reporting no errors, and every pipeline the adapter has the
   workgroup memory for builds;
@@ -15,6 +17,7 @@ import math
 
 import pytest
 
+from emulator import plan as planner
 from emulator.check import check_output
 from emulator.inputs import random_qkv
 from emulator.traffic import count
@@ -22,10 +25,10 @@ from emulator.traffic import count
 pytestmark = [pytest.mark.browser, pytest.mark.gpu]
 
 RUN_JS = """
-async ({kernel, n, d, causal, q, k, v, instrumented, chunks}) => {
+async ({plan, kernel, q, k, v, instrumented, chunks}) => {
   const g = await import('./static/js/gpu/index.js');
   try {
-    const r = await g.runAttention({kernel, n, d, causal, instrumented, chunks,
+    const r = await g.runAttention({plan, kernel, instrumented, chunks,
       Q: new Float32Array(q), K: new Float32Array(k), V: new Float32Array(v)});
     return {ok: true, O: Array.from(r.O), counts: r.counts || null, tiling: r.tiling, shaders: r.shaders};
   } catch (e) {
@@ -34,6 +37,12 @@ async ({kernel, n, d, causal, q, k, v, instrumented, chunks}) => {
 }
 """
 
+PROBE_JS = """async () => {
+  const g = await import('./static/js/gpu/index.js');
+  const p = await g.probeGpu();
+  return {...p, subgroupMin: g.subgroupMinOf(p)};
+}"""
+
 
 @pytest.fixture(scope="module")
 def gpu_page(browser, server_url):
@@ -41,13 +50,19 @@ def gpu_page(browser, server_url):
     ctx = browser.new_context()
     page = ctx.new_page()
     page.goto(server_url)
-    probe = page.evaluate("async () => (await import('./static/js/gpu/index.js')).probeGpu()")
+    probe = page.evaluate(PROBE_JS)
     if not probe["ok"]:
         ctx.close()
         pytest.skip(f"no WebGPU adapter in Chromium: {probe['reason']}")
     page.probe = probe
     yield page
     ctx.close()
+
+
+def plan_for(page, kernels, n, d, causal=False, instrumented=False, m=16384):
+    """emulator.plan's plan of these kernels on this page's adapter, as the worker makes it."""
+    return planner.gpu_plan({"n": n, "d": d, "causal": causal, "workgroup_bytes": m}, page.probe["limits"],
+                            list(kernels), page.probe["subgroupMin"], instrumented=instrumented)
 
 
 def _counted(r, kind, expected):
@@ -64,7 +79,8 @@ def _flat(rows):
 
 def _run(page, kernel, n, d, causal, instrumented=False, seed=0, chunks=1):
     q, k, v = random_qkv(n, d, seed)
-    r = page.evaluate(RUN_JS, {"kernel": kernel, "n": n, "d": d, "causal": causal, "chunks": chunks,
+    plan = plan_for(page, [kernel], n, d, causal, instrumented)
+    r = page.evaluate(RUN_JS, {"plan": plan, "kernel": kernel, "chunks": chunks,
                                "q": _flat(q), "k": _flat(k), "v": _flat(v), "instrumented": instrumented})
     assert r["ok"], r
     O = [r["O"][i * d:(i + 1) * d] for i in range(n)]
@@ -76,20 +92,49 @@ def _cases(kernels, configs):
             for kern in kernels for (n, d, c) in configs]
 
 
-def test_the_probe_reports_adapter_limits_and_features(gpu_page):
+def test_the_probe_reports_the_adapter_its_limits_and_features(gpu_page):
+    """The adapter is the one cannery_host/browser.py asks Chromium for (SwiftShader, on the
+    CPU), and the page says so; every limit the planner reads is reported, at least
+    WebGPU's default (WebGPU §3.6.2: an adapter offers the defaults or better)."""
     p = gpu_page.probe
-    assert p["limits"]["maxComputeWorkgroupStorageSize"] >= 16384
-    assert p["limits"]["maxComputeInvocationsPerWorkgroup"] >= 256
+    assert p["adapterInfo"]["vendor"] == "google" and p["adapterInfo"]["architecture"] == "swiftshader", p
+    assert p["software"] == "SwiftShader"
+    assert set(p["limits"]) == {name for name, _key, _what, _field in planner.LIMITS}
+    assert all(value >= planner.DEFAULT_LIMITS[name] for name, value in p["limits"].items()), p["limits"]
     assert set(p["features"]) == {"timestamp", "subgroups", "f16"}
-    assert isinstance(p["adapterInfo"]["vendor"], str)
+    assert p["subgroupMin"] == (p["adapterInfo"]["subgroupMinSize"] if p["features"]["subgroups"] else 0)
+
+
+def test_the_device_asks_for_the_plan_python_made_and_reads_back_those_limits(gpu_page):
+    """plain at N = 8,192 keeps S and P of 256 MiB each: past WebGPU's 128 MiB default binding,
+    so the plan asks for it. The device the page opens asks for exactly the plan's
+    required_limits, and reads them back; a limit not asked for stays at WebGPU's default."""
+    plan = plan_for(gpu_page, ["plain"], 8192, 16)
+    assert plan["required_limits"] == {"maxStorageBufferBindingSize": 8192 * 8192 * 4}
+    got = gpu_page.evaluate("""async (plan) => {
+        const g = await import('./static/js/gpu/index.js');
+        g.resetDevice();
+        await g.openDevice(plan);
+        const s = g.currentState();
+        const read = {};
+        for (const name of Object.keys(plan.needs)) read[name] = s.device.limits[name];
+        return {asked: s.asked, read};
+    }""", plan)
+    assert got["asked"] == plan["required_limits"]
+    for name, value in got["read"].items():
+        assert value == plan["required_limits"].get(name, planner.DEFAULT_LIMITS[name]), name
+    assert all(got["read"][name] >= need for name, need in plan["needs"].items())
 
 
 def test_every_shader_compiles_in_chromium_with_no_errors(gpu_page):
     # Pipelines at d = 128 here (the largest workgroup arrays); the run tests below
     # build every other d (16, 32, 64) through the same path.
-    report = gpu_page.evaluate("async () => (await import('./static/js/gpu/index.js')).compileAll({ds: [128]})")
-    files = {r["file"] for r in report}
     from emulator.tiling import MANIFEST
+    plans = [planner.kernel_plan(k, 1, 128, subgroup_min=gpu_page.probe["subgroupMin"], instrumented=inst)
+             for k in MANIFEST["kernels"] for inst in (False, True)]
+    report = gpu_page.evaluate(
+        "async (plans) => (await import('./static/js/gpu/index.js')).compileAll({plans})", plans)
+    files = {r["file"] for r in report}
     declared = {spec["file"] for k in MANIFEST["kernels"].values() for spec in k["wgsl"]}
     lanes = {f for k in MANIFEST["kernels"].values() for spec in k["wgsl"]
              for f in (spec.get("with_subgroups") or {}).get("file_by_d", {}).values()}
@@ -144,22 +189,31 @@ def test_fused_without_rescale_in_chromium_fails_the_check(gpu_page, kernel, n, 
     assert report["max_abs_error"] > 100 * report["bound"]
 
 
-def test_a_bad_size_comes_back_as_a_typed_error_not_zeros(gpu_page):
-    r = gpu_page.evaluate("""async () => {
+def test_inputs_that_do_not_match_the_plan_come_back_as_a_typed_error_not_zeros(gpu_page):
+    """The plan sizes every buffer (N = 4, d = 16: 64 floats); d = 48 is Python's to refuse."""
+    with pytest.raises(planner.InputError, match="Head dimension d must be one of 16, 32, 64, 128; 48 is not."):
+        plan_for(gpu_page, ["fused"], 4, 48)
+    plan = plan_for(gpu_page, ["fused"], 4, 16)
+    r = gpu_page.evaluate("""async (plan) => {
       const g = await import('./static/js/gpu/index.js');
-      try { await g.runAttention({kernel: 'fused', n: 4, d: 48, Q: new Float32Array(192),
-              K: new Float32Array(192), V: new Float32Array(192)}); return {ok: true}; }
-      catch (e) { return {ok: false, kind: e.kind, message: e.message}; }
-    }""")
-    assert r == {"ok": False, "kind": "input", "message": "Head dimension d must be one of 16, 32, 64, 128; 48 is not."}
+      const run = (kernel, q, instrumented) => g.runAttention({plan, kernel, instrumented, Q: new Float32Array(q),
+        K: new Float32Array(64), V: new Float32Array(64)}).then(() => ({ok: true}),
+        (e) => ({ok: false, kind: e.kind, message: e.message}));
+      return [await run('fused', 192, false), await run('plain', 64, false), await run('fused', 64, true)];
+    }""", plan)
+    assert r == [
+        {"ok": False, "kind": "input", "message": "Q must be a Float32Array of 64 numbers, as the plan sizes it."},
+        {"ok": False, "kind": "input", "message": "No GPU plan was made for plain."},
+        {"ok": False, "kind": "input", "message": "The plan for fused was made for the build without counters."},
+    ]
 
 
 def test_timing_returns_a_positive_median_and_a_method(gpu_page):
-    r = gpu_page.evaluate("""async () => {
+    r = gpu_page.evaluate("""async (plan) => {
       const g = await import('./static/js/gpu/index.js');
-      const t = await g.timeKernels({n: 64, d: 16, minSampleMs: 2, minSamples: 3});
+      const t = await g.timeKernels({plan, minSampleMs: 2, minSamples: 3});
       return {plain: t.kernels.plain, fused: t.kernels.fused, method: t.method, line: g.formatTiming(t)};
-    }""")
+    }""", plan_for(gpu_page, ["plain", "fused"], 64, 16))
     for name in ("plain", "fused"):
         k = r[name]
         assert k["medianMs"] > 0 and k["samples"] >= 3
@@ -179,39 +233,27 @@ def test_a_run_split_into_several_dispatches_gives_the_same_answer_and_bytes(gpu
 
 
 def test_timing_splits_a_run_when_it_would_pass_the_submission_limit(gpu_page):
-    r = gpu_page.evaluate("""async () => {
+    r = gpu_page.evaluate("""async (plan) => {
       const g = await import('./static/js/gpu/index.js');
-      const t = await g.timeKernels({n: 128, d: 16, kernels: ['plain'], minSampleMs: 1,
-                                     minSamples: 3, maxSubmitMs: 0.01});
+      const t = await g.timeKernels({plan, minSampleMs: 1, minSamples: 3, maxSubmitMs: 0.01});
       return t.kernels.plain;
-    }""")
+    }""", plan_for(gpu_page, ["plain"], 128, 16))
     assert r["submissionsPerSample"] >= 3 * 2  # each pass in >= 2 dispatches, one submission each
     assert r["medianMs"] > 0 and r["samples"] >= 3
 
 
-def test_the_page_loader_tiles_every_kernel_as_the_emulator_does(gpu_page):
-    """gpu/plan.js reads the same manifest as emulator/tiling.py; this holds its
-    arithmetic to the emulator's for every kernel, d and a spread of M (odd ones
-    included), so the count shown is always the count of the kernel that runs."""
-    from emulator.tiling import HEAD_DIMS, KERNELS, InputError, make_tiling
-    cases = [(k, d, m) for k in KERNELS for d in HEAD_DIMS for m in (4096, 4224, 8192, 16384, 20000, 65536)]
-    got = gpu_page.evaluate(
-        """async (cases) => {
-             const g = await import('./static/js/gpu/index.js');
-             const manifest = await g.loadManifest();
-             return cases.map(([k, d, m]) => {
-               try { const t = g.lessonTiling(manifest, k, d, m); return [t.blockRows, t.blockCols, t.workgroupBytes]; }
-               catch (e) { return null; }
-             });
-           }""", cases)
-    for (kernel, d, m), js in zip(cases, got, strict=True):
-        try:
-            t = make_tiling(kernel, 64, d, False, m)
-            expected = [t.block_rows, t.block_cols, t.workgroup_bytes]
-        except InputError:
-            expected = None
-        assert js == expected, (kernel, d, m)
-
+def test_the_page_runs_the_tiles_and_shaders_of_the_plan(gpu_page):
+    """The tiles and shaders a run reports are the plan's, for every kernel (tuned ones
+    with their own tiles): the page derives none."""
+    from emulator.tiling import MANIFEST
+    for kernel, entry in MANIFEST["kernels"].items():
+        if entry.get("direction") == "backward":
+            continue
+        plan = plan_for(gpu_page, [kernel], 40, 64)
+        _, _, r = _run(gpu_page, kernel, 40, 64, False)
+        kp = plan["plans"][kernel]
+        assert r["tiling"] == kp["tiling"], kernel
+        assert r["shaders"] == list(dict.fromkeys(pp["file"] for pp in kp["passes"])), kernel
 
 
 def _subgroups(page):

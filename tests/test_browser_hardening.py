@@ -92,6 +92,18 @@ def params(**over):
     return p
 
 
+def time_plan(page, **over):
+    """The gpu_plan request Time sends from this page (its adapter's limits and subgroups, the
+    build without counters, the tuned kernels as optional), answered by CPython."""
+    probe = page.evaluate("""async () => {
+        const g = await import('./static/js/gpu/index.js');
+        const p = await g.probeGpu();
+        return {limits: p.limits, subgroupMin: g.subgroupMinOf(p)};
+    }""")
+    return api.handle({"op": "gpu_plan", "params": params(**over), "limits": probe["limits"],
+                       "subgroup_min_size": probe["subgroupMin"], "instrumented": False, "optional": "timed"})
+
+
 # ---------------------------------------------------------------------------
 # Bad input: one page, previous results kept, message next to the field.
 
@@ -155,8 +167,7 @@ def test_a_size_whose_plain_buffers_exceed_the_gpus_limits_gets_the_plan_message
     """SwiftShader offers 1 GiB per storage buffer; S at N=20,000 needs 1.6 GB."""
     errors_before = len(lab.console_errors)
     press(lab, "#time-button", n=20000, d=16)
-    limits = lab.evaluate("async () => (await import('./static/js/gpu/index.js')).probeGpu().then((p) => p.limits)")
-    expected = api.handle({"op": "gpu_plan", "params": params(n="20000"), "limits": limits})
+    expected = time_plan(lab, n="20000")
     assert expected["ok"] is False and expected["errors"][0]["field"] == "n"
     assert lab.inner_text("#n-error") == expected["errors"][0]["message"]
     assert "1,600,000,000 B" in lab.inner_text("#n-error")
@@ -434,9 +445,9 @@ def test_adapter_limits_too_small_for_the_size_give_the_emulators_plan_message(b
     ctx, page = open_page(browser, server_url, init=_LIMITS)
     try:
         press(page, "#time-button", n=10000, d=16)
-        limits = {"maxStorageBufferBindingSize": 134217728, "maxBufferSize": 268435456,
-                  "maxComputeWorkgroupStorageSize": 32768}
-        expected = api.handle({"op": "gpu_plan", "params": params(n="10000"), "limits": limits})
+        expected = time_plan(page, n="10000")
+        assert page.evaluate("async () => (await navigator.gpu.requestAdapter()).limits.maxStorageBufferBindingSize") \
+            == 134217728
         assert page.inner_text("#n-error") == expected["errors"][0]["message"]
         assert "Try N ≤ 5,792" in page.inner_text("#n-error")
         page.locator("#lab").screenshot(path=str(artifacts / "hardening-gpu-limits.png"))
@@ -529,9 +540,9 @@ def test_a_download_dropped_while_python_starts(path, browser, server_url, artif
 # Issue 11's faults, each held in the page.
 
 def test_a_plainly_bad_n_on_a_cold_page_gets_its_message_before_python_starts(browser, server_url):
-    """Python's WebAssembly never arrives here, yet N = 0, −5 and "abc" get Python's own
-    words at once: site/static/js/lab/rules.js needs no Python (tests/test_js_parity.py
-    holds its words to emulator/tiling.py's)."""
+    """Python's WebAssembly never arrives here, yet N = 0, −5 and "abc", and an M too small
+    for d, get Python's own words at once: site/static/js/lab/rules.js needs no Python
+    (tests/test_js_parity.py holds its words to emulator/tiling.py's)."""
     ctx, page = open_page(browser, server_url)
     page.route("**/vendor/pyodide/pyodide.asm.wasm", lambda route: None)  # never answered
     try:
@@ -544,6 +555,16 @@ def test_a_plainly_bad_n_on_a_cold_page_gets_its_message_before_python_starts(br
             assert page.get_attribute("#n", "aria-invalid") == "true"
             assert page.get_attribute("#lab-form", "aria-busy") != "true"
             assert not page.evaluate("window.cannery.lab.client.ready")
+        # An M too small for d: the tiling rule's refusal, from the planner's table the build
+        # wrote into the form (emulator/plan.py cold_rules), in Python's words.
+        page.fill("#n", "1024")
+        page.fill("#d", "128")
+        page.fill("#workgroup_bytes", "8192")
+        page.click("#count-button")
+        expected = api.handle({"op": "count", "params": params(d="128", workgroup_bytes="8192")})
+        page.wait_for_selector("#workgroup_bytes-error:not(:empty)", timeout=2_000)
+        assert page.inner_text("#workgroup_bytes-error") == expected["errors"][0]["message"]
+        assert not page.evaluate("window.cannery.lab.client.ready")
         assert page.console_errors == []
     finally:
         ctx.close()
@@ -574,22 +595,13 @@ def test_a_workgroup_past_the_adapters_invocation_limit_is_refused_naming_m_and_
     try:
         press(page, "#time-button", n=64, d=16, workgroup_bytes=32768)
         message = page.inner_text("#workgroup_bytes-error")
-        limits = page.evaluate(
-            "async () => (await import('./static/js/gpu/index.js')).probeGpu().then((p) => p.limits)")
-        assert limits["maxComputeInvocationsPerWorkgroup"] == 128
-        expected = api.handle({"op": "gpu_plan", "params": params(n="64", workgroup_bytes="32768"), "limits": limits})
-        assert message == expected["errors"][0]["message"]      # the emulator's plan, the judge
+        expected = time_plan(page, n="64", workgroup_bytes="32768")
+        assert message == expected["errors"][0]["message"]      # the emulator's plan, the only planner
         assert "M = 32,768 B" in message and "128 (maxComputeInvocationsPerWorkgroup)" in message
-        assert "M ≤ 16,384 B" in message
-        # and the page's own planner (used where no Python runs) refuses the same field
-        plan = page.evaluate("""async () => {
-            const g = await import('./static/js/gpu/index.js');
-            const p = await g.probeGpu();
-            return g.planDevice(await g.loadManifest(), {kernels: ['plain', 'fused'], n: 64, d: 16,
-                                                         workgroupBytes: 32768}, p.limits);
-        }""")
-        assert plan["fits"] is False and plan["refusal"]["field"] == "workgroup_bytes"
-        assert "at most 128" in plan["refusal"]["message"]
+        # plain's softmax pass runs 256 invocations at every M, so no M is offered as a fix
+        # (M ≤ 16,384 B, which fused alone would take, is refused too).
+        assert message.endswith("No M from 4,096 B to 32,768 B fits this GPU at d = 16."), message
+        assert time_plan(page, n="64", workgroup_bytes="16384")["ok"] is False
         assert page.get_attribute("#workgroup_bytes", "aria-invalid") == "true"
         assert page.is_hidden("#time-result")
         assert page.evaluate("window.__asked") == []          # no device was asked for
@@ -613,12 +625,11 @@ def test_a_tile_of_384_rows_runs_within_the_default_invocations_and_asks_only_fo
         assert asked[-1]["maxComputeWorkgroupStorageSize"] == 49152
         assert asked[-1].get("maxComputeInvocationsPerWorkgroup", 256) <= 256
         assert asked[-1].get("maxComputeWorkgroupSizeX", 256) <= 256
-        limits = {"maxComputeInvocationsPerWorkgroup": 1024, "maxComputeWorkgroupSizeX": 1024,
-                  "maxComputeWorkgroupStorageSize": 65536}
-        plan = api.handle({"op": "gpu_plan", "params": params(n="64", workgroup_bytes="49152"), "limits": limits})
+        plan = time_plan(page, n="64", workgroup_bytes="49152")
         assert plan["ok"], plan
         required = plan["result"]["required_limits"]
         assert required["maxComputeWorkgroupStorageSize"] == 49152
         assert "maxComputeInvocationsPerWorkgroup" not in required
+        assert asked[-1] == required                          # the device asks for the plan, no more
     finally:
         ctx.close()

@@ -206,6 +206,18 @@ def test_backward_cards_fit_a_phone(browser, server_url, artifacts, width):
 
 # ---- Time: the WGSL backward kernels on SwiftShader ------------------------------
 
+def gpu_plan(page, kernel, n, d, causal, instrumented=False):
+    """emulator.plan's plan of one backward run on this page's adapter, as the lab's worker makes it."""
+    from emulator import plan
+    probe = page.evaluate("""async () => {
+        const g = await import('./static/js/gpu/index.js');
+        const p = await g.probeGpu();
+        return {limits: p.limits, subgroupMin: g.subgroupMinOf(p)};
+    }""")
+    return plan.gpu_plan({"n": n, "d": d, "causal": causal, "workgroup_bytes": 16384}, probe["limits"], [kernel],
+                         probe["subgroupMin"], instrumented=instrumented)
+
+
 RUN_BACKWARD_JS = """
 async (job) => {
   const g = await import('./static/js/gpu/index.js');
@@ -231,12 +243,13 @@ def test_instrumented_backward_counts_equal_the_emulator_and_gradients_pass_floa
               "seed": "5", "workgroup_bytes": "16384"}
     data = api.handle({"op": "backward_inputs", "params": params})["result"]
     offered = lab.evaluate("async () => (await navigator.gpu.requestAdapter()).limits.maxStorageBuffersPerShaderStage")
-    r = lab.evaluate(RUN_BACKWARD_JS, {"kernel": kernel, "n": n, "d": d, "causal": causal, "instrumented": True,
-                                       "workgroupBytes": 16384,
-                                       "data": {k: data[k] for k in ("Q", "K", "V", "O", "dO", "L")}})
-    if offered < 9:
-        assert not r["ok"] and "maxStorageBuffersPerShaderStage" in r["message"], r
+    try:
+        plan = gpu_plan(lab, kernel, n, d, causal, instrumented=True)
+    except api.InputError as e:
+        assert offered < 9 and "maxStorageBuffersPerShaderStage" in e.message, e.message
         pytest.skip(f"this adapter offers {offered} storage buffers per stage; the instrumented dkv pass binds 9")
+    r = lab.evaluate(RUN_BACKWARD_JS, {"plan": plan, "kernel": kernel, "instrumented": True,
+                                       "data": {k: data[k] for k in ("Q", "K", "V", "O", "dO", "L")}})
     assert r["ok"], r
     want = count(kernel, n, d, causal, 16384)
     got = {t: c for t, c in r["counts"].items() if c["read"] or c["write"]}
@@ -253,8 +266,8 @@ def test_the_broken_backward_fails_the_float64_check_on_the_gpu(lab):
     params = {"direction": "backward", "kernel": "fused-backward-no-D", "n": "90", "d": "16", "causal": True,
               "seed": "1", "workgroup_bytes": "16384"}
     data = api.handle({"op": "backward_inputs", "params": params})["result"]
-    r = lab.evaluate(RUN_BACKWARD_JS, {"kernel": "fused-backward-no-D", "n": 90, "d": 16, "causal": True,
-                                       "workgroupBytes": 16384,
+    r = lab.evaluate(RUN_BACKWARD_JS, {"plan": gpu_plan(lab, "fused-backward-no-D", 90, 16, True),
+                                       "kernel": "fused-backward-no-D",
                                        "data": {k: data[k] for k in ("Q", "K", "V", "O", "dO", "L")}})
     assert r["ok"], r
     rep = api.handle({"op": "check_backward_output", "params": params,

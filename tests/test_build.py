@@ -15,6 +15,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 import pytest
 
 import build
+import i18n
 
 # ---------------------------------------------------------------------------
 # Deterministic build and --check
@@ -225,6 +226,42 @@ def test_the_editor_bundle_is_built_from_the_pinned_codemirror(built_site):
     assert "export{" in bundle.replace(" ", "")
     imports = re.search(r"""(?:^|[;\n}])\s*import\s*[\w{*"']""", bundle)
     assert not imports, "the bundle imports something: it must be self-contained"
+
+
+class _FormRules(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.rules = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "form" and dict(attrs).get("id") == "lab-form":
+            self.rules = json.loads(dict(attrs)["data-rules"])
+
+
+@pytest.mark.parametrize("code", [lang.code for lang in i18n.languages()])
+def test_the_lab_forms_rules_are_the_manifests_and_the_planners_table_in_its_language(built_site, code):
+    """What the cold page refuses (site/static/js/lab/rules.js reads data-rules) is the
+    planner's own table, emulator.plan.cold_rules, in the page's language."""
+    from emulator import plan
+    from emulator.i18n import group
+    from emulator.tiling import MANIFEST, InputError, make_tiling
+
+    lang = i18n.language(code)
+    parser = _FormRules()
+    parser.feed((built_site / lang.prefix / "index.html").read_text(encoding="utf-8"))
+    with i18n.python_speaks(code), pytest.raises(InputError) as refusal:
+        table = plan.cold_rules()
+        filled = {"{m}": group(8192), "{half}": group(4096)}
+        make_tiling("fused", 1, 128, False, 8192)
+    assert parser.rules == {"head_dims": MANIFEST["head_dims"], "lesson": MANIFEST["lesson"], **table}
+    fused = next(g for g in parser.rules["tiling"] if "fused" in g["kernels"])
+    words = fused["by_d"]["128"]["message"]
+    for mark, text in filled.items():
+        assert mark in words
+        words = words.replace(mark, text)
+    assert words == refusal.value.message
+    # M ≥ 2 tiles · 2 (K and V) · 4 B · d · 8 rows = 128·d
+    assert fused["by_d"]["128"]["smallest_m"] == 16384 and fused["by_d"]["64"]["smallest_m"] == 8192
 
 
 def test_a_favicon_is_linked_so_the_browser_asks_for_no_favicon_ico(built_site):

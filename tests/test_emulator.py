@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from emulator import api
 from emulator import attention as att
+from emulator import plan as planner
 from emulator.check import check, check_arrays, rows_to_check
 from emulator.inputs import random_do, random_qkv
 from emulator.tiling import HEAD_DIMS, M_MAX, M_MIN, InputError, make_tiling, parse_request
@@ -223,15 +225,116 @@ def test_gpu_plan_names_a_timed_kernel_that_does_not_fit():
     assert "declares 32,768 B of workgroup memory" in reply["errors"][0]["message"]
 
 
+PLAN_CASES = json.loads((ROOT / "tests" / "gpu_plan_cases.json").read_text(encoding="utf-8"))["cases"]
+
+
+@pytest.mark.parametrize("case", PLAN_CASES, ids=[c["id"] for c in PLAN_CASES])
+def test_the_planner_plans_each_size_as_the_table_says_in_its_words(case):
+    """Time's plan (plain and fused, no counters): the limits to ask for, or the refusal's
+    field and every word of it."""
+    p = parse_request({"kernel": "fused", "n": str(case["n"]), "d": str(case["d"]), "workgroup_bytes": str(case["M"])})
+    if case["fits"]:
+        assert planner.gpu_plan(p, case["limits"], instrumented=False)["required_limits"] == case["required_limits"]
+        return
+    with pytest.raises(InputError) as err:
+        planner.gpu_plan(p, case["limits"], instrumented=False)
+    assert (err.value.field, err.value.message) == (case["field"], case["message"])
+
+
+ADVICE = re.compile(r"(?:Try N ≤ (?P<n>[\d,]+)\.|Use M ≤ (?P<m>[\d,]+) B\.)$")
+ADVISED = [(n, d, m, lim) for n in (300, 6000, 9000, 20000, 65536) for d in (16, 64, 128) for m in (16384, 32768, 65536)
+           for lim in ({}, {"maxStorageBufferBindingSize": 1 << 30, "maxBufferSize": 1 << 30},
+                       {"maxComputeWorkgroupStorageSize": 32768, "maxComputeWorkgroupsPerDimension": 2000},
+                       {"maxStorageBufferBindingSize": 4294967292, "maxBufferSize": 4294967296,
+                        "maxComputeInvocationsPerWorkgroup": 128, "maxComputeWorkgroupStorageSize": 65536})]
+
+
+def test_a_refusals_advice_names_the_largest_size_every_check_accepts():
+    """Issue 23 item 9: the N or M a refusal suggests passes every check of the plan (the
+    next press is accepted), and one step past it does not."""
+    advised = 0
+    for n, d, m, lim in ADVISED:
+        p = parse_request({"kernel": "fused", "n": str(n), "d": str(d), "workgroup_bytes": str(m)})
+        try:
+            planner.gpu_plan(p, lim, instrumented=False)
+            continue
+        except InputError as e:
+            found = ADVICE.search(e.message)
+        if found is None:
+            continue
+        key, value = ("n", found["n"]) if found["n"] else ("workgroup_bytes", found["m"])
+        value = int(value.replace(",", ""))
+        assert planner.fits(dict(p, **{key: value}), lim, ["fused", "plain"], instrumented=False), (n, d, m, lim)
+        past = value + (1 if key == "n" else 16 * d)
+        assert past >= dict(p)[key] or not planner.fits(dict(p, **{key: past}), lim, ["fused", "plain"],
+                                                     instrumented=False), (n, d, m, lim)
+        advised += 1
+    assert advised >= 20
+
+
+def test_n_20000_on_1_gib_buffers_is_told_the_n_the_softmax_row_allows():
+    """Past the 1 GiB binding, N ≤ 16,384 would fit S, but the WGSL softmax stops at 8,192."""
+    p = parse_request({"kernel": "fused", "n": "20000", "d": "16"})
+    big = {"maxStorageBufferBindingSize": 1 << 30, "maxBufferSize": 1 << 30}
+    with pytest.raises(InputError, match=r"Try N ≤ 8,192\.$"):
+        planner.gpu_plan(p, big, instrumented=False)
+    assert planner.fits(dict(p, n=8192), big, ["fused", "plain"], instrumented=False)
+    assert not planner.fits(dict(p, n=8193), big, ["fused", "plain"], instrumented=False)
+
+
+def test_a_plan_names_each_pass_shader_dispatch_and_buffer():
+    """plain at N = 300, d = 32, M = 16,384: B_r = 64, B_c = 32 (the lesson rule); its
+    scores and pv passes dispatch ceil(300/64) = 5 query tiles, softmax one workgroup a
+    row; S and P hold N² floats."""
+    kp = planner.kernel_plan("plain", 300, 32, True, 16384, instrumented=False)
+    assert kp["tiling"] == {"block_rows": 64, "block_cols": 32, "workgroup_bytes": 16384}
+    assert [(pp["file"], pp["dispatch"]) for pp in kp["passes"]] == [
+        ("plain_scores.wgsl", [5, 1, 1]), ("plain_softmax.wgsl", [300, 1, 1]), ("plain_pv.wgsl", [5, 1, 1])]
+    assert kp["passes"][0]["constants"] == {"D": 32, "BR": 64, "BC": 32}
+    assert kp["buffers"] == {"Q": 300 * 32 * 4, "K": 300 * 32 * 4, "S": 300 * 300 * 4, "P": 300 * 300 * 4,
+                             "V": 300 * 32 * 4, "O": 300 * 32 * 4}
+    assert kp["needs"]["maxStorageBuffersPerShaderStage"] == 3  # Q, K, S: no counters
+    lanes = planner.kernel_plan("fused", 300, 64, subgroup_min=4)["passes"][0]
+    assert (lanes["file"], planner.kernel_plan("fused", 300, 64)["passes"][0]["file"]) == (
+        "fused_lanes.wgsl", "fused.wgsl")
+
+
+def test_plain_batches_as_many_heads_of_s_as_one_buffer_holds():
+    """N = 4,096: S is 64 MiB a head, so a 128 MiB binding holds 2 of 32 heads."""
+    kp = planner.kernel_plan("plain", 4096, 16, heads=32, instrumented=False)
+    assert kp["head_batch"] == 2 and kp["buffers"]["S"] == 2 * 4096 * 4096 * 4
+    assert kp["buffers"]["Q"] == 32 * 4096 * 16 * 4
+    assert {tuple(pp["dispatch"][1:]) for pp in kp["passes"]} == {(2, 1)}
+    assert planner.kernel_plan("fused", 4096, 16, heads=32)["head_batch"] == 32
+
+
+def test_the_instrumented_counters_refuse_a_count_past_32_bits():
+    """fused at d = 128 (B_r = 16) reads K ceil(N/16)·N·128 times: past 2³² elements by N = 24,000."""
+    p = parse_request({"kernel": "fused", "n": "24000", "d": "128"})
+    lim = {"maxStorageBufferBindingSize": 1 << 30, "maxBufferSize": 1 << 30}
+    assert planner.fits(p, lim, ["fused"], instrumented=False)
+    with pytest.raises(InputError, match=r"32-bit counters \(4,294,967,295\)\. Try N ≤ ") as err:
+        planner.gpu_plan(p, lim, ["fused"])
+    best = int(re.search(r"N ≤ ([\d,]+)", err.value.message)[1].replace(",", ""))
+    assert count("fused", best, 128).reads["K"] // 4 <= 2**32 - 1 < count("fused", best + 1, 128).reads["K"] // 4
+
+
+def test_time_leaves_out_a_tuned_kernel_past_the_workgroup_memory_and_keeps_the_rest():
+    r = planner.gpu_plan(parse_request({"kernel": "fused", "n": "40", "d": "128"}), {}, optional="timed")
+    assert r["optional"] == ["fused-fast-16k"] and r["kernels"] == ["fused", "plain", "fused-fast-16k"]
+    assert r["left_out"] == [{"kernel": "fused-fast", "limit": "maxComputeWorkgroupStorageSize",
+                              "need": MANIFEST_KERNELS["fused-fast"]["workgroup_bytes"]["128"], "offer": 16384}]
+
+
 @pytest.mark.parametrize("kernel", list(MANIFEST_KERNELS))
 @pytest.mark.parametrize("d", HEAD_DIMS)
 def test_every_pass_is_sized_from_its_shader_within_what_the_tiling_declares(kernel, d):
-    from emulator.shaders import pass_needs
+    from emulator.plan import pass_plan
 
     tiling = make_tiling(kernel, 1000, d, False, 16384)
     for index in range(len(MANIFEST_KERNELS[kernel]["wgsl"])):
         for subgroup_min in (0, 32):
-            pn = pass_needs(kernel, index, tiling, 1, subgroup_min)
+            pn = pass_plan(kernel, index, tiling, 1, subgroup_min)
             assert 0 < pn["workgroup_bytes"] <= tiling.workgroup_bytes, pn
             assert 1 <= pn["invocations"] <= 256, pn  # every kernel runs at WebGPU's defaults here
             # One storage buffer per tensor the manifest binds, plus the instrument's counters;

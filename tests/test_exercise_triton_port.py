@@ -158,9 +158,13 @@ def _signature(fn: ast.FunctionDef) -> list:
 
 def test_starter_and_solution_offer_one_api_and_the_same_kernel_arguments():
     starter, solution = _functions(_tree("starter.py")), _functions(_tree("solution.py"))
+    # the solution's kernels take a few arguments more: its forward TMA (tensor descriptors on
+    # Hopper) and EVEN (N a multiple of 128: no masks); its dK/dV kernel DQ and DQ_ATOMIC (the
+    # backward with dQ from atomic adds)
+    more = {"_flash_forward": {"TMA", "EVEN"}, "_backward_dkdv": {"DQ", "DQ_ATOMIC"}}
     for name in ("_flash_forward", "_backward_preprocess", "_backward_dkdv", "_backward_dq"):
-        # the solution's forward has one constexpr more: TMA, tensor descriptors on Hopper
-        assert _signature(starter[name]) == [a for a in _signature(solution[name]) if a != "TMA"], name
+        assert _signature(starter[name]) == [a for a in _signature(solution[name]) if a not in more.get(name, ())], \
+            name
     assert _signature(starter["flash_attention"]) == _signature(solution["flash_attention"])[:5] == \
         ["q", "k", "v", "causal", "return_lse"]
     for cls in (starter["FlashAttention"], solution["FlashAttention"]):
@@ -189,8 +193,9 @@ def test_the_solution_kernel_does_what_the_prompt_promises():
     assert "keys[None, :] <= rows[:, None]" in tiles               # the causal mask, MASK == 2 only
     assert "acc / l[:, None]" in forward                           # one division, at the end
     # causal in two stages: off the diagonal with no mask (0), then the diagonal block (2)
-    causal = forward[forward.index("if CAUSAL:\n        acc"):forward.index("else:\n        whole")]
-    assert causal.count("_key_tiles(") == 2 and ", 0, TMA, PRECISION)" in causal and ", 2, TMA, PRECISION)" in causal
+    causal = forward[forward.index("if CAUSAL:"):forward.index("elif EVEN:")]
+    assert causal.count("_key_tiles(") == 2
+    assert ", 0, TMA, PRECISION)" in causal and ", 2, TMA, PRECISION)" in causal
     assert "tl.minimum(N, first + BLOCK_M)" in causal             # tiles past the diagonal are never loaded
     assert "tl.make_tensor_descriptor" in forward                  # Hopper: the copy engine (TMA)
     decorators = [ast.unparse(d) for d in fns["_flash_forward"].decorator_list]
@@ -200,6 +205,7 @@ def test_the_solution_kernel_does_what_the_prompt_promises():
     assert "tl.sum(o * do, axis=1)" in ast.unparse(fns["_backward_preprocess"])
     assert "tl.exp2(s_t * qk_scale - l2[None, :])" in ast.unparse(fns["_query_tiles"])
     assert "tl.exp2(s * qk_scale - l2[:, None])" in ast.unparse(fns["_key_tiles_dq"])
+    assert "tl.atomic_add(DQ + at, dq" in ast.unparse(fns["_query_tiles"])  # or dQ by atomic adds
     saved = ast.unparse(fns["FlashAttention"])
     assert "ctx.save_for_backward(q, k, v, o, lse)" in saved
 
@@ -306,11 +312,11 @@ def out_of_memory(q, k, v, causal):  # attention by hand runs out of memory, the
         return by_hand(q, k, v, causal)
     raise torch.cuda.OutOfMemoryError("CUDA out of memory (raised by the test)")
 b.by_hand = out_of_memory
-args = b.argparse.Namespace(module="solution", tma="auto", dtype=["float16"], d=[16], causal=[1], n=[64],
+args = b.argparse.Namespace(module="solution", tma="auto", kw=[], dtype=["float16"], d=[16], causal=[1], n=[64],
                             direction=list(b.DIRECTIONS), backends=["math"], backends_n=None, by_hand_n=None,
-                            batch=1, heads=2, budget_s=100)
-rows, picked, ok = b.run(args)
-print(json.dumps({"rows": rows, "picked": picked, "ok": ok}))
+                            focus=None, focus_n=[], batch=1, heads=2, budget_s=100, json=None)
+rows, picked, ok, tuned = b.run(args)
+print(json.dumps({"rows": rows, "picked": picked, "ok": ok, "tuned": tuned}))
 """
 
 

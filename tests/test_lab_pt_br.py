@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from page_language import node_env, python_speaks
 
-from emulator import api, check
+from emulator import api, check, plan
 from emulator import i18n as emulator_i18n
 from emulator.tiling import MANIFEST, make_tiling
 
@@ -76,7 +76,7 @@ def test_the_check_describes_its_rows_in_portuguese():
 def test_a_gpu_refusal_is_in_portuguese_with_the_fix():
     p = api.parse_request({"kernel": "fused", "n": "4096", "d": "16", "workgroup_bytes": "16384"})
     with python_speaks("pt-BR"), pytest.raises(api.InputError) as err:
-        api.gpu_plan(p, {"maxStorageBufferBindingSize": 1 << 20, "maxBufferSize": 1 << 20})
+        plan.gpu_plan(p, {"maxStorageBufferBindingSize": 1 << 20, "maxBufferSize": 1 << 20})
     message = err.value.message
     assert message.startswith("Com N = 4.096, d = 16 e M = 16.384 B, a passada")
     assert "mas esta GPU aceita 1.048.576 B (maxStorageBufferBindingSize). Tente N ≤ " in message
@@ -89,12 +89,14 @@ def test_a_gpu_refusal_is_in_portuguese_with_the_fix():
 def test_the_page_refuses_what_python_refuses_in_the_same_portuguese_words(tmp_path):
     cases = RULES["cases"]
     calls = [{"fn": "quickErrors", "args": [{**RULES["base"], **c["params"]}, c["purpose"]]} for c in cases]
-    out = subprocess.run([shutil.which("node"), str(ROOT / "tests" / "js_parity.mjs")],
-                         input=json.dumps({"manifest": MANIFEST, "calls": calls}), capture_output=True,
-                         text=True, check=True, timeout=60, cwd=ROOT, env=node_env("pt-BR", tmp_path))
-    there = [r["value"] for r in json.loads(out.stdout)]
     with python_speaks("pt-BR"):
         here = [validate(c["params"], c["purpose"]) for c in cases]
+        rules = {"head_dims": MANIFEST["head_dims"], "lesson": MANIFEST["lesson"], **plan.cold_rules()}
+    out = subprocess.run([shutil.which("node"), str(ROOT / "tests" / "js_parity.mjs")],
+                         input=json.dumps({"manifest": MANIFEST, "rules": rules, "calls": calls}),
+                         capture_output=True, text=True, check=True, timeout=60, cwd=ROOT,
+                         env=node_env("pt-BR", tmp_path))
+    there = [r["value"] for r in json.loads(out.stdout)]
     for case, mine, theirs in zip(cases, here, there, strict=True):
         assert [e["field"] for e in mine] == case["refused"], case["id"]
         assert theirs == mine, case["id"]

@@ -50,9 +50,9 @@ def runner_max(runner):
 
 def _runner_for(kernel, d, runner, runner_max):
     """The default-limits device, or the max-limits one; skip if neither has the memory."""
-    from cannery_host.wgsl import kernel_tiling
+    from emulator.tiling import make_tiling
 
-    need = kernel_tiling(kernel, d).workgroup_bytes
+    need = make_tiling(kernel, 1, d).workgroup_bytes
     for r in (runner, runner_max):
         if need <= r.max_wg_bytes:
             return r
@@ -152,12 +152,32 @@ def test_instrumented_build_differs_only_in_uncommented_lines():
 
 
 def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
+    """The host plans through emulator.plan: the page's refusal, word for word."""
     from cannery_host.wgsl import KernelError
+    from emulator.plan import gpu_plan
+    from emulator.tiling import InputError
 
-    with pytest.raises(KernelError, match=r"268,435,456 B"):
+    with pytest.raises(KernelError, match=r"binds S as one storage buffer of 268,435,456 B, but this GPU allows "
+                                          r"134,217,728 B \(maxStorageBufferBindingSize\)\. Try N ≤ 5,792\.") as err:
         runner.plan("plain", 8192, 64, 1)
-    with pytest.raises(KernelError, match=r"needs 32,768 B of workgroup memory; this device allows 16,384 B"):
+    with pytest.raises(InputError) as page:
+        gpu_plan({"n": 8192, "d": 64}, runner.limits, ["plain"], runner.subgroup_min, instrumented=False)
+    assert str(err.value) == page.value.message
+    with pytest.raises(KernelError, match=r"declares 32,768 B of workgroup memory, but this GPU allows 16,384 B "
+                                          r"\(maxComputeWorkgroupStorageSize\)\. Choose another kernel"):
         runner.plan("fused-fast", 1024, 128, 1)
+
+
+def test_the_host_runs_the_plan_the_page_gets(runner):
+    """Tiles, shaders, dispatches and buffers of a run: emulator.plan's, for this device."""
+    from emulator.plan import kernel_plan
+
+    p = runner.plan("plain", 300, 32, 2, causal=True)
+    assert p == kernel_plan("plain", 300, 32, True, 16384, heads=2, subgroup_min=runner.subgroup_min,
+                            instrumented=False, limits=runner.limits)
+    assert p["tiling"] == {"block_rows": 64, "block_cols": 32, "workgroup_bytes": 16384}
+    assert [pp["dispatch"] for pp in p["passes"]] == [[5, 2, 1], [300, 2, 1], [5, 2, 1]]  # ceil(300/64), N rows
+    assert p["buffers"]["S"] == 2 * 300 * 300 * 4 and p["buffers"]["Q"] == 2 * 300 * 32 * 4
 
 
 @pytest.fixture(scope="module")

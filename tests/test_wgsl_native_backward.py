@@ -83,9 +83,9 @@ def _reference(n, d, causal, seed, block_cols):
 
 
 def _run(runner, kernel, n, d, causal, seed=0, instrumented=False):
-    from cannery_host.wgsl import kernel_tiling
+    from emulator.tiling import make_tiling
 
-    bc = kernel_tiling(kernel, d).block_cols
+    bc = make_tiling(kernel, 1, d).block_cols
     q, k, v, do, o, lse = _inputs(n, d, causal, seed, bc)
     f = lambda x: np.array(x, np.float32)  # noqa: E731
     dq, dk, dv, counts = runner.run_backward(kernel, f(q), f(k), f(v), f(o), f(lse), f(do), causal,
@@ -303,7 +303,8 @@ def test_every_tuned_tile_fits_what_its_shaders_support(kernel, d):
     R per tile, chunks of at least one row or key, the same tiles (so the same bytes) on
     either shader; the plain's key-tile passes write exactly the blocks its query-tile passes
     read back only when B_r = B_c."""
-    from emulator.shaders import Shader, instrument, pass_needs, pass_variant, read_source
+    from emulator.plan import pass_plan
+    from emulator.shaders import Shader, instrument, pass_variant, read_source
     from emulator.tiling import make_tiling
 
     tiling = make_tiling(kernel, 300, d, True)
@@ -315,7 +316,7 @@ def test_every_tuned_tile_fits_what_its_shaders_support(kernel, d):
         for subgroup_min in (0, d // 16):
             file, constants = pass_variant(spec, d, tiling, subgroup_min)
             sh = Shader(instrument(read_source(file)), constants)
-            need = pass_needs(kernel, index, tiling, 1, subgroup_min)
+            need = pass_plan(kernel, index, tiling, 1, subgroup_min)
             assert need["invocations"] <= 256 and need["workgroup_bytes"] <= entry["workgroup_bytes"][str(d)]
             decls = sh.decls
             if "R" in decls:

@@ -61,7 +61,11 @@ export function num(x, digits) {
 /** The decimal mark of the page's language ("." or ","). */
 export const decimalMark = num(1.5, 1).replace(/\d/g, "");
 
-function fill(text, params) {
+/**
+ * `text` with its {name} placeholders filled from `params` (numbers written with num()),
+ * for words already in the page's language (a table the build wrote from Python's).
+ */
+export function fill(text, params) {
   if (!params) return text;
   return text.replace(/\{(\w+)\}/g, (whole, name) => {
     if (!(name in params)) return whole;

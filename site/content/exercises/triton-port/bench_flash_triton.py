@@ -54,7 +54,6 @@ import importlib
 import json
 import math
 import os
-import platform
 import sys
 import time
 
@@ -197,35 +196,64 @@ def run(args) -> tuple[list, dict, bool]:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     mod = importlib.import_module(args.module)
     tma = {"auto": None, "on": True, "off": False}[args.tma]
+    extra = dict(kw.split("=", 1) for kw in args.kw)
+    extra = {k: v if not v.lstrip("-").isdigit() else bool(int(v)) if v in ("0", "1") else int(v)
+             for k, v in extra.items()}
+    if tma is not None:
+        extra["tma"] = tma
 
     def ours(q, k, v, causal):
-        if tma is None:
-            return mod.flash_attention(q, k, v, causal=causal)
-        return mod.flash_attention(q, k, v, causal=causal, tma=tma)
+        return mod.flash_attention(q, k, v, causal=causal, **extra)
 
-    label = f"triton ({args.module})" + ("" if tma is None else f", tma {args.tma}")
+    label = f"triton ({args.module})" + ("" if tma is None else f", tma {args.tma}") + \
+        "".join(f", {kw}" for kw in args.kw)
     rows, picked, all_ok = [], {}, True
+    tuned = {"autotune": [], "backward_times": {}}
     started = time.monotonic()
     for dt in args.dtype:
         for d in args.d:
             for causal in map(bool, args.causal):
-                for n in args.n:
+                ns = list(args.n)
+                if args.focus and (dt, d, causal) == (args.focus[0], int(args.focus[1]), args.focus[2] == "1"):
+                    ns += [n for n in args.focus_n if n not in ns]
+                for n in ns:
                     if time.monotonic() - started > args.budget_s:
                         print(f"budget of {args.budget_s} s spent; stopping before {dt} d={d} N={n}", file=sys.stderr)
-                        return rows, picked, all_ok
+                        return rows, picked, all_ok, tuned
                     for direction in args.direction:
                         kernels = [("sdpa", "auto", _sdpa("auto")), (label, None, ours)]  # SDPA first: the check
                         if n in (args.backends_n or args.n):
                             kernels += [("sdpa", b, _sdpa(b)) for b in args.backends]
-                        if n in (args.by_hand_n or args.n):
+                        if n in (args.by_hand_n or ns):
                             kernels.append(("by hand", None, by_hand))
-                        got = measure(args, kernels, dt, d, causal, n, direction, picked)
+                        got = measure(args, kernels, dt, d, causal, n, direction, picked, lambda: _tuned(mod, tuned))
                         all_ok = all_ok and all(r["check_ok"] is not False for r in got)
                         rows += got
-    return rows, picked, all_ok
+                        if args.json:  # after every size, so that a run cut short still leaves its rows
+                            _write_json(args, rows, picked, tuned, partial=True)
+    return rows, picked, all_ok, tuned
 
 
-def measure(args, kernels, dt: str, d: int, causal: bool, n: int, direction: str, picked: dict) -> list:
+def _tuned(mod, tuned: dict) -> None:
+    """Add what the module's autotuners chose since the last call (each config's median ms) and its
+    BACKWARD_TIMES, if it has them, to tuned."""
+    import triton
+    seen = {(t["kernel"], t["key"]) for t in tuned["autotune"]}
+    for name, obj in vars(mod).items():
+        if not isinstance(obj, triton.runtime.autotuner.Autotuner) or not getattr(obj, "configs_timings", None):
+            continue
+        for key, best in obj.cache.items():
+            if (name, str(key)) in seen or best not in obj.configs_timings:
+                continue
+            tuned["autotune"].append({"kernel": name, "key": str(key), "best": str(best),
+                                      "ms": {str(c): t[0] if isinstance(t, list) else t
+                                             for c, t in obj.configs_timings.items()}})
+    for key, times in getattr(mod, "BACKWARD_TIMES", {}).items():
+        tuned["backward_times"][" ".join(map(str, key))] = times
+
+
+def measure(args, kernels, dt: str, d: int, causal: bool, n: int, direction: str, picked: dict,
+            after_first=lambda: None) -> list:
     """One row per (name, backend, fn) of kernels at one size: checked, then timed and measured."""
     import torch
     g = torch.Generator(device=DEVICE).manual_seed(n + d)
@@ -258,6 +286,7 @@ def measure(args, kernels, dt: str, d: int, causal: bool, n: int, direction: str
             if name == "sdpa" and backend == "auto":
                 sdpa_out = [t.detach() for t in out]
             elif name.startswith("triton"):
+                after_first()
                 with torch.no_grad():
                     row.update(_check(out, sdpa_out, ref64, dt))
                 sdpa_out = None
@@ -400,25 +429,31 @@ def summary(data: dict, focus=("bfloat16", 64, True)) -> str:
 
 
 def _warm(args) -> None:
-    """Compile (and autotune once) every kernel the run will use, in --warm processes at a time."""
+    """Compile every autotuner config the run will use into Triton's on-disk cache, in --warm
+    processes at a time: each (dtype, d, mask) in --warm-chunks processes, each of which keeps
+    every --warm-chunks-th config of each autotuner and runs both directions once at N = 1,024."""
     import subprocess
-    jobs = [(dt, d, c) for dt in args.dtype for d in args.d for c in args.causal]
+    jobs = [(dt, d, c, i) for dt in args.dtype for d in args.d for c in args.causal for i in range(args.warm_chunks)]
     here = os.path.abspath(__file__)
     procs, t0 = [], time.monotonic()
-    for dt, d, c in jobs:
+    for dt, d, c, i in jobs:
         while len([p for p in procs if p.poll() is None]) >= args.warm:
             time.sleep(0.2)
         procs.append(subprocess.Popen([sys.executable, here, "--warm-one", args.module, dt, str(d), str(c),
-                                       ",".join(args.direction), args.tma]))
+                                       ",".join(args.direction), args.tma, str(i), str(args.warm_chunks)]))
     bad = [p.args for p in procs if p.wait() != 0]
-    print(f"warmed {len(jobs)} (dtype, d, mask) in {time.monotonic() - t0:.0f} s"
+    print(f"warmed {len(jobs)} (dtype, d, mask, share of configs) in {time.monotonic() - t0:.0f} s"
           + (f"; failed: {bad}" if bad else ""), file=sys.stderr)
 
 
-def _warm_one(module, dt, d, causal, directions, tma) -> int:
+def _warm_one(module, dt, d, causal, directions, tma, chunk="0", chunks="1") -> int:
     import torch
+    import triton
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     mod = importlib.import_module(module)
+    for obj in vars(mod).values():
+        if isinstance(obj, triton.runtime.autotuner.Autotuner) and len(obj.configs) > 1:
+            obj.configs = obj.configs[int(chunk)::int(chunks)] or obj.configs[:1]
     dtype = getattr(torch, dt)
     q, k, v, do = (torch.randn((1, 2, 1024, int(d)), device="cuda", dtype=dtype) for _ in range(4))
     kw = {} if tma == "auto" else {"tma": tma == "on"}
@@ -428,6 +463,27 @@ def _warm_one(module, dt, d, causal, directions, tma) -> int:
         torch.autograd.grad(mod.flash_attention(q, k, v, causal=causal == "1", **kw), (q, k, v), do)
     torch.cuda.synchronize()
     return 0 if torch.isfinite(o).all() else 1
+
+
+def _meta(args, argv) -> dict:
+    import platform
+
+    import torch
+    import triton
+    return {"started": args.started, "seconds": round(time.monotonic() - args.t0, 1),
+            "command": " ".join([os.path.basename(sys.argv[0])] + argv),
+            "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
+            "cuda": torch.version.cuda, "python": platform.python_version(), "tf32": False,
+            "flop_convention": "4*N^2*d per head forward, half for causal; forward+backward 3.5 times the forward",
+            "timing": "triton.testing.do_bench, median ms",
+            "memory": "torch.cuda.max_memory_allocated during one pass, less memory_allocated before it (bytes)"}
+
+
+def _write_json(args, rows, picked, tuned, partial=False) -> None:
+    """The run's record (--json): meta, SDPA's picks, the rows, and what the autotuners measured."""
+    data = {"meta": dict(_meta(args, args.argv), partial=partial), "sdpa_picks": picked, "rows": rows, "tuned": tuned}
+    with open(args.json, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
 
 
 def main(argv=None) -> int:
@@ -449,11 +505,17 @@ def main(argv=None) -> int:
                    choices=["flash", "efficient", "cudnn", "math"], help="SDPA backends to time, each held alone")
     p.add_argument("--backends-n", type=int, nargs="*", help="time the held backends only at these N (default: all)")
     p.add_argument("--by-hand-n", type=int, nargs="*", help="run attention by hand only at these N (default: all)")
+    p.add_argument("--focus", nargs=3, metavar=("DTYPE", "D", "CAUSAL"),
+                   help="the case that also runs at --focus-n (the page's by-N and memory tables)")
+    p.add_argument("--focus-n", type=int, nargs="*", default=[], help="more N, for the --focus case only")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--heads", type=int, default=32)
     p.add_argument("--tma", choices=["auto", "on", "off"], default="auto",
                    help="pass tma= to flash_attention (solution.py takes it); auto passes nothing")
+    p.add_argument("--kw", nargs="*", default=[], metavar="NAME=VALUE",
+                   help="more keyword arguments for flash_attention (0 and 1 pass False and True)")
     p.add_argument("--warm", type=int, default=0, help="first compile the kernels in this many processes at once")
+    p.add_argument("--warm-chunks", type=int, default=1, help="split each autotuner's configs over this many of them")
     p.add_argument("--warm-only", action="store_true", help="compile (with --warm processes), then stop")
     p.add_argument("--budget-s", type=float, default=480.0, help="stop starting new sizes after this many seconds")
     p.add_argument("--json", help="write every row, SDPA's picks, the GPU and versions to this file")
@@ -461,35 +523,26 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         import torch
-        import triton
+        import triton  # noqa: F401
     except ImportError as exc:
         print(f"This benchmark needs PyTorch and Triton on an NVIDIA GPU ({exc}).", file=sys.stderr)
         return 2
     if not torch.cuda.is_available():
         print("This benchmark needs a CUDA GPU; PyTorch sees none.", file=sys.stderr)
         return 2
-    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    t0 = time.monotonic()
+    args.started, args.t0, args.argv = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), time.monotonic(), argv
     if args.warm:
         _warm(args)
     if args.warm_only:
         return 0
-    rows, picked, ok = run(args)
+    rows, picked, ok, tuned = run(args)
     table = markdown(rows)
     print(table)
-    meta = {"started": started, "seconds": round(time.monotonic() - t0, 1),
-            "command": " ".join([os.path.basename(sys.argv[0])] + argv),
-            "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-            "cuda": torch.version.cuda, "python": platform.python_version(), "tf32": False,
-            "flop_convention": "4*N^2*d per head forward, half for causal; forward+backward 3.5 times the forward",
-            "timing": "triton.testing.do_bench, median ms",
-            "memory": "torch.cuda.max_memory_allocated during one pass, less memory_allocated before it (bytes)"}
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"meta": meta, "sdpa_picks": picked, "rows": rows}, f, indent=1)
+        _write_json(args, rows, picked, tuned)
     if args.md:
         with open(args.md, "w", encoding="utf-8") as f:
-            f.write(f"<!-- {json.dumps(meta)} -->\n" + table)
+            f.write(f"<!-- {json.dumps(_meta(args, argv))} -->\n" + table)
     return 0 if ok else 1
 
 

@@ -9,6 +9,7 @@ import { createStepEditor } from "./editor.js";
 import * as progress from "./progress.js";
 import { _, num } from "../i18n.js";
 import { compileSource, runSource } from "../gpu/source-run.js";
+import { probeGpu, subgroupMinOf } from "../gpu/device.js";
 import { loadSource } from "../gpu/files.js";
 import { timeKernels } from "../gpu/runs.js";
 
@@ -94,8 +95,12 @@ async function precheck(w) {
   }));
   let compiled = { messages: [] };
   if (w.gpu) {
+    // Python plans the run (the exercise worker's wgsl-plan: emulator/plan.py), the device included.
+    const asked = { op: "wgsl-plan", step, workgroup_bytes: Number(w.select.value) };
+    const plans = await w.send(section, asked, _("Compiling your shader on this GPU…"));
+    if (!plans) return { clean: false, compiled: false };
     status.textContent = _("Compiling your shader on this GPU…");
-    compiled = await compileSource(editor.value, { workgroupBytes: Number(w.select.value) });
+    compiled = await compileSource(editor.value, { plan: plans.compile });
   }
   items.push(...compiled.messages);
   showMessages(w, items);
@@ -120,11 +125,8 @@ async function runCases(w, limit) {
     status.textContent = _("Running case {k} of {n} on this GPU…", { k: index + 1, n: cases.length });
     const out = await runSource({
       code: w.editor.value,
-      n: c.n,
-      d: c.d,
-      causal: c.causal,
+      plan: c.plan,
       constants: c.constants,
-      workgroupBytes: m,
       q: new Float32Array(c.q),
       k: new Float32Array(c.k),
       v: new Float32Array(c.v),
@@ -197,25 +199,32 @@ async function runMirror(w) {
 }
 
 // Time: the learner's kernel and the project's fused kernel at N = TIME_N, d = TIME_D on this GPU.
+// Python plans both runs (wgsl-plan with "time": tiles, dispatch, the fused kernel's shader for
+// this device's subgroups), as the lab's Time does.
 async function timeYours(w) {
   const m = Number(w.select.value);
-  w.status.textContent = _("Timing on this GPU at N = {n}, d = {d}…", { n: String(TIME_N), d: TIME_D });
-  const br = m / 2 / (4 * TIME_D);
+  const timing = _("Timing on this GPU at N = {n}, d = {d}…", { n: String(TIME_N), d: TIME_D });
+  const probe = await probeGpu();
+  const request = { op: "wgsl-plan", step: w.step, workgroup_bytes: m, time: [TIME_N, TIME_D] };
+  const plans = await w.send(
+    w.section,
+    { ...request, limits: probe.limits, subgroup_min_size: subgroupMinOf(probe) },
+    timing,
+  );
+  if (!plans) return;
+  w.status.textContent = timing;
   const size = TIME_N * TIME_D;
   const rand = () => Float32Array.from({ length: size }, () => Math.random() * 2 - 1);
   const yours = await runSource({
     code: w.editor.value,
-    n: TIME_N,
-    d: TIME_D,
-    causal: false,
-    workgroupBytes: m,
-    constants: { D: TIME_D, BR: br, BC: br / 2 },
+    plan: plans.time.yours,
+    constants: plans.time.constants,
     q: rand(),
     k: rand(),
     v: rand(),
     timeRuns: TIME_RUNS,
   });
-  const fused = await timeKernels({ n: TIME_N, d: TIME_D, kernels: ["fused"], workgroupBytes: m });
+  const fused = await timeKernels({ plan: plans.time.fused });
   const f = fused.kernels.fused;
   const method = fused.method === "timestamp" ? _("GPU timestamps") : _("wall clock");
   w.status.textContent = _(

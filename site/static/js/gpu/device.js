@@ -1,7 +1,7 @@
-// The GPU device: one adapter and device at a time, with the limits a run needs
-// (planned in plan.js), error scopes, and the adapter's description for the page.
+// The GPU device: one adapter and device at a time, with the limits a run needs (Python's
+// plan names them: emulator/plan.py gpu_plan's needs and required_limits), error scopes,
+// and the adapter's description for the page.
 import { asGpuError, fail } from "./errors.js";
-import { planDevice, webgpuDefaults } from "./plan.js";
 import { _, num } from "../i18n.js";
 
 const lostMessage = (s) =>
@@ -55,15 +55,18 @@ export async function getAdapter() {
   return adapter;
 }
 
-// The limits a held device is compared on, and that the planner reads from an adapter.
+// The limits the planner holds a run to (emulator/plan.py LIMITS), read from an adapter
+// for Python and from a device to compare a held one on.
 export const LIMIT_NAMES = [
+  "maxStorageBufferBindingSize",
+  "maxBufferSize",
   "maxComputeWorkgroupStorageSize",
   "maxComputeInvocationsPerWorkgroup",
   "maxComputeWorkgroupSizeX",
-  "maxComputeWorkgroupsPerDimension",
+  "maxComputeWorkgroupSizeY",
+  "maxComputeWorkgroupSizeZ",
   "maxStorageBuffersPerShaderStage",
-  "maxStorageBufferBindingSize",
-  "maxBufferSize",
+  "maxComputeWorkgroupsPerDimension",
 ];
 
 function readLimits(limits) {
@@ -72,52 +75,50 @@ function readLimits(limits) {
   return out;
 }
 
-// A job given as limits ({name: value}) rather than kernels and sizes (compileAll).
-function rawPlan(limits, defaults) {
-  const requiredLimits = {};
-  for (const [name, need] of Object.entries(limits)) if (need > defaults[name]) requiredLimits[name] = need;
-  return { fits: true, requiredLimits, needs: { ...limits } };
+/**
+ * The smallest subgroup the device getDevice opens will have, from a probeGpu() answer:
+ * the adapter's subgroupMinSize where it has the subgroups feature, else 0. Python's
+ * plan picks each pass's shader with it (gpu_plan's subgroup_min_size).
+ */
+export function subgroupMinOf(probe) {
+  const info = (probe && probe.adapterInfo) || {};
+  return probe && probe.features && probe.features.subgroups ? Number(info.subgroupMinSize) || 0 : 0;
 }
 
 /**
- * A device that can run `job` ({manifest, kernels, n, d, heads, workgroupBytes,
- * instrumented, extraLimits?}; see plan.js planDevice, or {limits: {name: value}}). Limits above WebGPU's defaults are asked
- * for only when the job needs them and the adapter offers them; otherwise a "limits"
- * GpuError names the limit, the need and the offer. A held device that already
- * covers the job is kept (with its compiled pipelines).
+ * A device for `plan` (Python's gpu_plan answer, or any {needs, required_limits}): it
+ * asks for required_limits (the needs above WebGPU's defaults), after checking that
+ * the adapter offers every need; otherwise a "limits" GpuError names the limit, the
+ * need and the offer. A held device that already covers every need is kept (with its
+ * compiled pipelines); a new one asks for at least what the held one had.
  */
-export async function getDevice(manifest, job) {
+export async function getDevice(plan) {
   if (state && state.lost) {
     throw fail("device-lost", lostMessage(state));
   }
   const adapter = state ? state.adapter : await getAdapter();
-  const defaults = webgpuDefaults(manifest);
-  const plan = job.limits ? rawPlan(job.limits, defaults) : planDevice(manifest, job, readLimits(adapter.limits));
-  if (!plan.fits) throw fail("limits", plan.refusal.message);
-  // Limits another planner asked for (emulator/api.py gpu_plan's required_limits): the larger wins.
-  for (const [name, value] of Object.entries(job.extraLimits || {})) {
-    if (!(Number(value) > (plan.needs[name] ?? 0))) continue;
-    if (Number(value) > Number(adapter.limits[name])) {
+  const needs = plan.needs || {};
+  for (const [name, need] of Object.entries(needs)) {
+    const offer = adapter.limits[name];
+    if (offer !== undefined && Number(need) > Number(offer)) {
       throw fail(
         "limits",
         _("This size needs {limit} = {need}, but this GPU offers {offer}.", {
           limit: name,
-          need: fmt(value),
-          offer: fmt(adapter.limits[name]),
+          need: fmt(need),
+          offer: fmt(offer),
         }),
       );
     }
-    plan.needs[name] = Number(value);
-    if (Number(value) > defaults[name]) plan.requiredLimits[name] = Number(value);
   }
-  if (state && Object.entries(plan.needs).every(([name, need]) => need <= (state.limits[name] ?? defaults[name]))) {
+  if (state && Object.entries(needs).every(([name, need]) => !(Number(need) > Number(state.device.limits[name])))) {
     return state;
   }
   // Ask for at least what the held device had, so earlier sizes keep working.
-  const requiredLimits = { ...plan.requiredLimits };
+  const requiredLimits = { ...(plan.required_limits || {}) };
   if (state) {
-    for (const [name, had] of Object.entries(state.limits)) {
-      if (had > defaults[name] && !(requiredLimits[name] >= had)) requiredLimits[name] = had;
+    for (const [name, had] of Object.entries(state.asked)) {
+      if (!(requiredLimits[name] >= had)) requiredLimits[name] = had;
     }
   }
   // An adapter gives out one device only (WebGPU §4.3: it is then "consumed"),
@@ -137,6 +138,7 @@ export async function getDevice(manifest, job) {
   const s = {
     adapter: fresh,
     device,
+    asked: requiredLimits,
     limits: readLimits(device.limits),
     timestamps: device.features.has("timestamp-query"),
     // Smallest subgroup the adapter may use; 0 without the feature (or where the browser
@@ -197,7 +199,6 @@ export async function probeGpu() {
       adapterInfo,
       software: softwareAdapter(adapterInfo, fallback),
       limits: readLimits(adapter.limits),
-      defaults: webgpuDefaults(),
       features: {
         timestamp: adapter.features.has("timestamp-query"),
         subgroups: adapter.features.has("subgroups"),

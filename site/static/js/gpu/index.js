@@ -1,19 +1,18 @@
 // The lesson's WGSL kernels on the visitor's GPU, through WebGPU: the one entry the
-// lab and the tests import. The same WGSL runs natively through wgpu-py
-// (bench/wgsl_host.py); the tiling rule is the emulator's (emulator/tiling.py), so the
-// bytes the lab counts are the bytes these kernels ask for.
+// lab and the tests import. Every run follows a plan Python made (emulator/plan.py,
+// the worker's "gpu_plan" op), the plan the native host (cannery_host/wgsl.py) runs
+// too, so the bytes the lab counts are the bytes these kernels ask for.
 //
 //   errors.js     GpuError and the one failure path (kinds listed there)
-//   plan.js       pure: tiles, shader choice, sizes and the limits a run needs
+//   plan.js       pure: reads a plan and lays out its dispatches (derives nothing)
 //   files.js      kernels/manifest.json and kernels/*.wgsl, fetched relative to the page
-//   device.js     adapter, device with the planned limits, error scopes, the GPU card's probe
+//   device.js     adapter, device with the plan's limits, error scopes, the GPU card's probe
 //   pipelines.js  shader modules and pipelines, cached per device
 //   runs.js       runAttention (one run, read back) and timeKernels (the timing loop)
 export { GpuError, fail } from "./errors.js";
 export { instrumentSource, loadManifest } from "./files.js";
-export { lessonTiling, passVariant, planDevice } from "./plan.js";
-export { probeGpu, resetDevice, softwareAdapter } from "./device.js";
+export { currentState, probeGpu, resetDevice, softwareAdapter, subgroupMinOf } from "./device.js";
 export { compileAll } from "./pipelines.js";
 export { FLOP_CONVENTION, formatTiming, openDevice, runAttention, timeKernels } from "./runs.js";
 // backward.js   the WGSL backward kernels: runBackward (one run, read back) and timeBackward
-export { BACKWARD_FLOP_CONVENTION, backwardLimits, runBackward, timeBackward } from "./backward.js";
+export { BACKWARD_FLOP_CONVENTION, runBackward, timeBackward } from "./backward.js";

@@ -3,7 +3,6 @@ import { fail } from "./errors.js";
 import { _ } from "../i18n.js";
 import { instrumentSource, loadManifest, loadSource } from "./files.js";
 import { currentState, getAdapter, getDevice, scoped } from "./device.js";
-import { lessonTiling, passVariant } from "./plan.js";
 
 async function compileModule(s, manifest, file, instrumented) {
   const key = `module:${file}:${instrumented}`;
@@ -21,58 +20,60 @@ async function compileModule(s, manifest, file, instrumented) {
   return module;
 }
 
-/** The pipeline of pass `passIndex` of `kernel` at d with these tiles: {pipeline, spec, file}. */
-export async function getPipeline(s, manifest, kernel, passIndex, d, tiling, instrumented) {
-  const spec = manifest.kernels[kernel].wgsl[passIndex];
-  const key = `${kernel}:${passIndex}:${d}:${tiling.blockRows}:${tiling.blockCols}:${instrumented}`;
+/**
+ * The pipeline of pass `passIndex` of a kernel plan (emulator/plan.py kernel_plan: the
+ * pass's file, entry point and override constants): {pipeline, spec, file}. Throws a
+ * "input" GpuError when the plan picked shaders for larger subgroups than this device has.
+ */
+export async function getPipeline(s, manifest, kp, passIndex, instrumented) {
+  const spec = manifest.kernels[kp.kernel].wgsl[passIndex];
+  const pass = kp.passes[passIndex];
+  if ((kp.subgroup_min || 0) > s.subgroupMin) {
+    throw fail(
+      "input",
+      _("The plan was made for subgroups of {planned} invocations; this device has {has}.", {
+        planned: String(kp.subgroup_min),
+        has: String(s.subgroupMin),
+      }),
+    );
+  }
+  const key = `${pass.file}:${pass.entry_point}:${JSON.stringify(pass.constants)}:${instrumented}`;
   if (s.pipelines.has(key)) return s.pipelines.get(key);
-  const { file, constants } = passVariant(spec, d, tiling, s.subgroupMin);
-  const module = await compileModule(s, manifest, file, instrumented);
-  const pipeline = await scoped(s.device, _("building {file}", { file }), () =>
+  const module = await compileModule(s, manifest, pass.file, instrumented);
+  const pipeline = await scoped(s.device, _("building {file}", { file: pass.file }), () =>
     s.device.createComputePipelineAsync({
       layout: "auto",
-      compute: { module, entryPoint: spec.entry_point || "main", constants },
+      compute: { module, entryPoint: pass.entry_point, constants: pass.constants },
     }),
   );
-  const entry = { pipeline, spec, file };
+  const entry = { pipeline, spec, file: pass.file };
   s.pipelines.set(key, entry);
   return entry;
 }
 
 /**
- * Compile every shader (plain and instrumented builds) and build every pipeline at
- * each d; returns [{file, instrumented, d, errors: [string]}] (empty errors = fine).
+ * Compile every shader file the manifest names (plain and instrumented builds), then
+ * build the pipelines of the given kernel plans (Python's emulator/plan.py kernel_plan,
+ * one per kernel, d and build). The device asks for the largest need of the plans,
+ * within what the adapter offers; a plan that needs more is reported as skipped.
+ * Returns [{file, instrumented, d, kernel?, errors: [string], skipped?}] (empty errors = fine).
  */
-export async function compileAll({ ds } = {}) {
+export async function compileAll({ plans = [] } = {}) {
   const manifest = await loadManifest();
   const held = currentState();
   const adapter = held ? held.adapter : await getAdapter();
-  let wgNeed = 0;
-  for (const spec of Object.values(manifest.kernels)) {
-    for (const b of Object.values(spec.workgroup_bytes || {})) {
-      if (b <= adapter.limits.maxComputeWorkgroupStorageSize) wgNeed = Math.max(wgNeed, b);
+  const limits = {};
+  for (const kp of plans) {
+    for (const [name, need] of Object.entries(kp.needs)) {
+      if (need <= Number(adapter.limits[name])) limits[name] = Math.max(limits[name] || 0, need);
     }
   }
-  // The instrumented build binds one more storage buffer (the counters): the backward's
-  // dkv passes then bind 9, above WebGPU's default 8. Ask for what the passes need,
-  // where the adapter offers it; a pass that needs more is reported as skipped.
-  const storageOf = (pass, instrumented) =>
-    Object.keys(pass.bindings || {}).filter((b) => b !== "params").length + (instrumented ? 1 : 0);
-  let storageNeed = 0;
-  for (const spec of Object.values(manifest.kernels)) {
-    for (const pass of spec.wgsl || []) storageNeed = Math.max(storageNeed, storageOf(pass, true));
-  }
-  storageNeed = Math.min(storageNeed, adapter.limits.maxStorageBuffersPerShaderStage);
-  const s = await getDevice(manifest, {
-    limits: { maxComputeWorkgroupStorageSize: wgNeed, maxStorageBuffersPerShaderStage: storageNeed },
-  });
+  const s = await getDevice({ needs: limits, required_limits: limits });
   const out = [];
-  const heads = ds || manifest.head_dims;
   for (const instrumented of [false, true]) {
     const files = new Set();
-    for (const [kernel, spec] of Object.entries(manifest.kernels)) {
-      if (!spec.wgsl) continue;
-      for (const [i, pass] of spec.wgsl.entries()) {
+    for (const spec of Object.values(manifest.kernels)) {
+      for (const pass of spec.wgsl || []) {
         const alt = s.subgroupMin > 0 ? Object.values((pass.with_subgroups || {}).file_by_d || {}) : [];
         for (const file of [pass.file, ...Object.values(pass.file_by_d || {}), ...alt]) {
           if (files.has(file)) continue;
@@ -91,27 +92,22 @@ export async function compileAll({ ds } = {}) {
             warnings: info.messages.filter((m) => m.type === "warning").length,
           });
         }
-        for (const d of heads) {
-          const errors = [];
-          const tiling = lessonTiling(manifest, kernel, d);
-          const file = passVariant(pass, d, tiling, s.subgroupMin).file;
-          const wb = spec.workgroup_bytes ? spec.workgroup_bytes[String(d)] : 0;
-          if (wb > s.limits.maxComputeWorkgroupStorageSize) {
-            out.push({ file, kernel, instrumented, d, errors, skipped: `needs ${wb} B of workgroup memory` });
-            continue;
-          }
-          const buffers = storageOf(pass, instrumented);
-          if (buffers > s.device.limits.maxStorageBuffersPerShaderStage) {
-            out.push({ file, kernel, instrumented, d, errors, skipped: `binds ${buffers} storage buffers` });
-            continue;
-          }
+      }
+    }
+    for (const kp of plans.filter((x) => x.instrumented === instrumented)) {
+      const over = Object.entries(kp.needs).find(([name, need]) => need > Number(s.device.limits[name]));
+      for (const [i, pass] of kp.passes.entries()) {
+        const row = { file: pass.file, kernel: kp.kernel, instrumented, d: kp.d, errors: [] };
+        if (over) {
+          row.skipped = `needs ${over[0]} = ${over[1]}`;
+        } else {
           try {
-            await getPipeline(s, manifest, kernel, i, d, tiling, instrumented);
+            await getPipeline(s, manifest, kp, i, instrumented);
           } catch (err) {
-            errors.push(err.message);
+            row.errors.push(err.message);
           }
-          out.push({ file, kernel, instrumented, d, errors });
         }
+        out.push(row);
       }
     }
   }

@@ -1,10 +1,11 @@
-// Attention runs on the device: buffers, dispatches, read-back, and the timing loop.
+// Attention runs on the device: buffers, dispatches, read-back, and the timing loop, each
+// as Python's plan gives it (emulator/plan.py, through plan.js).
 import { _ } from "../i18n.js";
 import { asGpuError, fail } from "./errors.js";
 import { loadManifest } from "./files.js";
 import { checkLost, getDevice, scoped } from "./device.js";
 import { getPipeline } from "./pipelines.js";
-import { BYTES, lessonTiling, planDispatches, planSizes, writesScores } from "./plan.js";
+import { kernelPlan, planDispatches, runPlan } from "./plan.js";
 
 const RESOLUTION_MS = 0.1; // Chrome rounds GPU timestamps to 100 µs (and coarsens performance.now)
 const TIMESTAMP_NOTE = _(
@@ -23,28 +24,28 @@ function makeStorage(device, bytes, label) {
   return device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: USAGE_STORAGE(), label });
 }
 
-async function prepareRun(s, manifest, { kernel, n, d, heads, causal, tiling, instrumented, chunks, headBatch, data }) {
+/**
+ * Every buffer of a kernel plan (kp.buffers: bytes), filled from `data` where it has the
+ * tensor, and the bind groups of the plan's dispatches (planDispatches). Exported for
+ * backward.js, which runs its passes the same way.
+ */
+export async function prepareRun(s, manifest, kp, { instrumented, chunks = 1, data }) {
   const device = s.device;
   return scoped(device, _("allocating buffers"), async () => {
     const bufs = {};
-    for (const name of ["Q", "K", "V"]) {
-      bufs[name] = makeStorage(device, heads * n * d * BYTES, name);
-      device.queue.writeBuffer(bufs[name], 0, data[name]);
-    }
-    bufs.O = makeStorage(device, heads * n * d * BYTES, "O");
-    if (writesScores(manifest.kernels[kernel])) {
-      bufs.S = makeStorage(device, headBatch * n * n * BYTES, "S");
-      bufs.P = makeStorage(device, headBatch * n * n * BYTES, "P");
+    for (const [name, bytes] of Object.entries(kp.buffers)) {
+      bufs[name] = makeStorage(device, bytes, name);
+      if (data[name]) device.queue.writeBuffer(bufs[name], 0, data[name]);
     }
     if (instrumented) bufs.counters = makeStorage(device, manifest.instrument.slots.length * 4, "counters");
-    const units = planDispatches(manifest, kernel, n, heads, headBatch, tiling, chunks);
+    const units = planDispatches(kp, chunks);
     const encoded = [];
     const shaders = [];
     for (const u of units) {
-      const { pipeline, spec, file } = await getPipeline(s, manifest, kernel, u.passIndex, d, tiling, instrumented);
+      const { pipeline, spec, file } = await getPipeline(s, manifest, kp, u.passIndex, instrumented);
       if (!shaders.includes(file)) shaders.push(file);
       const params = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-      device.queue.writeBuffer(params, 0, new Uint32Array([n, causal ? 1 : 0, u.h0, u.xBase]));
+      device.queue.writeBuffer(params, 0, new Uint32Array([kp.n, kp.causal ? 1 : 0, u.h0, u.xBase]));
       const entries = Object.entries(spec.bindings).map(([name, binding]) => ({
         binding,
         resource: { buffer: name === "params" ? params : bufs[name] },
@@ -57,7 +58,7 @@ async function prepareRun(s, manifest, { kernel, n, d, heads, causal, tiling, in
   });
 }
 
-function destroyRun(run) {
+export function destroyRun(run) {
   for (const b of Object.values(run.bufs)) b.destroy();
   for (const u of run.units) u.params.destroy();
 }
@@ -91,52 +92,34 @@ export async function readBuffer(device, src, bytes) {
   return copy;
 }
 
+/** Instrument counters read back as {tensor: {read, write}} in bytes. */
+export async function readCounts(device, manifest, run) {
+  const raw = new Uint32Array(await readBuffer(device, run.bufs.counters, manifest.instrument.slots.length * 4));
+  const counts = {};
+  manifest.instrument.slots.forEach((slot, i) => {
+    const [tensor, kind] = slot.split(".");
+    counts[tensor] ??= { read: 0, write: 0 };
+    counts[tensor][kind] += raw[i] * manifest.bytes_per_element;
+  });
+  return counts;
+}
+
 /**
- * Run one kernel once on Q, K, V (Float32Array, N*d each, row-major (N, d)).
+ * Run one kernel once on Q, K, V (Float32Array, N·d each, row-major (N, d)), as `plan`
+ * says: Python's gpu_plan answer for this kernel at this N, d, causal and M (and, with
+ * `instrumented`, made for the instrumented build).
  * `chunks` > 1 splits every pass into that many dispatches along x (as timing does for
  * long runs), each with its own x_base; the result must not change.
- * Returns {O: Float32Array(N*d), counts?: {Q: {read, write}, ...} in bytes, tiling, shaders: [.wgsl files run]}.
- * Throws GpuError.
+ * Returns {O: Float32Array(N·d), counts?: {Q: {read, write}, ...} in bytes, tiling: the
+ * plan's, shaders: [.wgsl files run]}. Throws GpuError.
  */
-export async function runAttention({
-  kernel,
-  n,
-  d,
-  causal = false,
-  Q,
-  K,
-  V,
-  instrumented = false,
-  workgroupBytes = 16384,
-  chunks = 1,
-}) {
+export async function runAttention({ plan, kernel, Q, K, V, instrumented = false, chunks = 1 }) {
   try {
     const manifest = await loadManifest();
-    const tiling = lessonTiling(manifest, kernel, d, workgroupBytes);
-    for (const [name, arr] of [
-      ["Q", Q],
-      ["K", K],
-      ["V", V],
-    ]) {
-      if (!(arr instanceof Float32Array) || arr.length !== n * d) {
-        throw fail("input", `${name} must be a Float32Array of N·d = ${n * d} numbers.`);
-      }
-    }
-    planSizes(manifest, kernel, n, d, 1, instrumented, workgroupBytes);
-    const s = await getDevice(manifest, { kernels: [kernel], n, d, heads: 1, workgroupBytes, instrumented });
+    const kp = runPlan(plan, kernel, instrumented, { Q, K, V });
+    const s = await getDevice(plan);
     checkLost(s);
-    const run = await prepareRun(s, manifest, {
-      kernel,
-      n,
-      d,
-      heads: 1,
-      causal,
-      tiling,
-      instrumented,
-      chunks,
-      headBatch: 1,
-      data: { Q, K, V },
-    });
+    const run = await prepareRun(s, manifest, kp, { instrumented, chunks, data: { Q, K, V } });
     try {
       const device = s.device;
       const out = await scoped(device, _("running {kernel}", { kernel }), async () => {
@@ -144,23 +127,12 @@ export async function runAttention({
         for (const name of ["O", "S", "P", "counters"]) if (run.bufs[name]) enc.clearBuffer(run.bufs[name]);
         device.queue.submit([enc.finish()]);
         device.queue.submit([encodeUnits(device, run, 0, run.units.length, 1, null).finish()]);
-        const O = new Float32Array(await readBuffer(device, run.bufs.O, n * d * BYTES));
-        let counts;
-        if (instrumented) {
-          const raw = new Uint32Array(
-            await readBuffer(device, run.bufs.counters, manifest.instrument.slots.length * 4),
-          );
-          counts = {};
-          manifest.instrument.slots.forEach((slot, i) => {
-            const [tensor, kind] = slot.split(".");
-            counts[tensor] ??= { read: 0, write: 0 };
-            counts[tensor][kind] = raw[i] * manifest.bytes_per_element;
-          });
-        }
+        const O = new Float32Array(await readBuffer(device, run.bufs.O, kp.buffers.O));
+        const counts = instrumented ? await readCounts(device, manifest, run) : undefined;
         return { O, counts };
       });
       checkLost(s);
-      return { ...out, tiling, kernel, shaders: run.shaders };
+      return { ...out, tiling: kp.tiling, kernel, shaders: run.shaders };
     } finally {
       destroyRun(run);
     }
@@ -191,13 +163,12 @@ function throwIfCancelled(signal) {
  * holds >= minSampleMs of GPU work and there are >= minSamples samples; median.
  * No submission holds more than about maxSubmitMs: long runs are split into chunks.
  */
-async function timeOne(s, manifest, job) {
-  const { kernel, n, d, heads, causal, workgroupBytes, minSampleMs, minSamples, maxSubmitMs, onProgress, signal } = job;
+async function timeOne(s, manifest, kp, job) {
+  const { minSampleMs, minSamples, maxSubmitMs, onProgress, signal } = job;
+  const kernel = kp.kernel;
   const device = s.device;
-  const tiling = lessonTiling(manifest, kernel, d, workgroupBytes);
-  const need = planSizes(manifest, kernel, n, d, heads, false, workgroupBytes);
   const data = {};
-  ["Q", "K", "V"].forEach((name, i) => (data[name] = randomFloats(heads * n * d, 12345 + i)));
+  ["Q", "K", "V"].forEach((name, i) => (data[name] = randomFloats(kp.buffers[name] / 4, 12345 + i)));
   const useTs = s.timestamps;
 
   async function submitAndTime(run, from, to, reps) {
@@ -224,9 +195,9 @@ async function timeOne(s, manifest, job) {
     });
   }
 
-  const base = { kernel, n, d, heads, causal, tiling, instrumented: false, headBatch: need.headBatch, data };
+  const base = { instrumented: false, data };
   // Warm-up and estimate with the whole run in one chunk per pass.
-  let run = await prepareRun(s, manifest, { ...base, chunks: 1 });
+  let run = await prepareRun(s, manifest, kp, { ...base, chunks: 1 });
   const first = await submitAndTime(run, 0, run.units.length, 1);
   checkLost(s);
   let estimate = first;
@@ -239,7 +210,7 @@ async function timeOne(s, manifest, job) {
   const chunks = Math.max(1, Math.ceil(estimate / (maxSubmitMs / 2)));
   if (chunks > 1) {
     destroyRun(run);
-    run = await prepareRun(s, manifest, { ...base, chunks });
+    run = await prepareRun(s, manifest, kp, { ...base, chunks });
   }
   try {
     const reps = Math.max(1, Math.ceil(minSampleMs / estimate));
@@ -295,7 +266,7 @@ async function timeOne(s, manifest, job) {
       submissionsPerSample: chunks > 1 ? run.units.length * reps : Math.ceil(reps / repsPerSubmit),
       method: useTs ? "timestamp" : "wall",
       belowResolution: below || medianMs * reps < RESOLUTION_MS,
-      tiling,
+      tiling: kp.tiling,
       shaders: run.shaders,
     };
   } finally {
@@ -304,22 +275,21 @@ async function timeOne(s, manifest, job) {
 }
 
 /**
- * Open (or keep) a device with the limits all of `kernels` need at (N, d), so that
- * later runAttention and timeKernels calls at that size or smaller share it and its
- * compiled pipelines. extraLimits: limits another planner asked for (emulator/api.py
- * gpu_plan's required_limits); the device gets the larger of each. Throws GpuError.
+ * Open (or keep) a device with the limits `plan` (Python's gpu_plan answer) asks for, so
+ * that later runAttention and timeKernels calls with it, or with plans at a smaller N,
+ * share it and its compiled pipelines. Throws GpuError.
  */
-export async function openDevice({ kernels, n, d, heads = 1, workgroupBytes = 16384, extraLimits = {} }) {
+export async function openDevice(plan) {
   try {
-    const manifest = await loadManifest();
-    await getDevice(manifest, { kernels, n, d, heads, workgroupBytes, extraLimits });
+    await getDevice(plan);
   } catch (err) {
     throw asGpuError(err);
   }
 }
 
 /**
- * Time `kernels` at (N, d) on random float32 inputs; one head by default.
+ * Time `kernels` (default: every kernel of `plan`, Python's gpu_plan answer, in its
+ * order) on random float32 inputs of the plan's sizes.
  * onProgress({kernel, index, of: kernels, sample, samples}) after each sample;
  * an aborted `signal` stops at the next sample with a "cancelled" GpuError.
  * Returns {kernels: {name: {medianMs, samples, sampleMs, reps, method,
@@ -327,42 +297,28 @@ export async function openDevice({ kernels, n, d, heads = 1, workgroupBytes = 16
  * FLOP counts 4·N²·d per head, half that for causal (FLOP_CONVENTION). Throws GpuError.
  */
 export async function timeKernels({
-  n,
-  d,
-  causal = false,
-  heads = 1,
-  kernels = ["plain", "fused"],
-  workgroupBytes = 16384,
+  plan,
+  kernels = plan.kernels,
   minSampleMs = 10,
   minSamples = 5,
   maxSubmitMs = 1000,
   onProgress = null,
   signal = null,
-} = {}) {
+}) {
   try {
     const manifest = await loadManifest();
-    const s = await getDevice(manifest, { kernels, n, d, heads, workgroupBytes });
+    const plans = kernels.map((kernel) => kernelPlan(plan, kernel));
+    const s = await getDevice(plan);
     const out = {};
-    const flop = 4 * n * n * d * heads * (causal ? 0.5 : 1);
-    for (const [index, kernel] of kernels.entries()) {
+    for (const [index, kp] of plans.entries()) {
+      const kernel = kp.kernel;
       throwIfCancelled(signal);
       const progress = onProgress
         ? (p) => onProgress({ ...p, index: index + 1, kernels: kernels.length, samples: minSamples })
         : null;
       if (progress) progress({ kernel, sample: 0 });
-      const r = await timeOne(s, manifest, {
-        kernel,
-        n,
-        d,
-        heads,
-        causal,
-        workgroupBytes,
-        minSampleMs,
-        minSamples,
-        maxSubmitMs,
-        onProgress: progress,
-        signal,
-      });
+      const r = await timeOne(s, manifest, kp, { minSampleMs, minSamples, maxSubmitMs, onProgress: progress, signal });
+      const flop = 4 * kp.n * kp.n * kp.d * kp.heads * (kp.causal ? 0.5 : 1);
       r.flop = flop;
       r.gflops = flop / (r.medianMs / 1e3) / 1e9;
       out[kernel] = r;

@@ -1,24 +1,24 @@
 // A shader given as a source string (exercise 4: the learner's WGSL), compiled and run
 // on the device the lab's runs use (device.js), with the lesson's fused bindings:
 // params 0, Q 1, K 2, V 3, O 4, and the instrument's counters (manifest.instrument)
-// when instrumented. Overrides D, BR, BC are the tiling the learner declares.
+// when instrumented. Overrides D, BR, BC are the tiling the learner declares. The learner
+// writes the lesson's fused kernel, so Python plans the run as fused's (emulator/plan.py,
+// through the exercise worker's "wgsl-plan" and "wgsl-cases"): device limits, dispatch.
 import { asGpuError, fail } from "./errors.js";
 import { instrumentSource, loadManifest } from "./files.js";
 import { checkLost, getDevice, scoped } from "./device.js";
-
-async function deviceFor(manifest, workgroupBytes) {
-  return getDevice(manifest, { limits: { maxComputeWorkgroupStorageSize: workgroupBytes } });
-}
+import { kernelPlan } from "./plan.js";
 
 /**
- * Compile `code` on the learner's GPU. Returns {messages: [{type, line, column, message}]}
+ * Compile `code` on the learner's GPU, on a device for `plan` (Python's {needs,
+ * required_limits}). Returns {messages: [{type, line, column, message}]}
  * from getCompilationInfo() (lines as the learner's source numbers them: the instrumented
  * build only uncomments lines, so the numbers agree), and `module` when there is no error.
  */
-export async function compileSource(code, { instrumented = true, workgroupBytes = 16384 } = {}) {
+export async function compileSource(code, { instrumented = true, plan }) {
   try {
     const manifest = await loadManifest();
-    const s = await deviceFor(manifest, workgroupBytes);
+    const s = await getDevice(plan);
     const text = instrumented ? instrumentSource(code, manifest.instrument.marker) : code;
     const module = s.device.createShaderModule({ code: text, label: "your shader" });
     const info = await module.getCompilationInfo();
@@ -55,11 +55,16 @@ async function readBack(device, src, bytes) {
 
 /**
  * Run `code` (instrumented) on Q, K, V (Float32Array, N·d each, row-major) at the
- * tiling {D, BR, BC}. Returns {o: Float32Array N·d, counts: {tensor: {read, write}}
- * in bytes, messages}. Throws GpuError("shader") with the first compile error.
+ * tiling {D, BR, BC}, as `plan` says: Python's gpu_plan answer for the fused kernel at
+ * this N, d, causal and M, instrumented (its N, causal and dispatch are the run's).
+ * Returns {o: Float32Array N·d, counts: {tensor: {read, write}} in bytes, messages}.
+ * Throws GpuError("shader") with the first compile error.
  */
-export async function runSource({ code, n, d, causal, constants, workgroupBytes = 16384, q, k, v, timeRuns = 0 }) {
-  const { messages, module, s, manifest } = await compileSource(code, { instrumented: true, workgroupBytes });
+export async function runSource({ code, plan, constants, q, k, v, timeRuns = 0 }) {
+  const kp = kernelPlan(plan, "fused");
+  const { n, causal } = kp;
+  const groups = kp.passes[0].dispatch[0];
+  const { messages, module, s, manifest } = await compileSource(code, { instrumented: true, plan });
   if (!module) {
     const m = messages.find((x) => x.type === "error");
     throw fail("shader", `line ${m.line}:${m.column}: ${m.message}`);
@@ -70,7 +75,7 @@ export async function runSource({ code, n, d, causal, constants, workgroupBytes 
     const pipeline = await scoped(device, "building your shader", () =>
       device.createComputePipelineAsync({ layout: "auto", compute: { module, entryPoint: "main", constants } }),
     );
-    const bytes = n * d * 4;
+    const bytes = kp.buffers.Q;
     const slots = manifest.instrument.slots;
     const bufs = {
       Q: storage(device, bytes, q),
@@ -87,9 +92,7 @@ export async function runSource({ code, n, d, causal, constants, workgroupBytes 
     const group = await scoped(device, "binding your shader's buffers", () =>
       device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }),
     );
-    await scoped(device, "running your shader", () =>
-      dispatchOnce(device, pipeline, group, Math.ceil(n / constants.BR)),
-    );
+    await scoped(device, "running your shader", () => dispatchOnce(device, pipeline, group, groups));
     const o = new Float32Array(await readBack(device, bufs.O, bytes));
     const raw = new Uint32Array(await readBack(device, bufs.counters, slots.length * 4));
     const counts = {};
@@ -99,7 +102,7 @@ export async function runSource({ code, n, d, causal, constants, workgroupBytes 
       counts[tensor][kind] = raw[i] * manifest.bytes_per_element;
     });
     let medianMs = null;
-    if (timeRuns > 0) medianMs = await timeSource(device, code, manifest, constants, entries, n, timeRuns);
+    if (timeRuns > 0) medianMs = await timeSource(device, code, manifest, constants, entries, groups, timeRuns);
     for (const b of Object.values(bufs)) b.destroy();
     params.destroy();
     return { o, counts, messages, medianMs };
@@ -122,7 +125,7 @@ async function dispatchOnce(device, pipeline, group, workgroups) {
 
 // Median wall time of `runs` dispatches of the uninstrumented build (the production
 // build, where tally() compiles away), each waited for with onSubmittedWorkDone.
-async function timeSource(device, code, manifest, constants, entries, n, runs) {
+async function timeSource(device, code, manifest, constants, entries, groups, runs) {
   const module = device.createShaderModule({ code, label: "your shader (timed)" });
   const pipeline = await device.createComputePipelineAsync({
     layout: "auto",
@@ -133,7 +136,7 @@ async function timeSource(device, code, manifest, constants, entries, n, runs) {
   const times = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    await dispatchOnce(device, pipeline, group, Math.ceil(n / constants.BR));
+    await dispatchOnce(device, pipeline, group, groups);
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);

@@ -18,7 +18,7 @@ export const buttons = {
   cancel: $("cancel-button"),
 };
 
-/** {head_dims, lesson, lesson_kernels} from the manifest, written into the form's data-rules by the template. */
+/** {head_dims, lesson} from the manifest and {tiling} from the planner, written into the form's data-rules by the build. */
 export const rules = JSON.parse(form.dataset.rules);
 
 /** The form's raw values (strings, as typed; Python and rules.js read them). */

@@ -4,15 +4,15 @@
 // sends every request that passes here to it, and tests/test_js_parity.py runs one
 // case table (tests/lab_rule_cases.json) through both.
 //
-// Pure: no DOM, so node runs it. `rules` is {head_dims, lesson, lesson_kernels} from
-// kernels_wgsl/manifest.json (the page reads it from the form's data-rules attribute;
-// lesson_kernels names the kernels whose manifest entry says "lesson": true, in its order).
-import { _, num } from "../i18n.js";
+// Pure: no DOM, so node runs it. `rules` is {head_dims, lesson} from
+// kernels_wgsl/manifest.json and {tiling} from the planner (emulator/plan.py cold_rules,
+// in the page's language): the page reads both from the form's data-rules attribute,
+// which build.py writes. The tiling rule itself is Python's alone: this file only looks
+// its refusals up.
+import { _, fill, num } from "../i18n.js";
 import { parseNumber } from "../parse-number.js";
 
 const fmt = (x) => num(x, 0);
-
-const BYTES = 4;
 
 // The learner's text for a message: control and format marks removed, trimmed, at most
 // 20 characters (emulator/numbers.py _shown; parse-number.js does the same).
@@ -136,28 +136,15 @@ export function quickErrors(params, purpose, rules) {
     });
   }
 
-  // The lesson tiling (emulator/tiling.py lesson_blocks): half of M holds a key
-  // tile and a value tile of at least min_key_tile_rows rows.
-  if (!errors.length && rules.lesson_kernels.includes(params.kernel)) {
-    const half = Math.floor(out.m / 2);
-    const rowBytes = BYTES * out.d;
-    if (Math.floor(half / (2 * rowBytes)) < L.min_key_tile_rows) {
-      const need = 2 * 2 * rowBytes * L.min_key_tile_rows;
-      errors.push({
-        field: "workgroup_bytes",
-        message: _(
-          "M = {m} B is too small for d = {d}: half of it ({half} B) must hold a key tile and a value tile of at least {rows} rows of {row_bytes} B each. Use M ≥ {need} B or a smaller d.",
-          {
-            m: fmt(out.m),
-            d: String(out.d),
-            half: fmt(half),
-            rows: String(L.min_key_tile_rows),
-            row_bytes: fmt(rowBytes),
-            need: fmt(need),
-          },
-        ),
-      });
-    }
+  // The tiling's refusals, from the planner's table: below the smallest M that tiles
+  // at this d, Python's own message, with M and ⌊M/2⌋ written this page's way.
+  const group = errors.length ? null : (rules.tiling || []).find((g) => g.kernels.includes(params.kernel));
+  const refusal = group && group.by_d[String(out.d)];
+  if (refusal && out.m < refusal.smallest_m) {
+    errors.push({
+      field: "workgroup_bytes",
+      message: fill(refusal.message, { m: fmt(out.m), half: fmt(Math.floor(out.m / 2)) }),
+    });
   }
   return errors;
 }

@@ -54,13 +54,16 @@ export async function doBackwardTime() {
     const n = Number(s.n);
     const d = Number(s.d);
     const causal = Boolean(s.causal);
-    const workgroupBytes = Number(s.workgroup_bytes);
     const kernels = kernelsFor(counts);
-    const manifest = await g.loadManifest();
-    // Every limit the passes ask for, named when this GPU offers less (the instrumented
-    // build is not needed here; its 9 storage buffers are asked for only by test runs).
-    for (const kernel of kernels) g.backwardLimits(manifest, kernel, n, d, workgroupBytes, false, probe.limits);
+    // The emulator plans every run (emulator/plan.py) and names the limit this GPU
+    // offers too little of (the build without counters: the instrumented one's 9 storage
+    // buffers are asked for only by test runs).
+    const gpuParams = { limits: probe.limits, subgroup_min_size: g.subgroupMinOf(probe), instrumented: false, kernels };
+    const plan = resultOf(await client.request("gpu_plan", p, gpuParams), showErrors);
+    if (!plan) return null;
     const checkN = Math.min(n, backwardCheckMaxN);
+    const checkPlan = resultOf(await client.request("gpu_plan", { ...p, n: String(checkN) }, gpuParams), showErrors);
+    if (!checkPlan) return null;
     const data = resultOf(
       await client.request("backward_inputs", { ...p, kernel: s.kernel, n: String(checkN) }),
       showErrors,
@@ -69,7 +72,7 @@ export async function doBackwardTime() {
     const checks = {};
     for (const kernel of kernels) {
       status.textContent = _("Checking {kernel} on your GPU at N = {n} before timing it…", { kernel, n: fmt(checkN) });
-      const run = await g.runBackward({ kernel, n: checkN, d, causal, workgroupBytes, data });
+      const run = await g.runBackward({ plan: checkPlan, kernel, data });
       const rep = await client.request(
         "check_backward_output",
         { ...p, kernel, n: String(checkN) },
@@ -85,11 +88,8 @@ export async function doBackwardTime() {
     status.textContent = _("Timing the backward kernels on your GPU…");
     const result = passed.length
       ? await g.timeBackward({
+          plan,
           kernels: passed,
-          n,
-          d,
-          causal,
-          workgroupBytes,
           signal,
           onProgress: ({ kernel, sample, samples }) => {
             status.textContent = _("Timing {kernel} on your GPU: sample {sample} of {samples}…", {

@@ -118,9 +118,13 @@ export async function doTime() {
     }
     renderGpuCard(probe);
     stopIfCancelled();
-    // The emulator decides whether this size fits this GPU (emulator/api.py gpu_plan)...
-    const pyPlan = timeResult(await client.request("gpu_plan", p, { limits: probe.limits }));
-    if (!pyPlan) return;
+    // The emulator plans every run (emulator/plan.py): whether this size fits this GPU,
+    // each kernel's tiles, shaders and dispatches, and the limits to ask for. Time runs
+    // the lesson's kernels, plus the tuned fused kernels that fit this GPU's workgroup
+    // memory ("optional": the others come back in left_out).
+    const gpuParams = { limits: probe.limits, subgroup_min_size: g.subgroupMinOf(probe), instrumented: false };
+    const plan = timeResult(await client.request("gpu_plan", p, { ...gpuParams, optional: "timed" }));
+    if (!plan) return;
     const counts = timeResult(await client.request("count", p));
     if (!counts) return;
     renderCount(counts);
@@ -130,29 +134,18 @@ export async function doTime() {
     const d = Number(s.d);
     const causal = Boolean(s.causal);
     const workgroupBytes = Number(s.workgroup_bytes);
-    // ...and the page's planner names every other limit a kernel can pass
-    // (invocations per workgroup, workgroups per dispatch, buffers per stage).
-    const manifest = await g.loadManifest();
-    const plan = g.planDevice(manifest, { kernels: ["plain", "fused"], n, d, workgroupBytes }, probe.limits);
-    if (!plan.fits) {
-      showErrors([{ field: plan.refusal.field, message: plan.refusal.message }]);
-      return;
-    }
-    // The lesson's kernels, plus the tuned fused kernels that fit this GPU's
-    // workgroup memory (the manifest says how much each declares).
-    const kernels = ["plain", "fused"];
+    const kernels = ["plain", "fused", ...plan.optional];
     const wgLimit = Number((probe.limits || {}).maxComputeWorkgroupStorageSize || 16384);
-    const leftOut = [];
-    for (const [name, t] of Object.entries(counts.timed || {})) {
-      const need = Number(t.workgroup_bytes);
-      if (need <= wgLimit) kernels.push(name);
-      else leftOut.push({ name, need });
-    }
+    const leftOut = plan.left_out.map((k) => ({ name: k.kernel, need: k.need }));
     // Check before timing: every kernel's output at a small ragged size goes
     // back to Python and through the float64 checker, so a wrong kernel can
     // never report a speed-up unnoticed. One device for the checks and the timing.
-    await g.openDevice({ kernels, n, d, heads: 1, workgroupBytes, extraLimits: pyPlan.required_limits });
+    await g.openDevice(plan);
     const checkN = Math.min(n, 300);
+    const checkPlan = timeResult(
+      await client.request("gpu_plan", { ...p, n: String(checkN) }, { ...gpuParams, kernels }),
+    );
+    if (!checkPlan) return;
     const checks = {};
     const data = timeResult(await client.request("inputs", { ...p, n: String(checkN) }));
     if (!data) return;
@@ -164,14 +157,11 @@ export async function doTime() {
         n: fmt(checkN),
       });
       const run = await g.runAttention({
+        plan: checkPlan,
         kernel,
-        n: checkN,
-        d,
-        causal,
         Q: Float32Array.from(data.Q),
         K: Float32Array.from(data.K),
         V: Float32Array.from(data.V),
-        workgroupBytes,
       });
       stopIfCancelled();
       const rep = await client.request(
@@ -183,12 +173,8 @@ export async function doTime() {
       checks[kernel] = rep.ok ? rep.result : { passed: false, max_abs_error: NaN, error: rep.errors[0].message };
     }
     const result = await g.timeKernels({
-      n,
-      d,
-      causal,
-      heads: 1,
+      plan,
       kernels,
-      workgroupBytes,
       signal,
       onProgress: ({ kernel, index, kernels: of, sample, samples }) => {
         status.textContent = _("Timing on your GPU: kernel {i} of {k} ({kernel}), sample {sample} of {samples}…", {
@@ -224,21 +210,13 @@ function tunedNotes() {
   }
 }
 
-function renderTime(result, counts, opts) {
-  const { n, d, causal, workgroupBytes, checks = {}, checkN = 0, leftOut = [], wgLimit = 0, probe = {} } = opts;
-  const kernels = result.kernels || {};
+/**
+ * The time table's rows, one per timed kernel, and the figures the rest of the card reads:
+ * {rows, ratios: [{label, counted, measured}], stats: {kernel: {bytes, ms, gbps, intensity,
+ * speedup, fewer, traffic}}}.
+ */
+function timeRows(kernels, counts, checks, head, workgroupBytes) {
   const plain = kernels.plain;
-  const notes = tunedNotes();
-  const head = {
-    kernel: _("Kernel"),
-    bytes: _("Bytes (counted)"),
-    intensity: _("FLOP per byte"),
-    speedup: _("Speed-up over plain"),
-    checked: _("Checked first (N = {n})", { n: fmt(checkN) }),
-    samples: _("Samples × timer"),
-    passed: pgettext("check verdict", "passed"),
-    failed: pgettext("check verdict", "failed"),
-  };
   const rows = [];
   const ratios = [];
   const stats = {};
@@ -283,8 +261,13 @@ function renderTime(result, counts, opts) {
       <td data-label="${head.checked}" id="time-${name}-check">${checked}</td>
       <td data-label="${head.samples}">${timer}</td></tr>`);
   }
-  const tuned = Object.keys(kernels).filter((name) => name !== "plain" && name !== "fused");
-  const tunedList = tuned.map((name) => {
+  return { rows, ratios, stats };
+}
+
+/** One list item per tuned kernel: why it tiles differently, and at which M it ran. */
+function tunedItems(tuned, stats, d, workgroupBytes) {
+  const notes = tunedNotes();
+  return tuned.map((name) => {
     const t = stats[name] ? stats[name].traffic : {};
     const wb = Number(t.workgroup_bytes);
     const m =
@@ -301,6 +284,46 @@ function renderTime(result, counts, opts) {
     const note = notes[name] || _("A fused kernel tuned for timing.");
     return html`<li id="time-${name}-note"><strong>${name}</strong>: ${note} ${m}</li>`;
   });
+}
+
+/** The status line after Time: fused's counted and measured ratios, and the best tuned kernel. */
+function timeStatus(f, best, software) {
+  const summary = { fewer: f ? times(f.fewer) : "", speedup: f ? times(f.speedup) : "" };
+  if (!(f && f.speedup)) return _("Timed.");
+  return (
+    (best.length
+      ? _(
+          "Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain; {kernel} {best}.",
+          {
+            ...summary,
+            kernel: best[0][0],
+            best: times(best[0][1]),
+          },
+        )
+      : _("Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain.", summary)) +
+    (software
+      ? " " + _("{adapter} runs on the CPU: these times say nothing about a GPU's memory.", { adapter: software })
+      : "")
+  );
+}
+
+function renderTime(result, counts, opts) {
+  const { n, d, causal, workgroupBytes, checks = {}, checkN = 0, leftOut = [], wgLimit = 0, probe = {} } = opts;
+  const kernels = result.kernels || {};
+  const plain = kernels.plain;
+  const head = {
+    kernel: _("Kernel"),
+    bytes: _("Bytes (counted)"),
+    intensity: _("FLOP per byte"),
+    speedup: _("Speed-up over plain"),
+    checked: _("Checked first (N = {n})", { n: fmt(checkN) }),
+    samples: _("Samples × timer"),
+    passed: pgettext("check verdict", "passed"),
+    failed: pgettext("check verdict", "failed"),
+  };
+  const { rows, ratios, stats } = timeRows(kernels, counts, checks, head, workgroupBytes);
+  const tuned = Object.keys(kernels).filter((name) => name !== "plain" && name !== "fused");
+  const tunedList = tunedItems(tuned, stats, d, workgroupBytes);
   const wrong = Object.values(checks).some((c) => !c.passed);
   const software = probe.software;
   const f = stats.fused;
@@ -427,24 +450,5 @@ function renderTime(result, counts, opts) {
     );
   }
   $("time-result").hidden = false;
-  const summary = { fewer: f ? times(f.fewer) : "", speedup: f ? times(f.speedup) : "" };
-  status.textContent =
-    f && f.speedup
-      ? (best.length
-          ? _(
-              "Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain; {kernel} {best}.",
-              {
-                ...summary,
-                kernel: best[0][0],
-                best: times(best[0][1]),
-              },
-            )
-          : _(
-              "Timed: the lesson's fused kernel moves {fewer} fewer bytes and ran {speedup} as fast as plain.",
-              summary,
-            )) +
-        (software
-          ? " " + _("{adapter} runs on the CPU: these times say nothing about a GPU's memory.", { adapter: software })
-          : "")
-      : _("Timed.");
+  status.textContent = timeStatus(f, best, software);
 }
