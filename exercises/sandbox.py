@@ -10,7 +10,11 @@ included (they are worked out with ``math``, ``random`` and the emulator).
 
 - the builtins, and every entry of ``sys.modules`` (which module object each
   name maps to);
-- the namespace of every module loaded then (which object each name maps to);
+- the namespace of every module loaded then (which object each name maps to):
+  every name of our own packages and of modules written in C (math.pi too),
+  and the functions, classes and modules of the others (a module written in
+  Python may rebind its own plain values, as tempfile.tempdir or a library's
+  timers do, and that is no change);
 - the attributes of every class those modules define in Python (a patched
   method of ``random.Random`` or of the instruments' counting lists; here a
   new name is a change too, since it may hide an inherited one);
@@ -70,6 +74,21 @@ def _restore_setting(name: str, value) -> None:
         sys.set_int_max_str_digits(value)
 
 
+def _compiled(mod) -> bool:
+    """Whether ``mod`` is written in C (built in, or an extension module such as
+    math): its own code never rebinds its names, so any change came from outside."""
+    file = getattr(mod, "__file__", None)
+    return getattr(mod, "__name__", None) in sys.builtin_module_names or (
+        isinstance(file, str) and file.endswith((".so", ".pyd")))
+
+
+def _shared(value) -> bool:
+    """Whether a module-level name holding ``value`` is watched in a module
+    written in Python: functions, classes and modules are; plain values are not,
+    as modules rebind their own (tempfile.tempdir, a library's timers)."""
+    return callable(value) or isinstance(value, type(sys))
+
+
 def _container_copy(value):
     if type(value) is list:
         return list(value)
@@ -106,8 +125,9 @@ class Snapshot:
             space = getattr(mod, "__dict__", None)
             if not isinstance(space, dict) or name in ("sys", "builtins", "__main__"):
                 continue
-            self.namespaces[name] = (space, dict(space))
             ours = name.startswith(OURS) or (watch_modules is not None and name in watch_modules)
+            whole = ours or _compiled(mod)
+            self.namespaces[name] = (space, {k: v for k, v in space.items() if whole or _shared(v)})
             for key, value in space.items():
                 if isinstance(value, type):
                     if not value.__flags__ & IMMUTABLE_TYPE and value.__module__ == name:
@@ -126,8 +146,6 @@ class Snapshot:
         found += [f"builtins.{k}" for k, v in self.builtins.items() if now.get(k, _MISSING) is not v]
         found += [f"sys.modules[{k!r}]" for k, v in self.modules.items() if sys.modules.get(k, _MISSING) is not v]
         for name, (space, copy) in self.namespaces.items():
-            if len(space) == len(copy) and all(space.get(k, _MISSING) is v for k, v in copy.items()):
-                continue
             found += [f"{name}.{k}" for k, v in copy.items() if space.get(k, _MISSING) is not v]
         for label, (cls, copy) in self.classes.items():
             attrs = cls.__dict__

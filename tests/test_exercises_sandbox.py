@@ -132,3 +132,20 @@ def test_a_patched_instrument_is_caught_too():
         snap.restore()
     assert cls.__dict__.get("__getitem__", None) is original
     assert snap.changes() == []
+
+
+def test_a_library_rebinding_its_own_plain_values_is_no_change_but_math_pi_is():
+    """tempfile.tempdir is filled in lazily, and hypothesis keeps timers at module
+    level: neither is the learner's doing. math.pi (a C module's) is."""
+    import tempfile
+
+    saved = tempfile.tempdir
+    snap = sandbox.Snapshot()
+    tempfile.tempdir = "/somewhere/else"
+    math.pi = 3.0
+    try:
+        assert snap.changes() == ["math.pi"]
+    finally:
+        snap.restore()
+        tempfile.tempdir = saved
+    assert math.pi == 3.141592653589793
