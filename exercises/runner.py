@@ -159,9 +159,11 @@ def time_limit(seconds: float | None):
 def load_module(source: str, filename: str = LEARNER_FILE, name: str = "your_code") -> types.ModuleType:
     """Compile and execute the learner's source as a fresh module.
 
-    Raises whatever the code raises (SyntaxError included); callers trim it.
+    Raises whatever the code raises (SyntaxError included, and "nested too
+    deeply" from exercises.sandbox.refuse_deep_nesting); callers trim it.
     """
     _register(source, filename)
+    sandbox.refuse_deep_nesting(source, filename)
     mod = types.ModuleType(name)
     mod.__file__ = filename
     code = compile(source, filename, "exec")

@@ -42,7 +42,11 @@ from __future__ import annotations
 
 import builtins
 import gc
+import io
 import sys
+import tokenize
+
+from emulator.i18n import _, group
 
 IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class written in C, whose attributes cannot be set
 OURS = ("emulator", "exercises", "tests_")  # packages (and the step's tests) whose module-level containers we watch
@@ -193,3 +197,75 @@ class Snapshot:
         for k, v in self.settings.items():
             if _settings().get(k) != v:
                 _restore_setting(k, v)
+
+
+# ---------------------------------------------------------------------------
+# Nesting
+
+MAX_DEPTH = 100  # brackets, operators and calls inside one another, in one expression
+_OPEN, _CLOSE = "([{", ")]}"
+_SEPARATORS = {",", ";", ":", "=", "->", ":=", "+=", "-=", "*=", "/=", "//=", "%=", "@=", "**=",
+               ">>=", "<<=", "&=", "|=", "^="}
+_CHAIN_WORDS = {"and", "or", "not", "if", "else", "lambda", "await", "in", "is"}
+
+
+def nesting_depth(source: str) -> tuple[int, int]:
+    """How deeply one expression of ``source`` nests, estimated from its tokens,
+    and the line where it is deepest: ``(depth, line)``.
+
+    Each bracket counts one level, and so does each operator or call chained
+    at the same level (``1+1+1`` is a tree three deep, ``f()()`` two); a
+    comma, colon or ``=`` starts a new chain, so a flat list of 10,000 numbers
+    is 1 deep. Source the tokenizer cannot read gives ``(0, 0)``: compile()
+    will say what is wrong with it.
+    """
+    deepest, where = 0, 0
+    base, chain = [0], [0]  # per open bracket: depth where it opened, and the chain in it so far
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.NEWLINE:
+                base, chain = [0], [0]
+                continue
+            text = tok.string
+            if tok.type == tokenize.OP and text in _OPEN:
+                base.append(base[-1] + chain[-1] + 1)
+                chain.append(0)
+            elif tok.type == tokenize.OP and text in _CLOSE:
+                if len(base) > 1:
+                    base.pop()
+                    chain.pop()
+                chain[-1] += 1  # what follows a closed bracket chains on it: f()(), (a)+b
+                continue
+            elif tok.type == tokenize.OP and text in _SEPARATORS:
+                chain[-1] = 0
+                continue
+            elif (tok.type == tokenize.OP and text != ".") or text in _CHAIN_WORDS or text == ".":
+                chain[-1] += 1
+            else:
+                continue
+            if base[-1] + chain[-1] > deepest:
+                deepest, where = base[-1] + chain[-1], tok.start[0]
+    except (tokenize.TokenError, SyntaxError):
+        return 0, 0
+    return deepest, where
+
+
+def refuse_deep_nesting(source: str, filename: str) -> None:
+    """Raise SyntaxError ("nested too deeply") when one expression of ``source``
+    nests past :data:`MAX_DEPTH` (see :func:`nesting_depth`), before anything
+    compiles or parses it.
+
+    CPython refuses such code with a RecursionError or "too many nested
+    parentheses"; Pyodide's C stack, inside the browser's own, can run out
+    first (a 2,000-term ``1+1+...`` already kills ast.parse there, and Python
+    with it), so the page and the CLI refuse it the same way, here.
+    """
+    depth, line = nesting_depth(source)
+    if depth > MAX_DEPTH:
+        lines = source.splitlines()
+        text = lines[line - 1] if 0 < line <= len(lines) else None
+        raise SyntaxError(
+            _("nested too deeply: about {depth} brackets, operators or calls inside one another, "
+              "and the checker takes at most {limit} (Python in a browser runs out of stack)").format(
+                depth=group(depth), limit=group(MAX_DEPTH)),
+            (filename, line, 1, text[:200] if text else None))

@@ -149,3 +149,61 @@ def test_a_library_rebinding_its_own_plain_values_is_no_change_but_math_pi_is():
         snap.restore()
         tempfile.tempdir = saved
     assert math.pi == 3.141592653589793
+
+
+# ---------------------------------------------------------------------------
+# Nesting (issue 23, item 3): what Pyodide's C stack does not survive is refused
+# before compile() or ast.parse() sees it, in words, the same in the CLI.
+
+DEEP = {
+    "a 2,000-term sum (ast.parse of it kills Pyodide)": "x = 1" + " + 1" * 2000 + "\n",
+    "150 nested list brackets": "x = " + "[" * 150 + "]" * 150 + "\n",
+    "300 chained calls": "f = print\nf" + "()" * 300 + "\n",
+    "a deep line after good ones": SCRATCH + "\ny = " + "(" * 120 + "1" + " - 1" * 100 + ")" * 120 + "\n",
+}
+
+
+@pytest.mark.parametrize("name", DEEP)
+def test_deeply_nested_code_is_refused_in_words_by_run_and_check(name):
+    source = DEEP[name]
+    line = source.count("\n")  # the deep line is the last
+    out = runner.run(source)
+    assert out["output"] == ""
+    assert out["error"].startswith(f'  File "your_code.py", line {line}'), out["error"]
+    assert out["error"].splitlines()[-1].startswith("SyntaxError: nested too deeply: about ")
+    assert out["error"].endswith("and the checker takes at most 100 (Python in a browser runs out of stack)")
+    report = runner.check("online-softmax", "scratch", source)
+    assert not report["ok"] and report["results"] == [] and "nested too deeply" in report["error"]
+
+
+def test_the_nesting_estimate_counts_chains_not_flat_data():
+    assert sandbox.nesting_depth("x = [" + ", ".join(["-1.5"] * 5000) + "]\n") == (2, 1)
+    assert sandbox.nesting_depth("a = 1\nb = (2 + (3 * 4))\n") == (4, 2)
+    assert sandbox.nesting_depth("print('unterminated\n") == (0, 0)
+    assert sandbox.nesting_depth("x = " + "-" * 201 + "1\n")[0] == 201
+
+
+def test_every_shipped_python_file_is_far_from_the_nesting_limit():
+    files = [*ROOT.joinpath("site", "content").rglob("*.py"), *ROOT.joinpath("emulator").glob("*.py"),
+             *ROOT.joinpath("exercises").glob("*.py")]
+    worst = max(sandbox.nesting_depth(p.read_text(encoding="utf-8"))[0] for p in files)
+    assert len(files) > 50 and 10 < worst <= sandbox.MAX_DEPTH // 4
+
+
+def test_a_deeply_nested_break_it_input_gets_the_plain_message():
+    from exercises import breakit
+    from exercises.breakit import InputError
+
+    with pytest.raises(InputError, match="^That input is nested too deeply to read.$"):
+        breakit.parse_input("{'Q': " + "[" * 150 + "]" * 150 + "}")
+    with pytest.raises(InputError, match="^That input is nested too deeply to read.$"):
+        breakit.parse_input("{'Q': 1" + " + 1" * 3000 + "}")
+
+
+def test_the_cli_refuses_deep_code_without_a_traceback(tmp_path):
+    mine = tmp_path / "deep.py"
+    mine.write_text(SCRATCH + "\nx = 1" + " + 1" * 100_000 + "\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "exercises", "check", "online-softmax", str(mine), "--step", "scratch"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert "Traceback (most recent call last)" not in out.stdout + out.stderr
+    assert "SyntaxError: nested too deeply: about 100,000 brackets" in out.stdout, out.stdout + out.stderr

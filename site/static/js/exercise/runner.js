@@ -13,6 +13,18 @@ function exerciseReply(outcome) {
   if (outcome.type === "reply") return outcome.reply;
   if (outcome.type === "failed" && outcome.boot)
     return { ok: false, boot: true, message: lastLines(outcome.message, 2) };
+  if (outcome.type === "failed" && outcome.fatal)
+    return {
+      ok: false,
+      fatal: true,
+      message: outcome.stack
+        ? _(
+            "Python ran out of stack: something is nested too deeply (a list inside a list thousands of times over, or a deep recursion). Python was restarted; your code is still here.",
+          )
+        : _("Python stopped working ({message}). Python was restarted; your code is still here.", {
+            message: lastLines(outcome.message, 1),
+          }),
+    };
   if (outcome.type === "failed") return { ok: false, message: lastLines(outcome.message, 3) };
   if (outcome.type === "error")
     return { ok: false, boot: true, message: outcome.message || _("the worker's script did not load") };
