@@ -34,6 +34,7 @@ import io
 import json
 import linecache
 import math
+import os
 import signal
 import sys
 import traceback
@@ -102,17 +103,32 @@ def captured(out: Output):
     """Send sys.stdout and sys.stderr to ``out``; put back the streams that were
     there before, whatever the code did to them (closed, replaced, deleted),
     and the recursion limit first of all (a limit the code set too low would
-    stop the checker's own code)."""
-    saved = sys.stdout, sys.stderr
+    stop the checker's own code).
+
+    sys.stdin is empty meanwhile, so input() raises EOFError at once instead of
+    waiting on the CLI's terminal (or on nothing, in the page's worker). And
+    os._exit raises SystemExit instead of ending the process: it would end the
+    CLI without a report, and kill Pyodide in the page."""
+    saved = sys.stdout, sys.stderr, sys.stdin
     limit = sys.getrecursionlimit()
+    real_exit = os._exit
     sys.stdout = sys.stderr = out
+    sys.stdin = io.StringIO("")
+    os._exit = _no_exit
     try:
         yield out
     finally:
+        os._exit = real_exit
         if sys.getrecursionlimit() != limit:
             sys.setrecursionlimit(limit)
             out.reset.append("sys.setrecursionlimit")
-        sys.stdout, sys.stderr = saved
+        sys.stdout, sys.stderr, sys.stdin = saved
+
+
+def _no_exit(status=0):
+    """os._exit while the learner's code runs (see :func:`captured`)."""
+    raise SystemExit(_("os._exit({status}) would end Python itself; the checker stopped your code instead")
+                     .format(status=status))
 
 
 def trimmed_traceback(exc: BaseException, filename: str) -> str:

@@ -207,3 +207,34 @@ def test_the_cli_refuses_deep_code_without_a_traceback(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert "Traceback (most recent call last)" not in out.stdout + out.stderr
     assert "SyntaxError: nested too deeply: about 100,000 brackets" in out.stdout, out.stdout + out.stderr
+
+
+# ---------------------------------------------------------------------------
+# Public bug reports tried (pyodide/pyodide#5775 input(), #4864 exit())
+
+def test_input_gets_end_of_file_at_once_instead_of_waiting_on_the_terminal(tmp_path):
+    """In the CLI, input() in learner code waited on the terminal until the time limit
+    said "is there a loop that never ends?"; now it ends at once with EOFError."""
+    mine = tmp_path / "ask.py"
+    mine.write_text("x = input('how many tiles? ')\n" + SCRATCH, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "exercises", "check", "online-softmax", str(mine), "--step",
+                             "scratch"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        out, _ = proc.communicate(timeout=60)  # stdin stays open: nothing is ever typed
+    finally:
+        proc.kill()
+    assert "EOFError: EOF when reading a line" in out and "loop that never ends" not in out, out
+
+
+def test_os_exit_in_learner_code_is_reported_and_python_lives_on(tmp_path):
+    out = runner.run("import os\nprint('bye')\nos._exit(3)\n")
+    assert out["output"] == "bye\n" and out["touched"] == []
+    assert out["error"].endswith("SystemExit: os._exit(3) would end Python itself; "
+                                 "the checker stopped your code instead")
+    import os
+    assert os._exit.__module__ in ("posix", "nt")
+    mine = tmp_path / "quit.py"
+    mine.write_text(SCRATCH + "\nimport os\nos._exit(0)\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "exercises", "check", "online-softmax", str(mine), "--step",
+                           "scratch"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert "SystemExit: os._exit(0) would end Python itself" in proc.stdout, proc.stdout + proc.stderr
