@@ -20,7 +20,12 @@ Rules (both languages):
   separator is the decimal mark, and a trailing ``.`` is allowed ("16.");
 * one ``.`` or ``,`` followed by exactly three digits ("1,650", "1.650") is
   read as a group separator in a whole-number field (the only reading that is
-  whole) and is "ambiguous" in a field that takes decimals.
+  whole) and is "ambiguous" in a field that takes decimals;
+* at most :data:`MAX_DIGITS` (15) digits before the decimal mark, leading
+  zeros aside (reason "too-long"): every such whole number is exact in
+  JavaScript's float64 as well as in Python, so both read the same value, and
+  no text reaches CPython's limit on converting long digit strings to int
+  (4,300 digits, which would raise ValueError instead of answering).
 
 The page's language settles what the last rule leaves open, as its readers
 write numbers (``emulator.i18n.decimal_mark``; parse-number.js reads i18n.js's
@@ -50,6 +55,7 @@ from . import i18n as _i18n
 from .i18n import _
 
 _SPACES = " \u00a0\u2009\u202f"
+MAX_DIGITS = 15  # digits before the decimal mark: below 2**53, so exact in JavaScript too
 _BODY = re.compile(r"[0-9.,_" + _SPACES + r"]+", re.ASCII)
 
 
@@ -59,7 +65,7 @@ class Parsed:
 
     ok: whether ``value`` holds the number; value: int (whole-number fields)
     or float; reason: "" or one of "empty", "digits", "not-a-number",
-    "ambiguous", "not-integer"; message: a sentence for the learner.
+    "ambiguous", "not-integer", "too-long"; message: a sentence for the learner.
     """
 
     ok: bool
@@ -88,6 +94,9 @@ def _messages(label: str, shown: str, reason: str, hint: tuple[str, str] = ("", 
     if reason == "ambiguous":
         return _("“{text}” could be {one} or {other}. Type the one you mean.").format(
             text=shown, one=hint[0], other=hint[1])
+    if reason == "too-long":
+        return _("{label} takes at most {limit} digits; “{text}” has more.").format(
+            label=who, limit=MAX_DIGITS, text=shown)
     return _("{label} must be a whole number, not {text}.").format(label=who, text=shown)
 
 
@@ -166,10 +175,15 @@ def parse_number(raw, integer: bool = False, label: str = "") -> Parsed:
     if isinstance(raw, bool):
         return Parsed(False, reason="not-a-number", message=_messages(label, str(raw), "not-a-number"))
     if isinstance(raw, int):
+        if abs(raw) >= 10 ** MAX_DIGITS:
+            text = str(raw) if raw.bit_length() < 10_000 else "…"  # str() itself refuses 4,300 digits
+            return Parsed(False, reason="too-long", message=_messages(label, _shown(text), "too-long"))
         return Parsed(True, raw)
     if isinstance(raw, float):
         if raw != raw or raw in (float("inf"), float("-inf")):
             return Parsed(False, reason="not-a-number", message=_messages(label, str(raw), "not-a-number"))
+        if abs(raw) >= 10 ** MAX_DIGITS:
+            return Parsed(False, reason="too-long", message=_messages(label, _shown(repr(raw)), "too-long"))
         if integer:
             if raw != int(raw):
                 return Parsed(False, reason="not-integer", message=_messages(label, repr(raw), "not-integer"))
@@ -194,6 +208,8 @@ def parse_number(raw, integer: bool = False, label: str = "") -> Parsed:
     if split[0] == "ambiguous":
         return Parsed(False, reason="ambiguous", message=_messages(label, shown, "ambiguous", split[1]))
     whole, frac = split
+    if len(whole.lstrip("0")) > MAX_DIGITS:
+        return Parsed(False, reason="too-long", message=_messages(label, shown, "too-long"))
     if integer:
         if frac.strip("0"):
             return Parsed(False, reason="not-integer", message=_messages(label, shown, "not-integer"))

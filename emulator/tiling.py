@@ -58,6 +58,7 @@ MIN_KEY_TILE = int(LESSON["min_key_tile_rows"])
 COUNT_MAX_N = int(LESSON["count_max_n"])
 CHECK_MAX_N = int(LESSON["check_max_n"])
 CHECK_ALL_ROWS_MAX_N = int(LESSON["check_all_rows_max_n"])
+SEED_MAX = int(LESSON["seed_max"])  # seeds run from 0 to 2**32 - 1 (emulator.inputs says why not below 0)
 
 
 class InputError(ValueError):
@@ -260,7 +261,8 @@ def parse_request(params: dict, purpose: str = "count") -> dict:
     """Validate raw lab inputs; return clean ones or raise InputError.
 
     params: {"kernel": str, "n": str|int, "d": str|int, "causal": bool|str,
-    "workgroup_bytes": str|int, "seed": str|int (check only)}.
+    "workgroup_bytes": str|int, "seed": str|int (check only; 0 to SEED_MAX,
+    2**32 - 1: a negative seed is refused, see emulator.inputs)}.
     purpose: "count" (N ≤ 65,536) or "check" (N ≤ the check limit, 8,192).
 
     Returns {"kernel", "n", "d", "causal", "workgroup_bytes", "seed", "tiling"}.
@@ -321,7 +323,11 @@ def parse_request(params: dict, purpose: str = "count") -> dict:
         out["causal"] = False
 
     try:
-        out["seed"] = parse_int("seed", params.get("seed", 0), _("Seed"))
+        seed = parse_int("seed", params.get("seed", 0), _("Seed"))
+        if not 0 <= seed <= SEED_MAX:
+            raise InputError("seed", _("Seed must be a whole number from 0 to {high}; {seed} is outside.").format(
+                high=group(SEED_MAX), seed=group(seed)))
+        out["seed"] = seed
     except InputError as e:
         errors.append(e)
 

@@ -44,7 +44,7 @@ def _defines(source: str, names: list) -> bool:
     import ast
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):
         return True  # let the checker report it
     defined = set()
     for node in tree.body:

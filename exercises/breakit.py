@@ -43,6 +43,7 @@ from emulator.attention import reference
 from emulator.i18n import _, fixed, group, language, ngettext, short
 from emulator.inputs import random_qkv as _emulator_qkv
 
+from . import sandbox
 from .testing import marked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -243,6 +244,10 @@ def parse_input(text: str) -> dict:
         raise InputError(_("That input is {length} characters long; keep it under {limit} "
                            "(at most {rows} rows, {keys} keys and d = {d}).").format(
                              length=group(len(text)), limit=group(MAX_TEXT), rows=MAX_ROWS, keys=MAX_KEYS, d=MAX_D))
+    try:
+        sandbox.refuse_deep_nesting(text, "input")  # before ast.parse, which Pyodide's stack may not survive
+    except SyntaxError:
+        raise InputError(_("That input is nested too deeply to read.")) from None
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:

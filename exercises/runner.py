@@ -10,6 +10,20 @@
 ``run(source)`` executes the learner's code for the Run button and returns
 {"output": prints, "error": trimmed traceback or None}.
 
+Both also return "touched": what the learner's code replaced in the shared
+interpreter (builtins, sys.modules, a module's or a class's names, see
+exercises.sandbox), put back before they return; the page starts a fresh
+Python when it is not empty. In a Check, a test during which the code
+changed them fails (its expected values cannot be trusted), and one more
+result, "your code leaves Python's modules as they were", names them.
+
+"output" is what the code wrote to sys.stdout and sys.stderr, in the order
+written (as a terminal shows both), through the checker's own buffer
+(:class:`Output`): the learner's code may close or replace sys.stdout
+without breaking the report, and both streams are put back afterwards. Past
+OUTPUT_LIMIT characters the rest is dropped, and the output ends with a line
+saying how many characters were not kept.
+
 The learner's code is compiled under the file name ``your_code.py`` (or the
 real path, offline), and tracebacks keep only frames from that file.
 """
@@ -20,19 +34,101 @@ import io
 import json
 import linecache
 import math
+import os
 import signal
 import sys
 import traceback
 import types
-from contextlib import contextmanager, redirect_stdout
+from contextlib import contextmanager
 
-from emulator.i18n import _, short
+from emulator.i18n import _, group, short
 
-from . import content
+from . import content, sandbox
 from .testing import Failure, LearnerError, TimeLimit, title_of
 
 LEARNER_FILE = "your_code.py"
 OUTPUT_LIMIT = 20_000  # characters of printed output kept
+
+
+class Output(io.TextIOBase):
+    """sys.stdout and sys.stderr while the learner's code runs: keeps the first
+    ``limit`` characters written, counts the rest, and ignores close() (a
+    learner's ``sys.stdout.close()`` must not lose what was printed, nor make
+    the next print raise "I/O operation on closed file")."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT):
+        super().__init__()
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+        self.reset: list[str] = []  # settings captured() had to put back (names as exercises.sandbox gives them)
+
+    def write(self, text) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        room = max(0, self.limit - self.kept)
+        if room:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - room)
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        """Ignored: the checker reads the output after the code ends."""
+
+    @property
+    def closed(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+    def text(self) -> str:
+        """What was written, with a closing line if some of it was not kept."""
+        out = "".join(self.parts)
+        if self.dropped:
+            out += ("" if out.endswith("\n") else "\n") + _(
+                "[… {count} more characters were printed and are not shown: the output is cut after "
+                "{limit} characters.]").format(count=group(self.dropped), limit=group(self.limit))
+        return out
+
+
+@contextmanager
+def captured(out: Output):
+    """Send sys.stdout and sys.stderr to ``out``; put back the streams that were
+    there before, whatever the code did to them (closed, replaced, deleted),
+    and the recursion limit first of all (a limit the code set too low would
+    stop the checker's own code).
+
+    sys.stdin is empty meanwhile, so input() raises EOFError at once instead of
+    waiting on the CLI's terminal (or on nothing, in the page's worker). And
+    os._exit raises SystemExit instead of ending the process: it would end the
+    CLI without a report, and kill Pyodide in the page."""
+    saved = sys.stdout, sys.stderr, sys.stdin
+    limit = sys.getrecursionlimit()
+    real_exit = os._exit
+    sys.stdout = sys.stderr = out
+    sys.stdin = io.StringIO("")
+    os._exit = _no_exit
+    try:
+        yield out
+    finally:
+        os._exit = real_exit
+        if sys.getrecursionlimit() != limit:
+            sys.setrecursionlimit(limit)
+            out.reset.append("sys.setrecursionlimit")
+        sys.stdout, sys.stderr, sys.stdin = saved
+
+
+def _no_exit(status=0):
+    """os._exit while the learner's code runs (see :func:`captured`)."""
+    raise SystemExit(_("os._exit({status}) would end Python itself; the checker stopped your code instead")
+                     .format(status=status))
 
 
 def trimmed_traceback(exc: BaseException, filename: str) -> str:
@@ -79,9 +175,11 @@ def time_limit(seconds: float | None):
 def load_module(source: str, filename: str = LEARNER_FILE, name: str = "your_code") -> types.ModuleType:
     """Compile and execute the learner's source as a fresh module.
 
-    Raises whatever the code raises (SyntaxError included); callers trim it.
+    Raises whatever the code raises (SyntaxError included, and "nested too
+    deeply" from exercises.sandbox.refuse_deep_nesting); callers trim it.
     """
     _register(source, filename)
+    sandbox.refuse_deep_nesting(source, filename)
     mod = types.ModuleType(name)
     mod.__file__ = filename
     code = compile(source, filename, "exec")
@@ -100,29 +198,61 @@ def load_tests(step_entry: dict) -> list:
     return [v for k, v in ns.items() if k.startswith("test_") and callable(v)]
 
 
-def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE) -> list:
-    """Run each test on ``mod``; one result dict per test."""
+def _names(found: list) -> str:
+    shown = ", ".join(found[:3])
+    return shown + (_(" and {count} more").format(count=len(found) - 3) if len(found) > 3 else "")
+
+
+def _untrusted(r: dict, found: list) -> None:
+    r.update(ok=False, input="", expected="", got="", traceback="", message=_(
+        "during this test your code changed {names}, which the tests use to work out what they expect, "
+        "so this result cannot count (they were put back).").format(names=_names(found)))
+
+
+def _clean_state_result(found: list) -> dict:
+    return {"name": "test_leaves_python_as_it_was", "title": _("your code leaves Python's modules as they were"),
+            "ok": False, "input": "", "expected": "", "got": "", "traceback": "",
+            "message": _("your code changed {names}. The tests and the emulator share them; define functions "
+                         "of your own instead of replacing these.").format(names=_names(found))}
+
+
+def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE,
+              guard: sandbox.Snapshot | None = None) -> list:
+    """Run each test on ``mod``; one result dict per test. With ``guard``, a
+    test during which the shared state changed fails (and the state is put back)."""
     results = []
     for fn in tests:
         r = {"name": fn.__name__, "title": title_of(fn), "ok": False, "message": "",
              "input": "", "expected": "", "got": "", "traceback": ""}
         try:
-            fn(mod)
-            r["ok"] = True
-        except Failure as f:
-            r.update(message=f.message, input=f.input, expected=f.expected, got=f.got)
-        except LearnerError as e:
-            if isinstance(e.error, TimeLimit):
-                raise e.error from None
-            r.update(message=_("{input}: your code raised {error}").format(input=e.input, error=type(e.error).__name__),
-                     input=e.input, traceback=trimmed_traceback(e.error, filename))
-        except TimeLimit:
-            raise
-        except Exception as exc:  # raised outside given(): still show it
-            r.update(message=_("your code raised {error}").format(error=type(exc).__name__),
-                     traceback=trimmed_traceback(exc, filename))
+            _run_one(fn, mod, r, filename)
+        finally:
+            found = guard.changes() if guard else []
+            if found:
+                guard.touched += [f for f in found if f not in guard.touched]
+                guard.restore()
+                _untrusted(r, found)
         results.append(r)
     return results
+
+
+def _run_one(fn, mod: types.ModuleType, r: dict, filename: str) -> None:
+    """Run test ``fn`` on ``mod``, filling its result ``r``."""
+    try:
+        fn(mod)
+        r["ok"] = True
+    except Failure as f:
+        r.update(message=f.message, input=f.input, expected=f.expected, got=f.got)
+    except LearnerError as e:
+        if isinstance(e.error, TimeLimit):
+            raise e.error from None
+        r.update(message=_("{input}: your code raised {error}").format(input=e.input, error=type(e.error).__name__),
+                 input=e.input, traceback=trimmed_traceback(e.error, filename))
+    except TimeLimit:
+        raise
+    except Exception as exc:  # raised outside given(): still show it
+        r.update(message=_("your code raised {error}").format(error=type(exc).__name__),
+                 traceback=trimmed_traceback(exc, filename))
 
 
 def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
@@ -133,11 +263,12 @@ def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
     """
     entry = content.step(slug, step_id, base)
     tests = load_tests(entry)
-    out = io.StringIO()
+    out = Output()
     report = {"slug": slug, "step": step_id, "ok": False, "passed": 0, "total": len(tests),
-              "output": "", "error": None, "results": []}
+              "output": "", "error": None, "results": [], "touched": []}
+    guard = sandbox.Snapshot()
     try:
-        with redirect_stdout(out), time_limit(seconds):
+        with captured(out), time_limit(seconds):
             try:
                 mod = load_module(source, filename)
             except TimeLimit:
@@ -145,27 +276,39 @@ def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
             except BaseException as exc:  # noqa: BLE001 - SystemExit too: show it, do not exit
                 report["error"] = trimmed_traceback(exc, filename)
                 return report
-            report["results"] = run_tests(tests, mod, filename)
+            guard.touched += guard.changes()
+            guard.restore()
+            report["results"] = run_tests(tests, mod, filename, guard)
     except TimeLimit as exc:
         report["error"] = f"TimeLimit: {exc}"
         return report
     finally:
-        report["output"] = out.getvalue()[:OUTPUT_LIMIT]
+        report["output"] = out.text()
+        late = [f for f in out.reset + guard.changes() if f not in guard.touched]
+        guard.restore()
+        report["touched"] = guard.touched + late
+    if report["touched"]:
+        report["results"].append(_clean_state_result(report["touched"]))
+        report["total"] += 1
     report["passed"] = sum(1 for r in report["results"] if r["ok"])
     report["ok"] = report["passed"] == report["total"] and report["total"] > 0
     return report
 
 
 def run(source: str, filename: str = LEARNER_FILE, seconds: float | None = 20.0) -> dict:
-    """Execute the learner's code (the Run button): its prints and any error."""
-    out = io.StringIO()
+    """Execute the learner's code (the Run button): its prints (stdout and
+    stderr, see :class:`Output`) and any error."""
+    out = Output()
     error = None
+    guard = sandbox.Snapshot()
     try:
-        with redirect_stdout(out), time_limit(seconds):
+        with captured(out), time_limit(seconds):
             load_module(source, filename, name="__main__")
     except BaseException as exc:  # noqa: BLE001
         error = trimmed_traceback(exc, filename)
-    return {"output": out.getvalue()[:OUTPUT_LIMIT], "error": error}
+    touched = out.reset + guard.changes()
+    guard.restore()
+    return {"output": out.text(), "error": error, "touched": touched}
 
 
 def judge(slug: str, request: dict) -> dict:

@@ -447,3 +447,33 @@ def test_a_download_dropped_while_python_starts_is_reported_and_the_next_check_w
         expect(section.locator(".step-status")).to_have_text(PASSED, timeout=LONG)
     finally:
         ctx.close()
+
+
+def test_python_dying_a_stopped_run_and_patched_builtins_leave_no_trace(exercise):
+    """Issue 23, items 3, 4 and 6 in the page: a repr of a list nested 100,000 deep kills
+    Pyodide ("Maximum call stack size exceeded"); the page says so in words, clears the
+    last run's output and starts a fresh Python. A cancelled endless loop clears it too.
+    stderr is shown, and a Run that patches math.exp does not change the next Check."""
+    page = exercise
+    section = page.locator("#step-scratch")
+    printed = section.locator(".printed")
+    type_code(page, "scratch", "import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.stdout.close()\n")
+    section.locator(".run-button").click()
+    expect(printed).to_have_text("out\nerr\n", timeout=LONG)
+    type_code(page, "scratch", "x = []\nfor _ in range(100_000):\n    x = [x]\nprint(len(repr(x)))\n")
+    section.locator(".run-button").click()
+    expect(section.locator(".step-status")).to_contain_text("Python ran out of stack", timeout=LONG)
+    expect(section.locator(".step-output")).to_be_hidden()
+    type_code(page, "scratch", "print('before the loop')\nwhile True:\n    pass\n")
+    section.locator(".run-button").click()
+    expect(printed).to_have_text("")  # Python restarted: nothing left from the last run
+    expect(section.locator(".cancel-button")).to_be_visible(timeout=LONG)
+    section.locator(".cancel-button").click()
+    expect(section.locator(".step-output")).to_be_hidden()
+    patch = "import math, builtins\nmath.exp = lambda x: 1.0\nbuiltins.len = lambda x: 0\nprint('ok')\n"
+    type_code(page, "scratch", patch)
+    section.locator(".run-button").click()
+    expect(printed).to_have_text("ok\n", timeout=LONG)
+    type_code(page, "scratch", _read("scratch", "solution.py"))
+    check(page, "scratch")
+    expect(section.locator(".step-status")).to_have_text(PASSED, timeout=LONG)

@@ -10,6 +10,7 @@ import re
 
 import pytest
 from conftest import open_lab
+from playwright.sync_api import expect
 from test_emulator import CASES, dig
 
 from emulator import api
@@ -411,3 +412,19 @@ def test_check_labels_flashattentions_rule_and_shows_both_parts(lab, artifacts, 
     assert float(ulps[1].replace(",", "")) == pytest.approx(rep["max_abs_error"] / rep["output_ulp"], rel=0.05)
     assert float(ulps[2]) == pytest.approx(rep["max_abs_error"] / rep["output_range"], rel=0.01)
     lab.locator("#check-result").screenshot(path=str(artifacts / "lab-check.png"))
+
+
+def test_a_new_hash_resets_what_it_leaves_out_and_an_unknown_kernel_says_so(lab):
+    """Issue 23, item 11: editing only the address bar's hash on an open lab."""
+    lab.evaluate("location.hash = '#kernel=plain&n=777&d=64&causal=1&seed=9'")
+    expect(lab.locator("#causal")).to_be_checked()
+    expect(lab.locator("#kernel")).to_have_value("plain")
+    lab.evaluate("location.hash = '#kernel=flashy&n=300&d=16'")
+    expect(lab.locator("#kernel-error")).to_have_text(
+        "Your link's kernel=flashy is not a kernel of this lab; it shows “Fused, online softmax” instead.")
+    expect(lab.locator("#kernel")).to_have_value("fused")
+    expect(lab.locator("#causal")).not_to_be_checked()
+    expect(lab.locator("#seed")).to_have_value("1")
+    expect(lab.locator("#n")).to_have_value("300")
+    lab.evaluate("location.hash = '#kernel=fused&n=300&d=16'")
+    expect(lab.locator("#kernel-error")).to_have_text("")

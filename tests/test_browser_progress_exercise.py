@@ -14,7 +14,7 @@ import json
 
 import pytest
 from playwright.sync_api import expect
-from test_browser_exercise import EXERCISE, open_page
+from test_browser_exercise import EXERCISE, LONG, PASSED, check, open_page, type_code
 
 from exercises import content
 
@@ -90,3 +90,29 @@ def test_steps_stored_as_a_list_are_set_aside_and_later_saves_are_kept(page):
     expect(page.locator("#progress-notice")).to_be_hidden()  # set aside once, then gone
     assert stored(page, ASIDE)[0]["data"] == json.dumps({"version": 1, "steps": []})
     assert page.console_errors == []
+
+
+def test_storage_that_refuses_every_write_still_counts_a_pass_and_offers_the_export(page):
+    """Issue 23, item 2: localStorage full, or refused as in a private window."""
+    page.evaluate("() => localStorage.clear()")
+    page.reload()
+    expect(page.locator("#step-scratch .cm-editor")).to_be_visible()
+    page.evaluate("() => { window.realSetItem = Storage.prototype.setItem;"
+                  " Storage.prototype.setItem = () => { throw new DOMException('full', 'QuotaExceededError'); }; }")
+    try:
+        type_code(page, "scratch", content.read(content.step("online-softmax", "scratch"), "solution.py"))
+        section = check(page, "scratch")
+        expect(section.locator(".step-status")).to_have_text(PASSED, timeout=LONG)
+        expect(section.locator(".step-state")).to_have_text("passed")
+        expect(section.locator(".solution")).to_be_visible()
+        expect(page.locator("#progress-line .progress-k")).to_have_text("1")
+        notice = page.locator("#progress-notice .progress-unsaved")
+        expect(notice).to_contain_text("does not let the page save your progress")
+        with page.expect_download() as info:
+            notice.get_by_role("button", name="Export progress (JSON)").click()
+        exported = json.loads(open(info.value.path(), encoding="utf-8").read())
+        assert exported["steps"][SCRATCH]["passed"] is True
+        assert page.evaluate("(key) => localStorage.getItem(key)", KEY) is None
+    finally:
+        page.evaluate("() => { Storage.prototype.setItem = window.realSetItem; }")
+        page.reload()

@@ -18,7 +18,7 @@ from emulator import api
 from emulator import attention as att
 from emulator import plan as planner
 from emulator.check import check, check_arrays, rows_to_check
-from emulator.inputs import random_qkv
+from emulator.inputs import random_do, random_qkv
 from emulator.tiling import HEAD_DIMS, M_MAX, M_MIN, InputError, make_tiling, parse_request
 from emulator.traffic import count, walk
 
@@ -490,6 +490,37 @@ def test_cli_bad_arguments_exit_2_with_one_line(args):
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+LONG = "7" * 5000  # past CPython's 4,300-digit limit on int("...")
+
+
+@pytest.mark.parametrize("args,says", [
+    (("check", "--kernel", "fused", "--n", "64", "--d", "16", "--seed", LONG),
+     "Seed takes at most 15 digits; “7777777777777777777…” has more."),
+    (("count", "--kernel", "fused", "--n", LONG, "--d", "16"), "Sequence length N takes at most 15 digits"),
+    (("count", "--kernel", "fused", "--n", "64", "--d", "16", "--workgroup-bytes", LONG),
+     "Workgroup memory M takes at most 15 digits"),
+    (("check", "--kernel", "fused", "--n", "64", "--d", "16", "--seed", "-7"),
+     "Seed must be a whole number from 0 to 4,294,967,295; -7 is outside."),
+])
+def test_cli_refuses_5000_digits_and_a_negative_seed_in_one_line(args, says, capsys):
+    """Issue 23, items 7 and 8: the field's message, not "ValueError: Exceeds the limit (4300 digits)"."""
+    from emulator.__main__ import main
+    assert main(list(args)) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_negative_seed_is_refused_not_read_as_its_absolute_value():
+    """random.Random(-7) seeds like random.Random(7); the emulator refuses below 0 rather than alias."""
+    with pytest.raises(ValueError, match="seed"):
+        random_qkv(4, 4, -7)
+    with pytest.raises(ValueError, match="seed"):
+        random_do(4, 4, -7)
+    assert random_qkv(4, 4, 7) != random_qkv(4, 4, 8)
+    reply = api.handle({"op": "check", "params": {"kernel": "fused", "n": "16", "d": "16", "seed": "−7"}})
+    assert not reply["ok"] and reply["errors"][0]["field"] == "seed"
+
+
 def test_the_models_sentence_brings_its_own_n():
     reply = api.handle({"op": "check", "params": {"kernel": "fused", "n": "100", "d": "32", "input": "model"}})
     assert not reply["ok"] and reply["errors"][0]["field"] == "n"
@@ -640,3 +671,27 @@ def test_use_sumprod_refuses_a_python_without_it():
     else:
         att.use_sumprod(True)
         assert att.dot([1.0, 2.0], [3.0, 4.0]) == 11.0
+
+
+@pytest.mark.parametrize("params", [
+    {"kernel": "fused-no-rescale", "n": "256", "d": "64", "seed": "1"},
+    {"kernel": "fused", "n": "200", "d": "16", "seed": "3", "causal": "1"},
+    {"kernel": "plain", "n": "130", "d": "32", "seed": "7"},
+])
+def test_a_check_reads_the_same_under_a_libm_one_bit_off(params, monkeypatch):
+    """Issue 23, item 10: the page's musl and CPython's glibc exp differ in the last bit
+    (the CLI said …77404 where the page said …77401). A check's figures carry the
+    significant digits both agree on (api.EXACT_DIGITS = 6), so an exp one ulp high
+    gives the very same figures."""
+    here = api.handle({"op": "check", "params": params})
+    real = math.exp
+    monkeypatch.setattr(math, "exp", lambda x: math.nextafter(real(x), math.inf))
+    other = api.handle({"op": "check", "params": params})
+    monkeypatch.undo()
+    assert here["ok"] and other["ok"]
+    del here["result"]["seconds"], other["result"]["seconds"]
+    assert here == other
+    err = here["result"]["max_abs_error"]
+    assert err > 0 and err == float(f"{err:.6g}")
+    if params["kernel"] == "fused-no-rescale":
+        assert err == 0.174928

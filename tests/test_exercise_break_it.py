@@ -266,7 +266,7 @@ def test_scores_of_1e8_at_the_size_caps_keep_the_correct_kernel_within_the_bound
     ("random_qkv(8, 4, 1, **{'scale': 2.0})", "write random_qkv's arguments out as name=value"),
     ("{'Q': [[1" + "0" * 30 + "]], 'K': [[1.0]], 'V': [[1.0]]}", "Q[0][0] = a very large whole number is out of range"),
     ("{'Q': [[1" + "0" * 5000 + "]], 'K': [[1.0]], 'V': [[1.0]]}", "Python cannot read that input"),
-    ("[" * 5000 + "]" * 5000, "Python cannot read that input"),
+    ("[" * 5000 + "]" * 5000, "That input is nested too deeply to read."),
     ("{'Q': [[1j]], 'K': [[1.0]], 'V': [[1.0]]}", "Q[0][0] must be a number, got 1j"),
     ("x" * 100_001, "That input is 100,001 characters long; keep it under 100,000"),
 ])

@@ -7,7 +7,7 @@
 //
 // parseNumber(text, {integer, label}) ->
 //   {ok: true, value} | {ok: false, reason, message}
-// reason: "empty" | "digits" | "not-a-number" | "ambiguous" | "not-integer".
+// reason: "empty" | "digits" | "not-a-number" | "ambiguous" | "not-integer" | "too-long".
 //
 // The page's language settles "4.096", "12.000" and "1,650" as its readers
 // write numbers (i18n.js decimalMark; emulator/numbers.py says how), and the
@@ -15,6 +15,8 @@
 import { _, decimalMark as pageDecimalMark } from "./i18n.js";
 
 const SPACES = " \u00a0\u2009\u202f";
+/** Digits before the decimal mark, leading zeros aside (numbers.py MAX_DIGITS): every such whole number is exact here. */
+export const MAX_DIGITS = 15;
 const BODY = /^[0-9.,_ \u00a0\u2009\u202f]+$/;
 const OTHER_DIGIT = /\p{Nd}/u;
 
@@ -37,6 +39,8 @@ function message(label, text, reason, hint = ["", ""]) {
       return _("{label} must be a number written with the digits 0–9; “{text}” is not.", { label: who, text });
     case "ambiguous":
       return _("“{text}” could be {one} or {other}. Type the one you mean.", { text, one: hint[0], other: hint[1] });
+    case "too-long":
+      return _("{label} takes at most {limit} digits; “{text}” has more.", { label: who, limit: MAX_DIGITS, text });
     default:
       return _("{label} must be a whole number, not {text}.", { label: who, text });
   }
@@ -114,6 +118,7 @@ export function parseNumber(raw, { integer = false, label = "" } = {}) {
   const refuse = (reason, text, hint) => ({ ok: false, reason, message: message(label, text, reason, hint) });
   if (typeof raw === "number") {
     if (!Number.isFinite(raw)) return refuse("not-a-number", String(raw));
+    if (Math.abs(raw) >= 10 ** MAX_DIGITS) return refuse("too-long", shown(String(raw)));
     if (integer && !Number.isInteger(raw)) return refuse("not-integer", String(raw));
     return { ok: true, value: raw };
   }
@@ -134,6 +139,7 @@ export function parseNumber(raw, { integer = false, label = "" } = {}) {
   if (typeof parts === "string") return refuse(parts, seen);
   if (parts[0] === "ambiguous") return refuse("ambiguous", seen, parts[1]);
   const [whole, frac] = parts;
+  if (whole.replace(/^0+/, "").length > MAX_DIGITS) return refuse("too-long", seen);
   if (integer) {
     if (/[1-9]/.test(frac)) return refuse("not-integer", seen);
     return { ok: true, value: sign * Number(whole) };

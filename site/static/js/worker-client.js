@@ -71,13 +71,16 @@ export class PythonWorker {
     // Python did not start (a dropped download, say): drop this worker, so the
     // next request starts clean instead of waiting on a failed start.
     if (data.error && data.error.boot) this.stop({ type: "stopped", why: "boot" });
+    // Python died mid-request (it ran out of stack, say): a fresh one, booting now.
+    else if (data.error && data.error.fatal) this.restart({ type: "stopped", why: "fatal" });
   }
 
   /**
    * Send one request (the JSON the served module's handle_json reads), starting a
    * worker if none runs. onStarted() is called when Python begins it. Resolves with
-   * its outcome: {type: "reply", reply}; {type: "failed", boot, message} (Python
-   * could not start, or the request failed outside the module's replies);
+   * its outcome: {type: "reply", reply}; {type: "failed", boot, fatal, stack, message}
+   * (Python could not start, or the request failed outside the module's replies;
+   * fatal: Python died, and a fresh worker is already booting; stack: of a stack overflow);
    * {type: "error", message} (the worker itself failed; message "" if its script
    * did not load); or {type: "stopped", why} (stop() ended it: why "boot" when
    * another request found Python could not start, or the caller's own reason).

@@ -13,8 +13,10 @@
 //                                                 holds the error); stage: words for the learner
 //      {type: "started", id}               Python begins the request (a time limit starts here)
 //      {type: "reply", id, reply}          the module's reply, as it gave it
-//      {type: "reply", id, error: {boot, message}}   Python could not start (boot: true), or
-//                                          the request failed outside the module's own replies
+//      {type: "reply", id, error: {boot, fatal, stack, message}}   Python could not start
+//                                          (boot: true), or the request failed outside the
+//                                          module's own replies; fatal: Python can no longer
+//                                          be used (stack: it ran out of stack)
 //      {type: "csp-violation", directive, blocked, where: "worker"}
 // Python starts at once, and once per worker: a worker whose Python failed to
 // start answers every request with that error, and the page starts a fresh one.
@@ -28,6 +30,7 @@ import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
 const base = new URL("../../", import.meta.url);
 
 let i18n = null; // the page's i18n.js, once boot() has imported it
+let fatal = null; // the message of the error that left Python unusable, once one has
 
 /** _() of i18n.js once loaded; before that, the English message with its {placeholders} filled. */
 function _(msgid, params = {}) {
@@ -161,10 +164,22 @@ self.onmessage = async (event) => {
     return;
   }
   postMessage({ type: "started", id });
+  if (fatal) {
+    postMessage({ type: "reply", id, error: { boot: false, fatal: true, stack: false, message: fatal } });
+    return;
+  }
   try {
     if (serves.prepare) await serves.prepare(python.py, request);
-    postMessage({ type: "reply", id, reply: JSON.parse(python.handle(JSON.stringify(request))) });
+    const text = python.handle(JSON.stringify(request));
+    if (typeof text !== "string") throw new Error(`Python answered ${typeof text}, not JSON text`);
+    postMessage({ type: "reply", id, reply: JSON.parse(text) });
   } catch (err) {
-    postMessage({ type: "reply", id, error: { boot: false, message: messageOf(err) } });
+    // Pyodide's C stack lives inside the browser's: code nested too deeply for it (repr or
+    // json.dumps of a list in a list 5,000 times over) ends in "Maximum call stack size
+    // exceeded", and Python is dead from then on ("Pyodide already fatally failed"). Say so,
+    // so that the page starts a fresh worker (worker-client.js) instead of asking this one again.
+    const stack = err instanceof RangeError || /Maximum call stack size exceeded/.test(messageOf(err));
+    if (stack || (err && err.pyodide_fatal_error) || /fatally failed/.test(messageOf(err))) fatal = messageOf(err);
+    postMessage({ type: "reply", id, error: { boot: false, fatal: Boolean(fatal), stack, message: messageOf(err) } });
   }
 };

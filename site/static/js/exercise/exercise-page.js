@@ -136,7 +136,25 @@ async function send(section, request, statusText) {
       message: reply.message,
     });
   else if (!reply.ok) status.textContent = reply.message;
+  if (!reply.ok) clearVerdict(section);
   return reply.ok ? reply.result : null;
+}
+
+/** Hide the last verdict and what the last run printed: a request that stopped, or whose
+ *  Python died, has neither, and the previous run's would read as this one's. */
+function clearVerdict(section) {
+  const results = section.querySelector(".step-results");
+  if (results) {
+    results.hidden = true;
+    const list = results.querySelector(".results-list");
+    if (list) list.replaceChildren();
+  }
+  const output = section.querySelector(".step-output");
+  if (output) {
+    output.hidden = true;
+    const pre = output.querySelector(".printed");
+    if (pre) pre.textContent = "";
+  }
 }
 
 // extra: fields saved with the step's record; countFail: false for a Check that cannot

@@ -34,13 +34,32 @@ function noticeText(n) {
       );
 }
 
-/** Tell the learner what was set aside from storage (progress.setAsideNotices), in
- * #progress-notice; onStep(step, text) lets a page say it beside that step too. */
+// Storage refused a write (full, or a private window): what passed still counts on this
+// page, but will be gone after a reload unless exported.
+function unsavedNotice() {
+  const p = document.createElement("p");
+  p.className = "progress-unsaved";
+  p.textContent = _(
+    "This browser does not let the page save your progress (its storage is full or turned off, as in a private window). Your work counts while this page stays open; export it to keep it.",
+  );
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "progress-unsaved-export";
+  button.textContent = _("Export progress (JSON)");
+  button.addEventListener("click", () => {
+    download("cannery-progress.json", progress.exportText(), "application/json");
+  });
+  p.append(" ", button);
+  return p;
+}
+
+/** Tell the learner what was set aside from storage (progress.setAsideNotices), and
+ * that progress cannot be saved (progress.unsaved), in #progress-notice; onStep(step, text) lets a page say it beside that step too. */
 export function showSetAside(onStep = () => {}) {
   const box = document.getElementById("progress-notice");
   const render = () => {
     const list = progress.setAsideNotices();
-    if (!box || !list.length) return;
+    if (!box || (!list.length && !progress.unsaved())) return;
     box.replaceChildren(
       ...list.map((n) => {
         const p = document.createElement("p");
@@ -48,10 +67,12 @@ export function showSetAside(onStep = () => {}) {
         return p;
       }),
     );
+    if (progress.unsaved()) box.append(unsavedNotice());
     box.hidden = false;
     for (const n of list) if (n.step) onStep(n.step, noticeText(n));
   };
   window.addEventListener("cannery:progress-set-aside", render);
+  window.addEventListener("cannery:progress-unsaved", render);
   render();
 }
 

@@ -21,6 +21,9 @@ export const ASIDE_KEY = `${KEY}.set-aside`;
 const OLD_KEYS = ["cannery.progress"];
 
 const notices = []; // [{step, reason}] set aside during this visit (step null: the whole file)
+// Storage full or refused (a private window): the progress of this visit, kept here
+// instead, newer than anything stored; null while storage takes every write.
+let memory = null;
 
 export function empty() {
   return { version: VERSION, steps: {} };
@@ -74,6 +77,7 @@ export function setAsideNotices() {
 }
 
 export function load() {
+  if (memory) return JSON.parse(JSON.stringify(memory));
   let raw = null;
   try {
     raw = localStorage.getItem(KEY);
@@ -95,9 +99,19 @@ export function load() {
 function write(state) {
   try {
     localStorage.setItem(KEY, JSON.stringify(state));
+    memory = null;
   } catch (_) {
-    /* private mode or full: progress lasts this visit only */
+    // private mode or full: progress lasts this visit only, kept in memory (load() reads
+    // it from now on), and the page says so once (panel.js offers the export)
+    const first = memory === null;
+    memory = JSON.parse(JSON.stringify(state));
+    if (first) window.dispatchEvent(new CustomEvent("cannery:progress-unsaved"));
   }
+}
+
+/** Whether this visit's progress is kept in memory only, as storage refused the last write. */
+export function unsaved() {
+  return memory !== null;
 }
 
 export function save(state) {
@@ -168,6 +182,7 @@ export function importText(text) {
 }
 
 export function reset() {
+  memory = null;
   try {
     localStorage.removeItem(KEY);
     localStorage.removeItem(ASIDE_KEY);

@@ -13,6 +13,18 @@ function exerciseReply(outcome) {
   if (outcome.type === "reply") return outcome.reply;
   if (outcome.type === "failed" && outcome.boot)
     return { ok: false, boot: true, message: lastLines(outcome.message, 2) };
+  if (outcome.type === "failed" && outcome.fatal)
+    return {
+      ok: false,
+      fatal: true,
+      message: outcome.stack
+        ? _(
+            "Python ran out of stack: something is nested too deeply (a list inside a list thousands of times over, or a deep recursion). Python was restarted; your code is still here.",
+          )
+        : _("Python stopped working ({message}). Python was restarted; your code is still here.", {
+            message: lastLines(outcome.message, 1),
+          }),
+    };
   if (outcome.type === "failed") return { ok: false, message: lastLines(outcome.message, 3) };
   if (outcome.type === "error")
     return { ok: false, boot: true, message: outcome.message || _("the worker's script did not load") };
@@ -42,6 +54,11 @@ export class ExerciseRunner extends PythonWorker {
     const outcome = await this.send(request, { onStarted });
     clearTimeout(current.timer);
     if (this.current === current) this.current = null;
+    // The learner's code replaced something Python shares (exercises.sandbox names it;
+    // the checker put it back): start a fresh Python anyway, so the next request
+    // sees none of it, even what the snapshot cannot see.
+    const result = outcome.type === "reply" && outcome.reply && outcome.reply.result;
+    if (result && Array.isArray(result.touched) && result.touched.length > 0) this.restart();
     return exerciseReply(outcome);
   }
 

@@ -37,6 +37,17 @@ export function readForm() {
 }
 
 // ---- form state <-> URL fragment (a teacher can share a link) -------------
+/** The form's values as the page was built (readHash gives them to what a link leaves out). */
+const DEFAULTS = {
+  kernel: $("kernel").value,
+  n: $("n").defaultValue,
+  d: $("d").defaultValue,
+  workgroup_bytes: $("workgroup_bytes").defaultValue,
+  seed: $("seed").defaultValue,
+  causal: $("causal").defaultChecked,
+  head: $("head").value,
+};
+
 export function writeHash(p) {
   const q = new URLSearchParams({
     dir: p.direction || "forward",
@@ -57,8 +68,9 @@ export function writeHash(p) {
 
 /**
  * Fill the form from the link; returns false when the fragment holds no settings.
- * A causal value outside the shared vocabulary leaves the box as it was and says
- * so next to it.
+ * A setting the link leaves out takes the form's default. A causal value outside the
+ * shared vocabulary leaves the box at its default (off) and says so next to it, and an
+ * unknown kernel (or direction) says which one is shown instead.
  */
 export function readHash() {
   const fragment = location.hash.replace(/^#/, "");
@@ -66,31 +78,50 @@ export function readHash() {
   const q = new URLSearchParams(fragment);
   if ([...q.keys()].every((k) => k === "t")) return false; // #t=3:31 is a moment of the film
   const hasOption = (select, value) => [...select.options].some((o) => o.value === value);
+  clearErrors();
+  const errors = [];
+  // A link says all there is: what it leaves out takes the form's default, not
+  // whatever an earlier link or the learner set (causal stayed on, say).
   const dir = readDirection(q.get("dir"));
-  if (dir.ok && dir.value) setDirection(dir.value, q.get("kernel"));
-  else if (!dir.ok) showErrors([{ field: "direction", message: dir.message }]);
-  if (q.has("kernel") && hasOption($("kernel"), q.get("kernel"))) $("kernel").value = q.get("kernel");
-  if (q.has("n")) $("n").value = q.get("n");
-  if (q.has("d")) $("d").value = q.get("d");
-  if (q.has("M")) $("workgroup_bytes").value = q.get("M");
+  if (dir.ok) setDirection(dir.value || "forward", q.get("kernel"));
+  else errors.push({ field: "direction", message: dir.message });
+  const kernel = q.get("kernel");
+  if (kernel !== null && hasOption($("kernel"), kernel)) $("kernel").value = kernel;
+  else {
+    if (hasOption($("kernel"), DEFAULTS.kernel)) $("kernel").value = DEFAULTS.kernel;
+    if (kernel !== null) {
+      const shown = kernel.length > 30 ? kernel.slice(0, 29) + "…" : kernel;
+      const label = $("kernel").selectedOptions[0] ? $("kernel").selectedOptions[0].textContent.trim() : "";
+      errors.push({
+        field: "kernel",
+        message: _("Your link's kernel={value} is not a kernel of this lab; it shows “{kernel}” instead.", {
+          value: shown,
+          kernel: label,
+        }),
+      });
+    }
+  }
+  $("n").value = q.has("n") ? q.get("n") : DEFAULTS.n;
+  $("d").value = q.has("d") ? q.get("d") : DEFAULTS.d;
+  $("workgroup_bytes").value = q.has("M") ? q.get("M") : DEFAULTS.workgroup_bytes;
+  $("seed").value = q.has("seed") ? q.get("seed") : DEFAULTS.seed;
+  $("causal").checked = DEFAULTS.causal;
+  $("head").value = DEFAULTS.head;
+  $("input-random").checked = true;
   if (q.has("causal")) {
     const causal = readBoolean(q.get("causal"), rules);
     if (causal.ok) $("causal").checked = causal.value;
     else
-      showErrors([
-        {
-          field: "causal",
-          message: _("Your link's causal={value}: {problem}", { value: q.get("causal"), problem: causal.message }),
-        },
-      ]);
+      errors.push({
+        field: "causal",
+        message: _("Your link's causal={value}: {problem}", { value: q.get("causal"), problem: causal.message }),
+      });
   }
-  if (q.has("seed")) $("seed").value = q.get("seed");
   if (q.get("input") === "model") {
     $("input-model").checked = true;
     if (q.has("head") && hasOption($("head"), q.get("head"))) $("head").value = q.get("head");
-  } else if (q.has("input")) {
-    $("input-random").checked = true;
   }
+  if (errors.length) showErrors(errors);
   return true;
 }
 

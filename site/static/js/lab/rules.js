@@ -126,6 +126,15 @@ export function quickErrors(params, purpose, rules) {
 
   const seed = integer(params.seed ?? 0, _("Seed"));
   if (seed.error) errors.push({ field: "seed", message: seed.error });
+  else if (seed.value < 0 || seed.value > L.seed_max) {
+    errors.push({
+      field: "seed",
+      message: _("Seed must be a whole number from 0 to {high}; {seed} is outside.", {
+        high: fmt(L.seed_max),
+        seed: fmt(seed.value),
+      }),
+    });
+  }
 
   // The tiling's refusals, from the planner's table: below the smallest M that tiles
   // at this d, Python's own message, with M and ⌊M/2⌋ written this page's way.
