@@ -144,6 +144,28 @@ def test_check_backward_says_its_own_n_limit_and_keeps_the_result(lab):
     lab.click("#check-button")
     expect(lab.locator("#n-error")).to_contain_text(f"N = {CHECK_MAX_N:,}")
     assert lab.inner_text("#check-body") == before
+    expect(lab.locator("#n-offer-use")).to_have_text(f"Use N = {CHECK_MAX_N}")
+
+
+def test_switching_to_backward_past_the_checks_limit_offers_the_largest_n_it_takes(lab):
+    """Issue 22 item 5: the offer is emulator.backward.CHECK_MAX_N (the build's table), one press away."""
+    lab.check("#dir-forward")
+    lab.fill("#n", "1,000")
+    lab.check("#dir-backward")
+    offer = lab.locator("#n-offer")
+    expect(offer).to_be_visible()
+    assert f"N up to {CHECK_MAX_N:,}" in offer.inner_text() and "N = 1,000" in offer.inner_text()
+    lab.click("#n-offer-use")
+    assert lab.input_value("#n") == str(CHECK_MAX_N)
+    expect(offer).to_be_hidden()
+    assert lab.evaluate("document.activeElement.id") == "n"
+    lab.check("#dir-forward")
+    lab.fill("#n", str(CHECK_MAX_N + 1))
+    expect(offer).to_be_hidden()  # forward Check takes it
+    lab.check("#dir-backward")
+    expect(offer).to_be_visible()
+    lab.fill("#n", str(CHECK_MAX_N))
+    expect(offer).to_be_hidden()
 
 
 def test_check_backward_can_be_cancelled(lab):
