@@ -84,8 +84,7 @@ function timeRow(name, st, plain, check, head, workgroupBytes) {
   const atM = wb === workgroupBytes ? `M = ${fmt(wb)} B` : _("{bytes} B of workgroup memory", { bytes: fmt(wb) });
   return html`<tr><th scope="row">${name}<br><span class="note">B_r = ${traffic.block_rows}, B_c = ${traffic.block_cols}, ${atM}</span><br><span class="note" id="time-${name}-shader">${shaders}</span></th>
       <td data-label="${head.bytes}">${fmt(result.bytes)}<br><span class="note">${size(result.bytes)}</span></td>
-      <td data-label="${head.ms}" id="time-${name}-ms">${msText(result.medianMs)}${low}</td>
-      <td data-label="${head.spread}" id="time-${name}-spread">${spreadText(result)}</td>
+      <td data-label="${head.ms}"><span id="time-${name}-ms">${msText(result.medianMs)}${low}</span><br><span class="note" id="time-${name}-spread">${spreadText(result)}</span></td>
       <td data-label="GB/s" id="time-${name}-gbps">${rate(st.gbps)}</td>
       <td data-label="GFLOP/s" id="time-${name}-gflops">${rate(k.gflops)}</td>
       <td data-label="${head.intensity}" id="time-${name}-intensity">${rate(st.intensity)}</td>
@@ -238,7 +237,7 @@ function cardWords({ n, d, causal, checkN, leftOut, wgLimit, winnerTuned }) {
 }
 
 function tableHead(head) {
-  return html`<thead><tr><th scope="col">${head.kernel}</th><th scope="col">${head.bytes}</th><th scope="col">${head.ms}</th><th scope="col">${head.spread}</th><th scope="col">GB/s</th><th scope="col">GFLOP/s</th><th scope="col">${head.intensity}</th><th scope="col">${head.speedup}</th><th scope="col">${head.checked}</th><th scope="col">${head.samples}</th></tr></thead>`;
+  return html`<thead><tr><th scope="col">${head.kernel}</th><th scope="col">${head.bytes}</th><th scope="col">${head.ms}</th><th scope="col">GB/s</th><th scope="col">GFLOP/s</th><th scope="col">${head.intensity}</th><th scope="col">${head.speedup}</th><th scope="col">${head.checked}</th><th scope="col">${head.samples}</th></tr></thead>`;
 }
 
 /** Bars of each kernel's measured speed-up beside its counted traffic ratio, against plain. */
@@ -272,8 +271,7 @@ export function renderTime(result, counts, opts) {
   const head = {
     kernel: _("Kernel"),
     bytes: _("Bytes (counted)"),
-    ms: _("ms (median)"),
-    spread: _("Spread (fastest–slowest)"),
+    ms: _("ms: median, spread (fastest–slowest)"),
     intensity: _("FLOP per byte"),
     speedup: _("Speed-up over plain"),
     checked: _("Checked first (N = {n})", { n: fmt(checkN) }),
