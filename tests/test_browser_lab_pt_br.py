@@ -171,7 +171,8 @@ def test_time_on_the_gpu_speaks_portuguese_with_decimal_commas(lab, artifacts):
     idle(lab)
     fused = count("fused", 256, 16, False, 16384)
     body = lab.locator("#time-body")
-    expect(body).to_contain_text("N = 256, d = 16, uma cabeça, float32, mediana das amostras e sua dispersão (mais rápida–mais lenta).")
+    expect(body).to_contain_text(
+        "N = 256, d = 16, uma cabeça, float32, mediana das amostras e sua dispersão (mais rápida–mais lenta).")
     expect(body.locator("caption")).to_have_text("Tempos na sua GPU")
     expect(body.locator("thead")).to_contain_text("Aceleração sobre o simples")
     expect(body.locator("thead")).to_contain_text("Conferido antes (N = 256)")
