@@ -179,6 +179,44 @@ def _shader_figures(spec: dict, tiling, subgroup_min: int, instrumented: bool) -
     return (file, constants, *_FIGURES[key])
 
 
+def _resolved_overrides(file: str, constants: dict, instrumented: bool) -> tuple:
+    """Every override constant of ``file`` as the pipeline sees it: the given
+    ``constants``, the rest at the shader's declared defaults (a sorted tuple of pairs)."""
+    key = ("overrides", file, bool(instrumented), tuple(sorted(constants.items())))
+    if key not in _FIGURES:
+        shader = _shaders.Shader(_shaders.read_source(file), constants)
+        names = [m.group(2) for m in _shaders._DECL.finditer(shader.code) if m.group(1) == "override"]
+        _FIGURES[key] = tuple((name, shader.value(name)) for name in sorted(names))
+    return _FIGURES[key]
+
+
+def run_key(plan: dict) -> tuple:
+    """What a run of a kernel plan executes: its tiles and, for each pass, the shader
+    file, entry point, workgroup size and every override constant (defaults filled in).
+    Two kernels with the same key at the same N run the same code: timing one times both."""
+    tiling = plan["tiling"]
+    passes = tuple((pp["file"], pp["entry_point"], tuple(pp["workgroup_size"]),
+                    _resolved_overrides(pp["file"], pp["constants"], plan["instrumented"]))
+                   for pp in plan["passes"])
+    return (tiling["block_rows"], tiling["block_cols"], tiling["workgroup_bytes"], passes)
+
+
+def same_runs(plans: dict) -> dict:
+    """{kernel: the kernel it repeats} for the planned kernels whose :func:`run_key`
+    equals another's; the one kept is the lesson's kernel where there is one, else the
+    first in ``plans``' order. Kernels that repeat none are absent."""
+    order = sorted(plans, key=lambda k: (not MANIFEST["kernels"][k].get("lesson", False), list(plans).index(k)))
+    first: dict = {}
+    same = {}
+    for kernel in order:
+        key = run_key(plans[kernel])
+        if key in first:
+            same[kernel] = first[key]
+        else:
+            first[key] = kernel
+    return {k: same[k] for k in plans if k in same}
+
+
 def _pass_figure(pp: dict, key: str) -> int:
     if key.startswith("size_"):
         return pp["workgroup_size"]["xyz".index(key[-1])]
@@ -404,7 +442,8 @@ def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0, *, head
     ones kept], "optional": [the optional ones kept], "left_out": [{"kernel", "limit",
     "need", "offer"}: optional ones past the workgroup memory], "plans": {kernel:
     kernel_plan}, "needs": {limit: value}, "by_kernel": {kernel: {limit: value}},
-    "required_limits": {limit: value}}; required_limits holds every need above
+    "required_limits": {limit: value}, "same_run": {kernel: kernel it repeats}
+    (:func:`same_runs`: the same shaders, tiles and constants)}; required_limits holds every need above
     WebGPU's default, what requestDevice must ask for.
 
     Raises InputError naming the field to change ("n", "workgroup_bytes" or "kernel"),
@@ -448,7 +487,7 @@ def gpu_plan(p: dict, limits: dict, kernels=None, subgroup_min: int = 0, *, head
     needs = {name: max(b[name] for b in by_kernel.values()) for name, _k, _w, _f in LIMITS}
     required = {name: value for name, value in needs.items() if value > DEFAULT_LIMITS[name]}
     return {"fits": True, "kernels": planned, "optional": kept, "left_out": left_out, "plans": plans,
-            "needs": needs, "by_kernel": by_kernel, "required_limits": required}
+            "needs": needs, "by_kernel": by_kernel, "required_limits": required, "same_run": same_runs(plans)}
 
 
 # ---------------------------------------------------------------------------

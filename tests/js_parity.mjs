@@ -6,6 +6,7 @@ import "./js_lang.mjs";
 import { softwareAdapter } from "../site/static/js/gpu/device.js";
 import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";
 import { parseNumber } from "../site/static/js/parse-number.js";
+import { compared, distinctRuns, fastest, spreadOf, timeResult } from "../site/static/js/lab/time-stats.js";
 import { parse as parseProgress, validate as validateProgress } from "../site/static/js/exercise/progress-schema.js";
 
 const chunks = [];
@@ -21,6 +22,11 @@ const FNS = {
   softwareAdapter: (info, isFallback) => softwareAdapter(info, isFallback),
   validateProgress: (data, strict) => validateProgress(data, { strict }),
   parseProgress: (text) => parseProgress(text),
+  spreadOf: (samples) => spreadOf(samples),
+  timeResult: (row) => timeResult(row),
+  fastest: (rows) => fastest(rows.map(timeResult)),
+  compared: (base, other) => compared(timeResult(base), timeResult(other)),
+  distinctRuns: (kernels, sameRun) => distinctRuns(kernels, sameRun),
 };
 
 const out = calls.map(({ fn, args }) => {

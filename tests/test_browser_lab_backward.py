@@ -144,6 +144,28 @@ def test_check_backward_says_its_own_n_limit_and_keeps_the_result(lab):
     lab.click("#check-button")
     expect(lab.locator("#n-error")).to_contain_text(f"N = {CHECK_MAX_N:,}")
     assert lab.inner_text("#check-body") == before
+    expect(lab.locator("#n-offer-use")).to_have_text(f"Use N = {CHECK_MAX_N}")
+
+
+def test_switching_to_backward_past_the_checks_limit_offers_the_largest_n_it_takes(lab):
+    """Issue 22 item 5: the offer is emulator.backward.CHECK_MAX_N (the build's table), one press away."""
+    lab.check("#dir-forward")
+    lab.fill("#n", "1,000")
+    lab.check("#dir-backward")
+    offer = lab.locator("#n-offer")
+    expect(offer).to_be_visible()
+    assert f"N up to {CHECK_MAX_N:,}" in offer.inner_text() and "N = 1,000" in offer.inner_text()
+    lab.click("#n-offer-use")
+    assert lab.input_value("#n") == str(CHECK_MAX_N)
+    expect(offer).to_be_hidden()
+    assert lab.evaluate("document.activeElement.id") == "n"
+    lab.check("#dir-forward")
+    lab.fill("#n", str(CHECK_MAX_N + 1))
+    expect(offer).to_be_hidden()  # forward Check takes it
+    lab.check("#dir-backward")
+    expect(offer).to_be_visible()
+    lab.fill("#n", str(CHECK_MAX_N))
+    expect(offer).to_be_hidden()
 
 
 def test_check_backward_can_be_cancelled(lab):
@@ -293,6 +315,47 @@ def test_time_backward_checks_then_times_on_the_gpu(browser, server_url, artifac
     assert float(page.inner_text("#time-fused-backward-ms").split()[0]) > 0
     assert "2.5 × the forward's 4·N²·d" in page.inner_text("#time-flop")
     assert f"N = {CHECK_MAX_N}" in page.inner_text("#time-body")  # checked at the check's limit
+    # what the forward card carries: the software-adapter note, Count's bytes, GB/s, the spread, the chart
+    software = page.inner_text("#time-software")
+    assert "SwiftShader" in software and "CPU" in software
+    assert "SwiftShader" in page.inner_text("#lab-status")
+    for name in ("plain-backward", "fused-backward", "fused-backward-no-D"):
+        want = api.handle({"op": "count", "params": {"direction": "backward", "kernel": name, "n": "300", "d": "16",
+                                                     "causal": "1", "workgroup_bytes": "16384"}})
+        assert page.inner_text(f"#time-{name}-bytes").split("\n")[0] == f"{want['result']['selected']['total_bytes']:,}"
+    for name in ("plain-backward", "fused-backward"):
+        bytes_ = int(page.inner_text(f"#time-{name}-bytes").split("\n")[0].replace(",", ""))
+        ms = float(page.inner_text(f"#time-{name}-ms").split()[0])
+        gbps = bytes_ / (ms / 1e3) / 1e9
+        assert float(page.inner_text(f"#time-{name}-gbps")) == pytest.approx(gbps, rel=0.06, abs=0.01)
+        low, high = (float(x) for x in page.inner_text(f"#time-{name}-spread").replace(" ms", "").split("–"))
+        assert 0 < low <= ms <= high
+    labels = page.locator("#time-chart svg > text").all_text_contents()
+    assert "fused-backward" in labels and "1× = plain" in labels
+    why = page.inner_text("#time-why")
+    assert "recomputes S and P" in why and "arithmetic is the limit" in why and "SwiftShader" in why
+    low_p, high_p = (float(x) for x in page.inner_text("#time-plain-backward-spread").replace(" ms", "").split("–"))
+    low_f, high_f = (float(x) for x in page.inner_text("#time-fused-backward-spread").replace(" ms", "").split("–"))
+    apart = high_f < low_p or high_p < low_f
+    assert ("within the noise" in page.inner_text("#lab-status")) is not apart
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
     page.locator("#time-result").screenshot(path=str(artifacts / f"lab-backward-time-{width}.png"))
     ctx.close()
+
+
+@pytest.mark.gpu
+def test_time_backward_past_the_adapters_limits_names_the_limit_and_a_size_that_fits(lab):
+    """Bad input: plain-backward binds S (N x N float32) as one storage buffer; at N = 20,000
+    that passes SwiftShader's maxStorageBufferBindingSize. The planner's refusal names the
+    limit and an N that fits, next to N; the Time card already shown stays as it was."""
+    settings(lab, n=64, d=16, kernel="fused-backward")
+    lab.click("#time-button")
+    expect(lab.locator("#time-result")).to_be_visible(timeout=300_000)
+    idle(lab, 300_000)
+    before = lab.inner_text("#time-body")
+    settings(lab, n=20000, d=16, kernel="fused-backward")
+    lab.click("#time-button")
+    idle(lab, 120_000)
+    message = lab.inner_text("#n-error")
+    assert "maxStorageBufferBindingSize" in message and "Try N ≤ " in message, message
+    assert lab.inner_text("#time-body") == before

@@ -172,7 +172,8 @@ def test_time_on_the_gpu_speaks_portuguese_with_decimal_commas(lab, artifacts):
     idle(lab)
     fused = count("fused", 256, 16, False, 16384)
     body = lab.locator("#time-body")
-    expect(body).to_contain_text("N = 256, d = 16, uma cabeça, float32, mediana das amostras.")
+    expect(body).to_contain_text(
+        "N = 256, d = 16, uma cabeça, float32, mediana das amostras e sua dispersão (mais rápida–mais lenta).")
     expect(body.locator("caption")).to_have_text("Tempos na sua GPU")
     expect(body.locator("thead")).to_contain_text("Aceleração sobre o simples")
     expect(body.locator("thead")).to_contain_text("Conferido antes (N = 256)")
@@ -187,7 +188,8 @@ def test_time_on_the_gpu_speaks_portuguese_with_decimal_commas(lab, artifacts):
     expect(lab.locator("#gpu-card h4")).to_have_text("Sua GPU")
     labels = lab.locator("#time-chart svg > text").all_text_contents()
     assert "1× = simples" in labels
-    expect(lab.locator("#lab-status")).to_contain_text("Cronometragem pronta: o kernel fundido da lição move ")
+    expect(lab.locator("#lab-status")).to_contain_text("Cronometragem pronta. O kernel fundido da lição move ")
+    expect(lab.locator("#time-fused-spread")).to_have_text(re.compile(r"^\d+,\d+–\d+,\d+ ms$"))
     lab.locator("#time-result").screenshot(path=str(artifacts / "lab-pt-br-time.png"))
 
 

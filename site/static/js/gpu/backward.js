@@ -80,14 +80,15 @@ function timingL(n, causal) {
  * the plan's N and d, one head, on random inputs: a warm-up, then
  * samples of `reps` runs, each sample >= minSampleMs of GPU work, >= minSamples
  * samples, the median (GPU timestamps when the device has them, else wall clock).
- * Returns {kernels: {name: {medianMs, samples, reps, method, belowResolution, tiling,
+ * Returns {kernels: {name: {medianMs, samples, sampleMs (every sample, ms per run,
+ * sorted), reps, method, belowResolution, tiling,
  * shaders, flop, gflops}}, method, flopConvention}. Throws GpuError ("cancelled" on abort).
  */
 export async function timeBackward({
   plan,
   kernels = plan.kernels,
   minSampleMs = 10,
-  minSamples = 5,
+  minSamples = 7,
   onProgress = null,
   signal = null,
 }) {
@@ -158,6 +159,7 @@ export async function timeBackward({
         out[kernel] = {
           medianMs,
           samples: samples.length,
+          sampleMs: sorted,
           reps,
           method: s.timestamps ? "timestamp" : "wall",
           belowResolution: below || medianMs * reps < RESOLUTION_MS,

@@ -160,7 +160,8 @@ function throwIfCancelled(signal) {
 
 /**
  * Time one kernel: warm-up, then samples of `reps` runs each, until every sample
- * holds >= minSampleMs of GPU work and there are >= minSamples samples; median.
+ * holds >= minSampleMs of GPU work and there are >= minSamples samples; median, and
+ * every sample (sampleMs, sorted, ms per run) for the spread.
  * No submission holds more than about maxSubmitMs: long runs are split into chunks.
  */
 async function timeOne(s, manifest, kp, job) {
@@ -300,7 +301,7 @@ export async function timeKernels({
   plan,
   kernels = plan.kernels,
   minSampleMs = 10,
-  minSamples = 5,
+  minSamples = 7,
   maxSubmitMs = 1000,
   onProgress = null,
   signal = null,

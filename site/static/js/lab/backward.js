@@ -8,7 +8,7 @@ import { busyWith, checkCancelled, readChecked } from "./action.js";
 import { countHead, countWith, plainBesideFused, setupValues, showCountChart, trafficTable } from "./count.js";
 import { showCheck, withinWord } from "./check.js";
 import { $, rules, setBusy, showErrors } from "./form.js";
-import { backwardCheckMaxN, kernelLabel } from "./direction.js";
+import { backwardCheckMaxN, kernelLabel, offerBackwardN } from "./direction.js";
 import { fixed, fmt, sci, size } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
 import { resultOf } from "./reply.js";
@@ -187,6 +187,7 @@ export function renderBackwardCheck(r) {
 
 export async function doBackwardCheck() {
   const p = readChecked((q) => backwardQuickErrors(q, "check"));
+  offerBackwardN(); // past the check's limit: "Use N = …" beside the message
   if (!p) return null;
   busyWith("check", _("Checking the backward pass…"), _("Starting Python, then checking…"));
   // One plain request: the chunked check runner is the forward's; Cancel drops this worker.

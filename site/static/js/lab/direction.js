@@ -3,7 +3,7 @@
 // (the template lists every kernel whose "direction" is "backward"), and the
 // direction's value in the link (dir=forward|backward).
 // (No import of form.js: form.js imports this module.)
-import { _ } from "../i18n.js";
+import { _, num } from "../i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -74,9 +74,39 @@ export function readDirection(raw) {
   };
 }
 
+/**
+ * With Backward chosen and an N past the backward Check's limit (backwardCheckMaxN,
+ * emulator.backward.CHECK_MAX_N as the build writes it), offer that limit beside N:
+ * one press of "Use N = …" sets it. Otherwise the offer is hidden.
+ */
+export function offerBackwardN() {
+  const offer = $("n-offer");
+  const n = Number(String($("n").value).replace(/[,_\s]/g, ""));
+  const over = direction() === "backward" && Number.isInteger(n) && n > backwardCheckMaxN;
+  offer.hidden = !over;
+  if (!over) return;
+  const limit = num(backwardCheckMaxN);
+  $("n-offer-text").textContent = _("The backward Check takes N up to {limit}; Count and Time take N = {n} too.", {
+    limit,
+    n: num(n),
+  });
+  $("n-offer-use").textContent = _("Use N = {limit}", { limit });
+}
+
+$("n-offer-use").addEventListener("click", () => {
+  $("n").value = String(backwardCheckMaxN);
+  $("n").dispatchEvent(new Event("input", { bubbles: true }));
+  $("n-offer").hidden = true;
+  $("n").focus();
+});
+$("n").addEventListener("input", () => {
+  if (!$("n-offer").hidden) offerBackwardN();
+});
+
 for (const id of ["dir-forward", "dir-backward"]) {
   $(id).addEventListener("change", () => {
     showKernels(direction());
     $("direction-error").textContent = "";
+    offerBackwardN();
   });
 }

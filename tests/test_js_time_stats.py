@@ -1,0 +1,86 @@
+"""Time's words about its samples (site/static/js/lab/time-stats.js, under node): each
+row's spread, a winner named only where the ranges do not overlap, and each distinct
+run (emulator/plan.py same_runs) timed once."""
+from __future__ import annotations
+
+import statistics
+
+import pytest
+from test_js_parity import NODE, js
+
+from emulator import plan as planner
+from emulator.tiling import parse_request
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+def row(kernel, samples):
+    return {"kernel": kernel, "shaders": ["fused.wgsl"], "tiles": {"block_rows": 128, "block_cols": 64},
+            "samplesMs": samples, "bytes": 1000, "flop": 4000}
+
+
+def call(fn, *args):
+    (reply,) = js([{"fn": fn, "args": list(args)}])
+    assert reply["ok"], reply
+    return reply["value"]
+
+
+def test_the_spread_is_the_range_and_quartiles_of_the_samples():
+    samples = [3.0, 1.0, 2.0, 7.0, 5.0, 4.0, 6.0]
+    s = call("spreadOf", samples)
+    q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    assert (s["low"], s["high"]) == (1.0, 7.0)
+    assert (s["q1"], s["median"], s["q3"]) == pytest.approx((q1, median, q3))
+    r = call("timeResult", row("fused", samples))
+    assert r["samplesMs"] == sorted(samples) and r["medianMs"] == 4.0 and r["bytes"] == 1000 and r["flop"] == 4000
+    assert set(r) == {"kernel", "shader", "tiles", "samplesMs", "medianMs", "spread", "bytes", "flop"}
+
+
+def test_a_spread_of_no_samples_or_a_bad_sample_is_refused():
+    replies = js([{"fn": "spreadOf", "args": [[]]}, {"fn": "spreadOf", "args": [[1.0, -2.0]]}])
+    assert [r["ok"] for r in replies] == [False, False]
+
+
+@pytest.mark.parametrize("a,b,winner,close", [
+    ([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], "fast", []),            # apart: the faster wins
+    ([1.0, 1.5, 2.1], [2.0, 2.1, 2.2], None, ["fast", "slow"]),  # touching ranges: within the noise
+    ([1.0, 1.5, 3.0], [2.0, 2.1, 2.2], None, ["fast", "slow"]),  # one range inside the other
+])
+def test_a_winner_is_named_only_where_the_ranges_do_not_overlap(a, b, winner, close):
+    got = call("fastest", [row("slow", b), row("fast", a)])
+    assert got == {"winner": winner, "close": close}
+    assert call("compared", row("slow", b), row("fast", a)) == ("faster" if winner else "noise")
+
+
+def test_a_clear_winner_must_beat_every_other_range_not_only_the_next():
+    rows = [row("a", [1.0, 1.2]), row("b", [1.3, 1.4]), row("c", [1.1, 5.0])]
+    assert call("fastest", rows) == {"winner": None, "close": ["a", "c"]}
+
+
+def test_at_d_16_the_tuned_kernels_are_the_lesson_kernel_and_are_timed_once():
+    """Issue 22 item 3: at d = 16 fused, fused-fast and fused-fast-16k run fused.wgsl at
+    128 × 64 tiles with the same constants (RESCALE at its default), so one row."""
+    p = parse_request({"kernel": "fused", "n": "256", "d": "16", "workgroup_bytes": "16384"})
+    plan = planner.gpu_plan(p, {"maxComputeWorkgroupStorageSize": 32768}, instrumented=False, optional="timed")
+    assert plan["same_run"] == {"fused-fast": "fused", "fused-fast-16k": "fused"}
+    kernels = ["plain", "fused", *plan["optional"]]
+    got = call("distinctRuns", kernels, plan["same_run"])
+    assert got == {"timed": ["plain", "fused"],
+                   "same": [{"kernel": "fused-fast", "as": "fused"}, {"kernel": "fused-fast-16k", "as": "fused"}]}
+
+
+def test_at_d_64_the_16k_kernel_runs_other_tiles_and_keeps_its_row():
+    p = parse_request({"kernel": "fused", "n": "256", "d": "64", "workgroup_bytes": "16384"})
+    plan = planner.gpu_plan(p, {"maxComputeWorkgroupStorageSize": 32768}, instrumented=False, optional="timed")
+    assert "fused-fast-16k" not in plan["same_run"]
+    fused, fast16 = plan["plans"]["fused"], plan["plans"]["fused-fast-16k"]
+    assert planner.run_key(fused) != planner.run_key(fast16)
+    timed = call("distinctRuns", ["plain", "fused", *plan["optional"]], plan["same_run"])["timed"]
+    assert "fused-fast-16k" in timed and "plain" in timed and "fused" in timed
+
+
+def test_a_constant_that_differs_from_the_default_is_another_run():
+    """fused-no-rescale is fused.wgsl at the same tiles with RESCALE = false: not the same run."""
+    p = parse_request({"kernel": "fused", "n": "256", "d": "16", "workgroup_bytes": "16384"})
+    plan = planner.gpu_plan(p, {}, kernels=["fused", "fused-no-rescale"], instrumented=False)
+    assert plan["same_run"] == {}
