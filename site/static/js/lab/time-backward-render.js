@@ -6,7 +6,6 @@ import { gradientTable } from "./backward.js";
 import { $, status } from "./form.js";
 import { fmt, msText, rate, size, times } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
-import { showResults } from "./time-results.js";
 import { drawRatios, spreadText, speedupText } from "./time-render.js";
 import { compared, timeResult } from "./time-stats.js";
 
@@ -143,7 +142,7 @@ export function renderBackwardTime(result, counts, opts) {
   const timed = result.kernels || {};
   const w = cardWords(opts, result);
   const software = probe.software;
-  const { stats, results } = backwardStats(timed, traffic, plainName);
+  const { stats } = backwardStats(timed, traffic, plainName);
   const rows = kernels.map((name) => backwardRow(name, timed[name], stats[name], checks[name], w, traffic[name]));
   const caption = (name) => _("{kernel} on your GPU against float64 (N = {n})", { kernel: name, n: fmt(checkN) });
   const checkTables = kernels.map((name) => gradientTable(checks[name].tensors, caption(name), `time-${name}`));
@@ -168,12 +167,10 @@ export function renderBackwardTime(result, counts, opts) {
     <ul class="legend-inline" aria-hidden="true"><li><span class="swatch sw-counted"></span>${w.fewer}</li><li><span class="swatch sw-measured"></span>${w.fast}</li></ul>
     ${why ? html`<p class="time-why" id="time-why">${why}</p>` : ""}
     ${checkTables}
-    <div id="time-extra"></div>
     <p class="note" id="time-flop">${result.flopConvention} ${w.note}
       ${w.method}</p>`,
   );
   drawRatios($("time-chart"), stats, plainName);
-  showResults($("time-extra"), results, "backward");
   $("time-result").hidden = false;
   const f = stats[fusedName];
   const said =

@@ -6,7 +6,6 @@ import { _, pgettext } from "../i18n.js";
 import { $, status } from "./form.js";
 import { fmt, msText, rate, sci, size, times } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
-import { showResults } from "./time-results.js";
 import { compared, fastest, timeResult } from "./time-stats.js";
 
 const LESSON = ["plain", "fused"];
@@ -326,11 +325,9 @@ export function renderTime(result, counts, opts) {
     </div>
     ${tuned.length ? html`<p>${w.tuned}</p><ul class="note" id="time-tuned">${tunedItems(tuned, stats, d, workgroupBytes)}</ul>` : ""}
     ${leftOut.length ? html`<p id="time-left-out">${w.leftOut}</p>` : ""}
-    <div id="time-extra"></div>
     <p class="note">${result.flopConvention || ""} ${w.gbps} ${result.note || ""}</p>`,
   );
   drawRatios($("time-chart"), stats);
-  showResults($("time-extra"), results, "forward");
   $("time-result").hidden = false;
   status.textContent = timeStatus(said, software);
 }

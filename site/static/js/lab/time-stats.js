@@ -1,7 +1,6 @@
 // What Time may say about its samples: each kernel's spread, and a winner only where
 // the spreads do not overlap. Pure (no DOM, no WebGPU): tests/js_parity.mjs runs it
-// under node. The result objects made here are what every Time card draws from, and
-// what a chart of the results (a roofline) takes: see lab/time-results.js.
+// under node. The result objects made here are what every Time card draws from.
 
 /**
  * The spread of a kernel's samples (ms each, one per timed repeat after warm-up):

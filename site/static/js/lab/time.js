@@ -4,7 +4,8 @@
 // Count and Check never depend on the GPU.
 //
 // The card is drawn by time-render.js (forward) and time-backward.js; both take
-// their figures from time-stats.js and hand their rows to time-results.js.
+// their figures from time-stats.js; the roofline (roofline.js, loaded when Time is
+// pressed) draws from the same run.
 import { _ } from "../i18n.js";
 import { client } from "./client.js";
 import { renderCount } from "./count.js";
