@@ -5,9 +5,9 @@ this table, picks the measured size nearest the form's, and says where it came f
 
 Current sources (docs/BENCHMARKS.md):
 
-* forward: ``bench/results/h200.json`` (``bench.bench_wgsl``), rows at WebGPU's default
+* forward: ``bench/results/h200-final.json`` (``bench.bench_wgsl``), rows at WebGPU's default
   limits with subgroups, what a page gets; each plain row's passes timed alone;
-* backward: ``bench/results/wgsl-backward-h200-tuned.json`` (``bench.bench_wgsl_backward``);
+* backward: ``bench/results/wgsl-backward-h200-final.json`` (``bench.bench_wgsl_backward``);
 * roofline: ``bench/results/roofline-h200.json`` (``bench.bench_roofline``), absent until
   it has been measured; then the table says so (``"roofline": null``).
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-FORWARD = "h200.json"
-BACKWARD = "wgsl-backward-h200-tuned.json"
+FORWARD = "h200-final.json"
+BACKWARD = "wgsl-backward-h200-final.json"
 ROOFLINE = "roofline-h200.json"
 OUTPUT_FLAGS = ("--json", "--md", "--roofline")
 

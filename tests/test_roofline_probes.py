@@ -90,18 +90,17 @@ def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
     t = reference.table(tmp_path)
     assert t["roofline"] is None  # not measured here: the page says so and draws no H200 roof
     fwd, bwd = t["forward"], t["backward"]
-    assert (fwd["date"], bwd["date"]) == ("2026-11-30", "2026-12-01")  # the runs' "started" fields
+    assert (fwd["date"], bwd["date"]) == ("2026-12-01", "2026-12-01")  # the runs' "started" fields
     assert fwd["device"] == bwd["device"] == "NVIDIA H200"
-    assert fwd["command"].startswith("python3 -m bench.bench_wgsl --n 4096 ")
-    assert fwd["command"].endswith("--json bench/results/h200.json --md bench/results/h200.md "
-                                   "--roofline bench/results/roofline.svg")
+    assert fwd["command"].startswith("python3 -m bench.bench_wgsl --n 1024 2048 4096 8192 ")
+    assert fwd["command"].endswith("--json bench/results/h200-final.json --md bench/results/h200-final.md")
     assert bwd["command"].startswith("python3 -m bench.bench_wgsl_backward ")
-    assert "--json bench/results/wgsl-backward-h200-tuned.json" in bwd["command"]
+    assert "--json bench/results/wgsl-backward-h200-final.json" in bwd["command"]
     # Forward: the rows a page would get (default limits, subgroups), with plain's passes.
     raw = json.loads((tmp_path / reference.FORWARD).read_text())
-    d64 = next(s for s in fwd["sizes"] if s["d"] == 64)
-    want = [r for r in raw["rows"] if r["d"] == 64 and r["limits"] == "default" and r["subgroups"]
-            and "medianMs" in r]
+    d64 = next(s for s in fwd["sizes"] if s["d"] == 64 and s["n"] == 4096)
+    want = [r for r in raw["rows"] if r["d"] == 64 and r["n"] == 4096 and r["limits"] == "default"
+            and r["subgroups"] and "medianMs" in r]
     assert [k["kernel"] for k in d64["kernels"]] == [r["kernel"] for r in want]
     assert d64["kernels"][0]["medianMs"] == pytest.approx(want[0]["medianMs"], rel=1e-5)
     assert [p["pass"] for p in d64["passes"]] == ["scores", "softmax", "pv"]
@@ -111,7 +110,7 @@ def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
     # A result file without a date of its own takes the commit that added it.
     undated = {k: v for k, v in raw.items() if k != "started"}
     (tmp_path / reference.FORWARD).write_text(json.dumps(undated))
-    assert reference._date(undated, reference.RESULTS / reference.FORWARD) == "2026-11-30"
+    assert reference._date(undated, reference.RESULTS / reference.FORWARD) == "2026-12-01"
 
 
 def test_the_build_writes_that_table(built_site):
