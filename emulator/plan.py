@@ -186,8 +186,18 @@ def _resolved_overrides(file: str, constants: dict, instrumented: bool) -> tuple
     if key not in _FIGURES:
         shader = _shaders.Shader(_shaders.read_source(file), constants)
         names = [m.group(2) for m in _shaders._DECL.finditer(shader.code) if m.group(1) == "override"]
-        _FIGURES[key] = tuple((name, shader.value(name)) for name in sorted(names))
+        _FIGURES[key] = tuple((name, _override_value(shader, name)) for name in sorted(names))
     return _FIGURES[key]
+
+
+def _override_value(shader, name: str):
+    """An override's value where the planner's integer arithmetic reads it; otherwise
+    (a float such as ``TAU: f32 = 1.0 / sqrt(f32(D))``) its declared expression, which
+    with the integer overrides beside it in the key fixes the value as well."""
+    try:
+        return shader.value(name)
+    except ValueError:
+        return ("expression", shader.decls.get(name))
 
 
 def run_key(plan: dict) -> tuple:

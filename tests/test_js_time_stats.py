@@ -84,3 +84,22 @@ def test_a_constant_that_differs_from_the_default_is_another_run():
     p = parse_request({"kernel": "fused", "n": "256", "d": "16", "workgroup_bytes": "16384"})
     plan = planner.gpu_plan(p, {}, kernels=["fused", "fused-no-rescale"], instrumented=False)
     assert plan["same_run"] == {}
+
+
+@pytest.mark.parametrize("d", [16, 64, 128])
+def test_backward_plans_name_their_repeats_through_float_overrides(d):
+    """The backward shaders declare TAU: f32 = 1.0 / sqrt(f32(D)), an override the integer
+    planner cannot evaluate: its expression stands in the run key, so planning the backward
+    kernels (what Time and bench.bench_wgsl_backward do) names repeats instead of raising."""
+    from emulator.tiling import MANIFEST
+    BACKWARD = [k for k, e in MANIFEST["kernels"].items() if e.get("direction") == "backward"]
+    p = parse_request({"kernel": "fused", "n": "512", "d": str(d), "workgroup_bytes": "16384"})
+    p = dict(p, kernel="fused-backward")
+    plan = planner.gpu_plan(p, {}, kernels=list(BACKWARD), instrumented=False)
+    assert set(plan["plans"]) == set(BACKWARD)
+    for kernel, kept in plan["same_run"].items():
+        a, b = plan["plans"][kernel], plan["plans"][kept]
+        assert [pp["file"] for pp in a["passes"]] == [pp["file"] for pp in b["passes"]]
+        assert a["tiling"]["block_rows"] == b["tiling"]["block_rows"]
+    # fused-backward-no-D runs the dK/dV shader with USE_D = false: never fused-backward's run
+    assert plan["same_run"].get("fused-backward-no-D") != "fused-backward"
