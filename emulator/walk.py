@@ -84,9 +84,8 @@ def runs(tiling: Tiling, marks: tuple[int, int]) -> list:
             outer = step.outer[0] // g_outer
             inner = None if step.inner is None else step.inner[0] // g_inner
         last = out[-1] if out else None
-        if (last and step.phase == "stream" and last[1] == "stream" and last[0] == step.pass_index
-                and last[2] == outer and last[3] + last[4] == inner and last[5] == step.pairs
-                and last[6] == step.reads and last[7] == step.writes):
+        same = [step.pass_index, "stream", outer, step.pairs, step.reads, step.writes]
+        if step.phase == "stream" and last and [*last[:3], *last[5:]] == same and last[3] + last[4] == inner:
             last[4] += 1
             continue
         out.append([step.pass_index, step.phase, outer, inner, 1, step.pairs, dict(step.reads), dict(step.writes)])
