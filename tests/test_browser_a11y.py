@@ -198,7 +198,7 @@ def test_keyboard_only_journey_film_question_lab(browser, server_url, artifacts)
         page.wait_for_selector("#time-fused-ms", timeout=120_000)
         wait_idle(page)
         assert page.evaluate("document.activeElement.id") == "time-button"
-        assert page.inner_text("#lab-status").startswith("Timed:")
+        assert page.inner_text("#lab-status").startswith("Timed.")
         page.screenshot(path=str(artifacts / "a11y-keyboard-journey.png"))
         assert page.console_errors == []
         assert page.evaluate("window.__csp") == []
