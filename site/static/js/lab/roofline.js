@@ -381,7 +381,17 @@ export async function renderMeasured(container, p, why, software = null) {
     kernel: _("Kernel"),
     gbps: _("GB/s (counted bytes)"),
     intensity: _("FLOP per byte"),
-    speedup: _("Speed-up over plain"),
+    speedup: plain ? _("Speed-up over {plain}", { plain: plain.kernel }) : _("Speed-up over plain"),
+    mask:
+      s.causal === want.causal
+        ? ""
+        : want.causal
+          ? _(
+              "The H200 was timed here with full attention only: your form's causal mask skips about half the tile pairs, so its times would be about half these.",
+            )
+          : _(
+              "The H200 was timed here with the causal mask only: your form's full attention visits every tile pair, about twice the work.",
+            ),
     roofline: data.roofline
       ? _(
           "Its roofline, by the same probes as the lab's: copy {gbps} GB/s, float32 {gflops} GFLOP/s, ridge {ridge} FLOP per byte, measured on {date} with {command}.",
@@ -404,7 +414,7 @@ export async function renderMeasured(container, p, why, software = null) {
   setHtml(
     container,
     html`<section class="h200-figures" aria-labelledby="h200-title"><h4 id="h200-title">${w.title}</h4>
-    <p>${w.why} ${w.size}</p>
+    <p>${w.why} ${w.size} ${w.mask}</p>
     <div class="table-scroll" tabindex="0" role="region" aria-label="${w.caption}"><table class="numbers stack" id="h200-table"><caption>${w.caption}</caption>
       <thead><tr><th scope="col">${w.kernel}</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">${w.gbps}</th><th scope="col">${w.intensity}</th><th scope="col">${w.speedup}</th></tr></thead>
       <tbody>${rows}</tbody></table></div>

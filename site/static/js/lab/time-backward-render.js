@@ -69,11 +69,17 @@ function whyWords(plain, fused, software) {
   const cost = _(
     "The bytes are not the whole price: the fused backward never stores the N×N tables P and dS, so it recomputes S and P from Q, K and the saved logsumexp L, more arithmetic than plain does.",
   );
+  const won = compared(plain.result, fused.result) !== "noise" && fused.speedup > 1;
   const here = software
-    ? _(
-        "On {adapter}, a CPU adapter, bytes are cheap and arithmetic is the limit, so recomputing P costs more than the bytes it saves: here the fused backward may well lose, whatever the count says.",
-        { adapter: software },
-      )
+    ? won
+      ? _(
+          "On {adapter}, a CPU adapter, arithmetic is the limit and bytes are cheaper than on a GPU, so the speed-up is not the count's ratio. The fused backward won here all the same: writing plain's N×N tables out and reading them back costs a CPU time too, more than fused spends recomputing P.",
+          { adapter: software },
+        )
+      : _(
+          "On {adapter}, a CPU adapter, bytes are cheap and arithmetic is the limit, so recomputing P can cost more than the bytes it saves: here the fused backward did not win, whatever the count says.",
+          { adapter: software },
+        )
     : _(
         "On a GPU that waits on memory (a large one at large N), the bytes saved can outweigh the extra arithmetic and the fused backward wins; where arithmetic is the limit, it loses. Which holds depends on the GPU, and on how well each kernel is tuned: the lesson's are written to be read.",
       );
