@@ -33,7 +33,7 @@ def press_time(page, n, d, backward=False):
 
 def rate(x):
     """format.js's rate(): what the page writes for a GB/s or GFLOP/s figure."""
-    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 1 else f"{x:#.2g}"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}" if x >= 1 else f"{x:#.2g}"
 
 
 @pytest.fixture(scope="module")

@@ -52,11 +52,6 @@ export function timesText(x) {
   return x >= 10 ? fmt(Number(x.toPrecision(2))) : fixed(x, 1);
 }
 
-/** A count of float32 ulps, grouped from 100 up (136,405; pt-BR 136.405), two figures below. */
-export function ulpsText(x) {
-  return x >= 100 ? fmt(Math.round(x)) : rate(x);
-}
-
 // The card's first line: the verdict and the largest error against the bound, in one sentence.
 function headline(r, verdict) {
   const err = r.max_abs_error;
@@ -147,7 +142,7 @@ export function renderCheck(r) {
   // and a share of the output's range (both from emulator/check.py).
   const humanWords = (e) =>
     _("{ulps} float32 ulps; {share} of the output's range", {
-      ulps: ulpsText(e / r.output_ulp),
+      ulps: rate(e / r.output_ulp), // grouped from 100 up (136,405), two figures below
       share: sci(e / r.output_range),
     });
   const human = (e) =>

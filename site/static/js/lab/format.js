@@ -17,10 +17,12 @@ export const sci = (x) => (typeof x === "number" ? marked(x.toExponential(2)) : 
 /** x with `places` decimals, the page's mark, no grouping: (1.26, 2) → "1.26" / "1,26". */
 export const fixed = (x, places) => marked(Number(x).toFixed(places));
 
-/** Rates keep two significant figures even when tiny (SwiftShader at N = 64). */
+/** Rates keep two significant figures even when tiny (SwiftShader at N = 64); from 100 up,
+ *  whole numbers with the page's grouping, as 3,913 GB/s (pt-BR 3.913). */
 export function rate(x) {
   if (!(x > 0)) return "–";
-  return marked(x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toPrecision(2));
+  if (x >= 100) return fmt(Math.round(x));
+  return marked(x >= 1 ? x.toFixed(1) : x.toPrecision(2));
 }
 
 /** Milliseconds: two decimals from 1 ms up, three significant figures below. */
