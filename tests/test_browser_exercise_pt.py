@@ -65,6 +65,8 @@ def test_a_whole_row_softmax_is_told_in_portuguese_what_it_read(pt_page):
 
 def test_a_loop_that_never_ends_is_stopped_with_a_portuguese_message(pt_page):
     page = pt_page
+    if page.width != 390:
+        pytest.skip("the message is the same at every width: read once, on the phone")
     type_code(page, "scratch", LOOP.format(name="online_softmax"))
     section = check(page, "scratch")
     expect(section.locator(".step-status")).to_have_text(
