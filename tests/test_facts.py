@@ -244,10 +244,11 @@ def model():
 
 
 @needs_model
-def test_facts_rebuild_twice_gives_identical_json_equal_to_the_committed_files(model):
+def test_facts_rebuild_gives_json_identical_to_the_committed_files(model):
+    # The committed files were written by another process, on another day: one rebuild equal
+    # to them shows the build is deterministic as well as up to date.
     first = build.render(model)
-    second = build.render(model)
-    assert first == second
+    assert first
     for path, text in first.items():
         assert path.read_text("utf-8") == text, f"{path.name} is stale: run `python -m facts`"
 
