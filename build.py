@@ -451,6 +451,16 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             super().log_message(fmt, *args)
 
 
+class Server(http.server.ThreadingHTTPServer):
+    """The static server, quiet when a browser hangs up mid-file (a page closed while
+    Pyodide downloads, a test cutting a request): http.server would print a traceback."""
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(directory: Path, host: str = "127.0.0.1", port: int = 8000,
                 prefix: str = "") -> http.server.ThreadingHTTPServer:
     """A threaded static server for ``directory`` (port 0 picks a free one).
@@ -471,7 +481,7 @@ def make_server(directory: Path, host: str = "127.0.0.1", port: int = 8000,
                 path = path[len(prefix):]
             return super().translate_path(path)
 
-    return http.server.ThreadingHTTPServer((host, port), _H)
+    return Server((host, port), _H)
 
 
 def main(argv=None) -> int:

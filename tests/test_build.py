@@ -324,6 +324,24 @@ def test_content_types_do_not_come_from_the_platform_mimetypes_table(monkeypatch
         server.shutdown()
 
 
+@pytest.mark.parametrize("error,quiet", [(ConnectionResetError(104, "Connection reset by peer"), True),
+                                         (BrokenPipeError(32, "Broken pipe"), True),
+                                         (ValueError("a bug in a handler"), False)])
+def test_the_server_is_quiet_when_a_browser_hangs_up_and_reports_anything_else(error, quiet, built_site, capsys):
+    server = build.make_server(built_site, port=0)
+    try:
+        try:
+            raise error
+        except Exception:
+            server.handle_error(None, ("127.0.0.1", 1))
+    finally:
+        server.server_close()
+    err = capsys.readouterr().err
+    assert (err == "") is quiet, err
+    if not quiet:
+        assert "a bug in a handler" in err
+
+
 CSP_PARTS = ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "worker-src 'self'",
              "connect-src 'self'", "object-src 'none'", "base-uri 'none'"]
 
