@@ -368,7 +368,7 @@ def test_time_names_a_software_adapter_and_sets_speed_beside_the_counted_ratio(l
 
 @pytest.mark.gpu
 def test_the_time_table_fits_its_card(browser, server_url, artifacts):
-    """One Time run, its card read at 1280 px and again at 390 px."""
+    """One Time run, its card read at 1280 px and again at 390 px (a window narrowed)."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     page = ctx.new_page()
     page.goto(server_url + "#kernel=fused&n=128&d=64&causal=0&M=16384&seed=1")
@@ -386,6 +386,13 @@ def test_the_time_table_fits_its_card(browser, server_url, artifacts):
         assert fits["scroll"] <= fits["scroller"] + 1, (width, fits)
         assert fits["table"] <= fits["card"], (width, fits)
         assert fits["page"] <= width, (width, fits)
+        # the Count chart drawn at 1280 px is drawn again for the phone: its words stay 12 px tall
+        sizes = page.evaluate("""() => [...document.querySelectorAll('#count-chart svg text')].map((t) => {
+          const svg = t.ownerSVGElement;
+          const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+          return parseFloat(getComputedStyle(t).fontSize) * k;
+        })""")
+        assert len(sizes) >= 4 and (width > 640 or min(sizes) >= 12), (width, sizes)
         page.locator("#time-result").screenshot(path=str(artifacts / f"lab-time-{width}.png"))
         page.locator("#count-result").screenshot(path=str(artifacts / f"lab-count-{width}.png"))
     ctx.close()

@@ -32,7 +32,7 @@ export function size(bytes) {
 // A phone draws the chart in fewer units, each kernel's name above its bar, so
 // that the scaled-down drawing keeps its words at least 12 px tall (a 720-unit
 // chart shrunk to 350 px would draw 13-unit words about 6 px tall).
-const NARROW = "(max-width: 40rem)";
+export const NARROW = "(max-width: 40rem)";
 
 /**
  * rows: [{label, traffic: {reads, writes, total_bytes}}]; returns an <svg>.

@@ -1,5 +1,5 @@
 // Count: the bytes each lesson kernel moves to and from global memory (emulator/traffic.py).
-import { barChart } from "../bars.js";
+import { barChart, NARROW } from "../bars.js";
 import { _, ngettext } from "../i18n.js";
 import { client } from "./client.js";
 import { kernelLabel } from "./direction.js";
@@ -85,9 +85,16 @@ export function plainBesideFused(compare, r, tensors) {
     <ul class="legend-inline" aria-hidden="true">${tensors.map((t) => html`<li><span class="swatch sw-${t}"></span>${t}</li>`)}</ul>`;
 }
 
+// The chart last drawn is drawn again when the phone layout starts or stops applying (a
+// phone turned, a window narrowed), so that its words keep their size.
+let redraw = null;
+window.matchMedia(NARROW).addEventListener("change", () => redraw && redraw());
+
 /** Draw the count's bar chart of `rows` ({label, traffic}) and show the count, fresh. */
 export function showCountChart(rows, options) {
-  $("count-chart").appendChild(barChart(rows, options));
+  const chart = $("count-chart");
+  redraw = () => chart.isConnected && chart.replaceChildren(barChart(rows, options));
+  redraw();
   $("count-result").hidden = false;
   $("count-result").classList.remove("stale");
 }
