@@ -33,9 +33,10 @@ function labReply(outcome, op) {
 }
 
 export class EmulatorClient extends PythonWorker {
-  /** onProgress({stage, percent}) while Python starts: stage in words, percent up to 100. */
-  constructor({ onProgress } = {}) {
-    super("lab", { onProgress, freshAfterFailedBoot: true });
+  /** onProgress({stage, percent}) while Python starts: stage in words, percent up to 100;
+   *  onStop() when its worker is dropped. */
+  constructor({ onProgress, onStop } = {}) {
+    super("lab", { onProgress, onStop, freshAfterFailedBoot: true });
   }
 
   /** Ask the emulator: {op, params, ...extra} (emulator/api.py names the ops). */

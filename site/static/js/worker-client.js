@@ -20,10 +20,12 @@ export class PythonWorker {
    * freshAfterFailedBoot: when Python fails to start while no request waits, drop that
    *   worker at once, so the next request boots a fresh one; otherwise the next request
    *   is told of the failure (and then the worker is dropped).
+   * onStop() whenever a worker is dropped (a failed start, a cancel, a restart).
    */
-  constructor(serve, { onProgress = () => {}, freshAfterFailedBoot = false } = {}) {
+  constructor(serve, { onProgress = () => {}, onStop = () => {}, freshAfterFailedBoot = false } = {}) {
     this.serve = serve;
     this.onProgress = onProgress;
+    this.onStop = onStop;
     this.freshAfterFailedBoot = freshAfterFailedBoot;
     this.worker = null; // the Worker now, or null
     this.pending = new Map(); // id -> {resolve, onStarted}
@@ -100,6 +102,7 @@ export class PythonWorker {
     if (this.worker) this.worker.terminate();
     this.worker = null;
     this.ready = false;
+    this.onStop();
     const waiting = [...this.pending.values()];
     this.pending.clear();
     for (const entry of waiting) entry.resolve(outcome);

@@ -12,6 +12,11 @@ export const client = new EmulatorClient({
     bootBar.value = percent;
     boot.hidden = percent >= 100;
   },
+  // A dropped worker's start is over, whoever asked for it (Count, or the tiles' walk that
+  // Count sets off beside it): its bar goes, so no stuck bar stays after a failed download.
+  onStop: () => {
+    boot.hidden = true;
+  },
 });
 
 /** A failed start leaves no stuck progress bar. */
