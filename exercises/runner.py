@@ -44,6 +44,7 @@ from contextlib import contextmanager
 from emulator.i18n import _, group, short
 
 from . import content, sandbox
+from .guard import builtins_for
 from .testing import Failure, LearnerError, TimeLimit, title_of
 
 LEARNER_FILE = "your_code.py"
@@ -172,18 +173,28 @@ def time_limit(seconds: float | None):
         signal.signal(signal.SIGALRM, old)
 
 
-def load_module(source: str, filename: str = LEARNER_FILE, name: str = "your_code") -> types.ModuleType:
-    """Compile and execute the learner's source as a fresh module.
+def load_module(source: str, filename: str = LEARNER_FILE, name: str = "your_code",
+                guarded: bool = True) -> types.ModuleType:
+    """Compile and execute the learner's source as a fresh module; ``guarded``:
+    with the builtins of exercises.guard (no import of the project's modules).
 
-    Raises whatever the code raises (SyntaxError included, and "nested too
-    deeply" from exercises.sandbox.refuse_deep_nesting); callers trim it.
+    Raises whatever the code raises (SyntaxError included, "nested too deeply"
+    from exercises.sandbox.refuse_deep_nesting, an ImportError from exercises.guard);
+    callers trim it.
     """
     _register(source, filename)
     sandbox.refuse_deep_nesting(source, filename)
     mod = types.ModuleType(name)
     mod.__file__ = filename
-    code = compile(source, filename, "exec")
-    exec(code, mod.__dict__)
+    if guarded:
+        mod.__builtins__ = builtins_for()
+    code = compile(source, filename, "exec", dont_inherit=True)  # not this file's __future__ annotations
+    sys.modules.setdefault(name, mod)  # while it loads, for dataclasses' string annotations
+    try:
+        exec(code, mod.__dict__)
+    finally:
+        if sys.modules.get(name) is mod:
+            del sys.modules[name]
     return mod
 
 
@@ -303,7 +314,7 @@ def run(source: str, filename: str = LEARNER_FILE, seconds: float | None = 20.0)
     guard = sandbox.Snapshot()
     try:
         with captured(out), time_limit(seconds):
-            load_module(source, filename, name="__main__")
+            load_module(source, filename, name="__main__", guarded=False)
     except BaseException as exc:  # noqa: BLE001
         error = trimmed_traceback(exc, filename)
     touched = out.reset + guard.changes()

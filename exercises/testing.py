@@ -30,6 +30,8 @@ from contextlib import contextmanager
 
 from emulator.i18n import _, group, short
 
+from . import guard
+
 
 def N_(message: str) -> str:
     """Mark ``message`` for extraction without translating it now (gettext's
@@ -105,6 +107,10 @@ def given(description: str):
     except (Failure, LearnerError, TimeLimit):
         raise
     except Exception as exc:  # the learner's code failed on this input
+        module = guard.refusal(exc)
+        if module is not None:  # an import of the project's modules: say so, as a failure of this input
+            raise Failure(f"{description}: {exc}", input=description, expected=_("code of your own"),
+                          got=module) from exc
         raise LearnerError(description, exc) from exc
     finally:
         _current.pop()

@@ -35,6 +35,21 @@ SKILL_LESS = {
     ("online-softmax", "scratch", "whole_row_max_first.py"): (
         "test_one_pass_over_the_tiles", "your code read every score 2 times (24 reads of 12 scores); "
         "an online softmax reads each tile once (4 tiles: 12 reads)"),
+    ("online-softmax", "scratch", "copies_then_two_passes.py"): (
+        "test_holds_one_tile_at_a_time", "16,384 random scores, block 32: your code held 16,384 scores at once "
+        "(block = 32): an online softmax holds one block"),
+    ("online-softmax", "scratch", "sorted_copy.py"): (
+        "test_holds_one_tile_at_a_time", "your code held 16,384 scores at once (block = 32)"),
+    ("online-softmax", "scratch", "tiles_kept_then_two_passes.py"): (
+        "test_holds_one_tile_at_a_time", "your code held 16,384 scores at once (block = 32)"),
+    ("online-softmax", "scratch", "floats_copied_one_by_one.py"): (
+        "test_holds_one_tile_at_a_time", "(block = 32): that is a copy of every score; a tile needs about 2 KB: "
+        "an online softmax holds one block"),
+    ("online-softmax", "compose", "strip_with_values_alongside.py"): (
+        "test_holds_a_tile_of_scores", "(N = 192, B_r = 32, B_c = 2): that is a B_r × N strip of scores; "
+        "a tile needs about 6 KB: a tiled pass holds one B_r × B_c tile of scores"),
+    ("online-softmax", "compose", "tiles_into_a_whole_table.py"): (
+        "test_holds_a_tile_of_scores", "(N = 192, B_r = 32, B_c = 2): that is the whole N × N table of scores"),
     ("online-softmax", "compose", "whole_row_softmax.py"): (
         "test_reads_like_the_fused_kernel", "N = 65, d = 4, seed 65, block_rows 32, block_cols 8, full: your code read "
         "every row of K once per row of Q (N = 65: 4,225 reads); a tiled pass reads it once per query tile "
@@ -56,8 +71,6 @@ SKILL_LESS = {
     ("online-softmax", "compose", "strip_of_scores_per_query_tile.py"): (
         "test_reads_like_the_fused_kernel", "your code read 65 rows of K before it used their rows of V, so it held "
         "the scores of 65 keys at once; a tiled pass holds those of one key tile (8 keys) at a time"),
-    ("online-softmax", "probe", "asks_the_emulator.py"): (
-        "test_counts_the_bytes_itself", "io_bytes: your code uses emulator.traffic (line 2), the project's own code"),
     ("flash-backward", "harden", "whole_row_with_masks.py"): (
         "test_reads_like_the_fused_kernel", "your code read every row of K once per row of Q (N = 30: 900 reads); "
         "a tiled pass reads it once per query tile (4 tiles: 120 reads)"),
@@ -71,6 +84,33 @@ SKILL_LESS = {
     ("flash-backward", "scratch", "d_recomputed_for_every_key.py"): (
         "test_reads_like_the_fused_backward", "your code read every row of O once per key tile (150 reads); "
         "a tiled pass reads each row of it once (30 reads)"),
+}
+
+
+# The tests that watch how the code works (exercises.instruments, exercises.skill): a skill-less
+# answer fails one of them at least, and no other.
+INSTRUMENTS = {test for test, _says in SKILL_LESS.values()} | {"test_holds_one_tile_at_a_time",
+                                                               "test_holds_a_tile_of_scores"}
+# The answers that import the project's own modules at their top: refused as they load
+# (exercises.guard), naming the module and the line: (slug, step, wrong answer) -> what the error says.
+REFUSED_AT_LOAD = {
+    ("online-softmax", "probe", "asks_the_emulator.py"): 'line 2, in <module>\n    from emulator import traffic\n'
+                                                         "ImportError: emulator.traffic: this step runs your code "
+                                                         "without the project's own modules",
+    ("online-softmax", "probe", "import_module.py"): "import importlib\nImportError: importlib: this step runs",
+    ("online-softmax", "probe", "sys_modules.py"): "import sys\nImportError: sys: this step runs",
+    ("online-softmax", "compose", "imports_the_reference.py"): (
+        "from emulator.attention import reference\nImportError: emulator.attention.reference: this step runs"),
+}
+# The answers that reach for them inside their function: every test that calls it fails, naming
+# the module: (slug, step, wrong answer) -> (the first failing test, its message).
+REFUSED_IN_TESTS = {
+    ("online-softmax", "probe", "dynamic_import.py"): (
+        "test_the_lesson_figures", 'io_bytes("plain", n=4,096, d=16, workgroup_bytes=16,384): emulator.traffic.count: '
+        "this step runs your code without the project's own modules: the count is yours to write"),
+    ("online-softmax", "compose", "walks_to_the_tests_oracle.py"): (
+        "test_one_row", "N = 1, d = 4, block_rows 1, block_cols 1, full: sys: this step runs your code without the "
+        "project's own modules: the count is yours to write"),
 }
 
 
@@ -106,6 +146,9 @@ def test_the_starter_fails(slug, step):
 def test_the_typical_wrong_answer_fails_and_names_its_input(slug, step, name):
     source = content.wrong_answers(content.step(slug, step))[name]
     report = runner.check(slug, step, source)
+    if (slug, step, name) in REFUSED_AT_LOAD:
+        assert REFUSED_AT_LOAD[slug, step, name] in report["error"], report["error"]
+        return
     assert report["error"] is None
     failed = [r for r in report["results"] if not r["ok"]]
     assert not report["ok"] and failed
@@ -127,7 +170,7 @@ def test_every_python_code_step_has_another_correct_answer_and_a_skill_less_wron
     assert len(code_steps) == 5
     for slug, step in code_steps:
         assert any(a[:2] == (slug, step) for a in ALTERNATIVES), (slug, step)
-        assert any(k[:2] == (slug, step) for k in SKILL_LESS), (slug, step)
+        assert any(k[:2] == (slug, step) for k in [*SKILL_LESS, *REFUSED_AT_LOAD, *REFUSED_IN_TESTS]), (slug, step)
 
 
 @pytest.mark.parametrize("key", list(SKILL_LESS), ids=[f"{a}-{b}-{c[:-3]}" for a, b, c in SKILL_LESS])
@@ -135,10 +178,22 @@ def test_a_skill_less_answer_gets_the_numbers_right_and_fails_only_the_instrumen
     slug, step, name = key
     test, says = SKILL_LESS[key]
     report = runner.check(slug, step, content.wrong_answers(content.step(slug, step))[name])
+    failed = {r["name"]: r for r in report["results"] if not r["ok"]}
+    assert test in failed and set(failed) <= INSTRUMENTS, [r["message"] for r in failed.values()]
+    assert says in failed[test]["message"], failed[test]["message"]
+    assert failed[test]["expected"] and failed[test]["got"]
+
+
+@pytest.mark.parametrize("key", list(REFUSED_IN_TESTS), ids=[f"{a}-{b}-{c[:-3]}" for a, b, c in REFUSED_IN_TESTS])
+def test_an_answer_that_imports_the_answer_inside_its_function_fails_every_test_that_calls_it(key):
+    slug, step, name = key
+    test, says = REFUSED_IN_TESTS[key]
+    report = runner.check(slug, step, content.wrong_answers(content.step(slug, step))[name])
+    assert report["error"] is None and not report["ok"]
     failed = [r for r in report["results"] if not r["ok"]]
-    assert [r["name"] for r in failed] == [test], [r["message"] for r in failed]
-    assert says in failed[0]["message"], failed[0]["message"]
-    assert failed[0]["expected"] and failed[0]["got"]
+    assert failed[0]["name"] == test and failed[0]["message"] == says, failed[0]["message"]
+    module = says.split(": ")[-3]
+    assert all(r["got"] == module for r in failed if r["name"] != "test_counts_the_bytes_itself")
 
 
 def test_the_issue_example_message_for_a_missing_rescale():
@@ -211,7 +266,8 @@ def test_the_offline_cli_passes_the_solution_and_fails_a_wrong_answer(slug, step
     ok = _cli("check", slug, str(mine), "--step", step)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "FAIL" not in ok.stdout
-    name, source = sorted(content.wrong_answers(entry).items())[0]
+    name, source = next((n, s) for n, s in sorted(content.wrong_answers(entry).items())
+                        if (slug, step, n) not in REFUSED_AT_LOAD)
     mine.write_text(source, encoding="utf-8")
     bad = _cli("check", slug, str(mine), "--step", step)
     assert bad.returncode == 1, bad.stdout

@@ -78,3 +78,14 @@ def test_a_whole_row_softmax_is_told_what_it_read_in_portuguese(portuguese):
         "uma vez por linha de Q (N = 65: 4.225 leituras); uma passada em blocos o lê uma vez por bloco de consultas "
         "(3 blocos: 195 leituras)")
     assert (bad["expected"], bad["got"]) == ("linhas de K lidas: 195", "linhas de K lidas: 4.225")
+
+
+def test_the_guards_refusal_and_a_held_copy_are_reported_in_portuguese(portuguese):
+    report = runner.check("online-softmax", "probe", "import sys\ndef io_bytes(*a):\n    return 0\n")
+    assert report["error"].endswith("ImportError: sys: esta etapa roda seu código sem os módulos do próprio "
+                                    "projeto: a contagem é sua para escrever")
+    copy = [r for r in check_wrong("copies_then_two_passes.py")["results"] if not r["ok"]]
+    assert [r["title"] for r in copy] == ["guarda um bloco de pontuações por vez: nenhuma cópia da linha, "
+                                          "de forma alguma"]
+    assert copy[0]["message"] == ("16.384 pontuações aleatórias, blocos de 32: seu código guardou 16.384 pontuações "
+                                  "de uma vez (block = 32): um softmax online guarda um bloco")

@@ -60,19 +60,22 @@ def test_output_past_the_limit_says_how_much_was_cut():
     assert runner.run("print('short')")["output"] == "short\n"
 
 
-def test_a_check_whose_code_closes_stdout_still_passes_and_shows_its_prints():
-    report = runner.check("online-softmax", "scratch", SCRATCH + "\nimport sys\nprint('hi')\nsys.stdout.close()\n")
-    assert report["ok"] and report["output"] == "hi\n"
+def test_a_check_whose_code_reaches_for_sys_to_close_stdout_is_refused_and_keeps_its_prints():
+    """A Check runs the code without sys (exercises.guard): the prints before stay."""
+    report = runner.check("online-softmax", "scratch", SCRATCH + "\nprint('hi')\nimport sys\nsys.stdout.close()\n")
+    assert report["error"].endswith("ImportError: sys: this step runs your code without the project's own "
+                                    "modules: the count is yours to write")
+    assert report["output"] == "hi\n"
 
 
-def test_the_offline_cli_reports_code_that_closes_stdout_without_a_traceback(tmp_path):
+def test_the_offline_cli_reports_code_that_reaches_for_sys_without_a_traceback_of_its_own(tmp_path):
     mine = tmp_path / "mine.py"
-    mine.write_text(SCRATCH + "\nimport sys\nprint('hi', file=sys.stderr)\nsys.stdout.close()\n", encoding="utf-8")
+    mine.write_text(SCRATCH + "\nprint('hi')\nimport sys\nsys.stdout.close()\n", encoding="utf-8")
     out = subprocess.run([sys.executable, "-m", "exercises", "check", "online-softmax", str(mine), "--step", "scratch"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "Traceback" not in out.stdout + out.stderr
-    assert "-- printed --\nhi\n" in out.stdout and "tests pass" in out.stdout
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Traceback (most recent call last)" not in out.stdout + out.stderr
+    assert "-- printed --\nhi\n" in out.stdout and "ImportError: sys: this step runs your code" in out.stdout
 
 
 # ---------------------------------------------------------------------------
@@ -110,14 +113,17 @@ def test_a_check_whose_code_patches_math_at_load_fails_naming_it_and_python_is_p
     assert math.exp(1.0) == 2.718281828459045
 
 
-def test_a_test_during_which_the_code_patches_builtins_cannot_pass():
+def test_code_that_patches_its_builtins_in_a_check_changes_only_its_own():
+    """A Check gives the code builtins of its own (exercises.guard): `import builtins`
+    is refused, and a patched `__builtins__` reaches neither the tests nor Python."""
     sneaky = SCRATCH + "\n_real = online_softmax\ndef online_softmax(scores, block):\n" \
-        "    import builtins\n    builtins.max = lambda *a, **k: 0.0\n    return _real(scores, block)\n"
+        "    __builtins__['max'] = lambda *a, **k: 0.0\n    return _real(scores, block)\n"
     report = runner.check("online-softmax", "scratch", sneaky)
-    assert not report["ok"] and "builtins.max" in report["touched"]
-    first = report["results"][0]
-    assert not first["ok"] and first["message"].startswith("during this test your code changed builtins.max")
+    assert not report["ok"] and report["touched"] == []
+    assert "expected m = 3" in report["results"][0]["message"]  # its own max is broken; the tests' is not
     assert max(1, 2) == 2
+    refused = runner.check("online-softmax", "scratch", "import builtins\n" + SCRATCH)
+    assert "ImportError: builtins: this step runs your code" in refused["error"]
 
 
 def test_a_patched_instrument_is_caught_too():

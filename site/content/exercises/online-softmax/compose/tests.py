@@ -8,14 +8,22 @@ TOL·max(1, |L|). Cases run smallest N first.
 Right numbers are not enough: test_reads_like_the_fused_kernel hands the code
 Q, K and V that count their row reads (exercises.instruments), and holds them
 to the emulator's fused kernel at the same block_rows and block_cols (either
-loop order), with at most two key tiles of scores held at once.
+loop order), with at most two key tiles of scores held at once. A copy hides
+from a read count, so test_holds_a_tile_of_scores runs the call under
+tracemalloc (exercises.skill) at a size where a B_r × N strip of scores, or the
+N × N table, is many times the budget made of the tiles: B_r × (B_c + d + 2)
+numbers (a tile of S, of O, m and l), and the output's size once more, for a
+loop order that keeps O, m and l for every row (key tiles outer).
+
+Every test calls the learner's function first, with nothing but its inputs in
+reach; the expected values (oracle) are worked out after it returns.
 """
 import math
 import random
 
 from emulator.attention import reference
-from emulator.i18n import _
-from exercises import instruments
+from emulator.i18n import _, group
+from exercises import instruments, skill
 from exercises.testing import N_, Failure, describe_case, expect_close, expect_pair, fmt, given, need, titled
 
 TOL = 1e-9  # float64: the learner's sums round differently from fsum, by ~1e-15
@@ -49,25 +57,32 @@ def run_case(mod, Q, K, V, br, bc, causal, label):
     fn = need(mod, "flash_forward")
     desc = describe_case(label, br, bc, causal)
     with given(desc):
-        got = expect_pair(fn(Q, K, V, br, bc, causal), "(O, L)")
-        want_o, want_l = oracle(Q, K, V, causal)
-        o, lse = got
-        if not isinstance(o, list) or len(o) != len(Q) or not isinstance(lse, (list, tuple)) or len(lse) != len(Q):
-            raise Failure(_("{input}: expected O with {n} rows and L with {n} values, "
-                            "got {rows} rows and {values} values").format(
-                              input=desc, n=len(Q), rows=len(o) if isinstance(o, list) else fmt(o),
-                              values=len(lse) if isinstance(lse, (list, tuple)) else fmt(lse)),
-                          input=desc, expected=_("{n} rows").format(n=len(Q)), got=fmt(o))
-        for i in range(len(Q)):
-            row = o[i]
-            if not isinstance(row, (list, tuple)) or len(row) != len(want_o[i]):
-                raise Failure(_("{input}: expected O[{i}] to have {count} numbers, got {got}").format(
-                                  input=desc, i=i, count=len(want_o[i]), got=fmt(row)),
-                              input=desc, expected=_("{count} numbers").format(count=len(want_o[i])),
-                              got=fmt(row))
-            for c in range(len(row)):
-                expect_close(f"O[{i}][{c}]", row[c], want_o[i][c], rel=0.0, abs_=TOL)
-            expect_close(f"L[{i}]", lse[i], want_l[i], rel=TOL, abs_=TOL)
+        got = fn(Q, K, V, br, bc, causal)   # the learner's call: only its inputs in reach
+        expect_output(got, Q, K, V, causal, desc)
+
+
+def expect_output(got, Q, K, V, causal, desc):
+    """Raise Failure unless ``got`` is the (O, L) of the inputs; worked out only now,
+    after the learner's call has returned."""
+    got = expect_pair(got, "(O, L)")
+    want_o, want_l = oracle(Q, K, V, causal)
+    o, lse = got
+    if not isinstance(o, list) or len(o) != len(Q) or not isinstance(lse, (list, tuple)) or len(lse) != len(Q):
+        raise Failure(_("{input}: expected O with {n} rows and L with {n} values, "
+                        "got {rows} rows and {values} values").format(
+                          input=desc, n=len(Q), rows=len(o) if isinstance(o, list) else fmt(o),
+                          values=len(lse) if isinstance(lse, (list, tuple)) else fmt(lse)),
+                      input=desc, expected=_("{n} rows").format(n=len(Q)), got=fmt(o))
+    for i in range(len(Q)):
+        row = o[i]
+        if not isinstance(row, (list, tuple)) or len(row) != len(want_o[i]):
+            raise Failure(_("{input}: expected O[{i}] to have {count} numbers, got {got}").format(
+                              input=desc, i=i, count=len(want_o[i]), got=fmt(row)),
+                          input=desc, expected=_("{count} numbers").format(count=len(want_o[i])),
+                          got=fmt(row))
+        for c in range(len(row)):
+            expect_close(f"O[{i}][{c}]", row[c], want_o[i][c], rel=0.0, abs_=TOL)
+        expect_close(f"L[{i}]", lse[i], want_l[i], rel=TOL, abs_=TOL)
 
 
 @titled(N_("N = 1: one query, one key"))
@@ -118,3 +133,26 @@ def test_reads_like_the_fused_kernel(mod):
         desc = describe_case(_("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed), br, bc, causal)
         with given(desc):
             instruments.run_forward(fn, Q, K, V, br, bc, causal, desc)
+
+
+# (N, d, block_rows, block_cols): N large beside the tiles, so that a B_r x N strip of
+# scores is several times a tile's budget; d small, so that the output is too.
+HOLD = (192, 2, 32, 2)
+
+
+@titled(N_("holds a tile of scores, never a B_r × N strip or the N × N table"))
+def test_holds_a_tile_of_scores(mod):
+    fn = need(mod, "flash_forward")
+    n, d, br, bc = HOLD
+    Q, K, V = qkv(n, d, 30)
+    desc = describe_case(_("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=30), br, bc, False)
+    with given(desc):
+        run = skill.measure(fn, Q, K, V, br, bc, False)   # the learner's call: only its inputs in reach
+        expect_output(run.result, Q, K, V, False, desc)
+    output = skill.deep_size(([[0.5] * d for _ in range(n)], [0.5] * n)) + 2 * n * skill.VALUE_BYTES
+    budget = skill.Budget.tiles_of(br * (bc + d + 2), _("N = {n}, B_r = {br}, B_c = {bc}").format(
+                                       n=group(n), br=br, bc=bc),
+                                   _("a tiled pass holds one B_r × B_c tile of scores"), _("numbers"),
+                                   extra=output)
+    skill.hold_to(run, desc, budget, [(_("a B_r × N strip of scores"), br * n),
+                                      (_("the whole N × N table of scores"), n * n)])

@@ -7,12 +7,21 @@ failure reported is the smallest input that shows the mistake.
 test_one_pass_over_the_tiles hands online_softmax scores that count their
 reads tile by tile (exercises.instruments): an online softmax reads each tile
 once; a whole-row softmax reads the row twice (once for m, once for l).
+
+test_holds_one_tile_at_a_time hands it a long row of tracked scores
+(exercises.skill): each score counts itself while it is alive, and the call
+runs under tracemalloc, so a copy of the row (list(scores), sorted(scores),
+floats copied one by one) fails, by a wide margin, against a budget made of
+the block: an online softmax holds one tile of scores.
+
+Every test calls the learner's function first, with nothing but its inputs in
+reach; the expected values are worked out after it returns.
 """
 import math
 import random
 
-from emulator.i18n import _
-from exercises import instruments
+from emulator.i18n import _, group
+from exercises import instruments, skill
 from exercises.testing import N_, Failure, expect_close, expect_pair, fmt, given, need, titled
 
 INF = math.inf
@@ -160,3 +169,26 @@ def test_one_pass_over_the_tiles(mod):
             m, l = exact(row)
             expect_close("m", got[0], m, rel=0.0)
             expect_close("l", got[1], l, rel=REL)
+
+
+# A row long enough that a copy of it is many tiles (exercises.skill: the budget is made of the block).
+HOLD_N, HOLD_BLOCK = 16_384, 32
+
+
+@titled(N_("holds one tile of scores at a time: no copy of the row, in any form"))
+def test_holds_one_tile_at_a_time(mod):
+    fn = need(mod, "online_softmax")
+    rng = random.Random(30)
+    row = [rng.uniform(-8.0, 8.0) for _ in range(HOLD_N)]
+    desc = _("{n} random scores, block {block}").format(n=group(HOLD_N), block=HOLD_BLOCK)
+    scores = skill.Stream(row, HOLD_BLOCK)
+    with given(desc):
+        run = skill.measure(fn, scores, HOLD_BLOCK)   # the learner's call: only its inputs in reach
+        got = expect_pair(run.result)
+        m, l = exact(row)                             # the expected pair, after the call
+        expect_close("m", got[0], m, rel=0.0)
+        expect_close("l", got[1], l, rel=1e-9)
+    budget = skill.Budget.tiles_of(HOLD_BLOCK, _("block = {block}").format(block=HOLD_BLOCK),
+                                   _("an online softmax holds one block"), _("scores"),
+                                   value_bytes=scores.value_bytes)
+    skill.hold_to(run, desc, budget, [(_("a copy of every score"), HOLD_N)], order=False)
