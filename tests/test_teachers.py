@@ -144,3 +144,13 @@ def test_the_page_has_a_print_stylesheet_that_drops_controls_and_opens_solutions
     printed = css[css.index("@media print"):]
     assert ".language-switch" in printed and "details::details-content" in printed
     assert 'href="../static/css/teachers.css"' in html_of(built_site, "en")
+
+
+@pytest.mark.parametrize("code", LANGS)
+def test_the_page_says_the_tests_are_readable_and_aim_at_natural_shortcuts(built_site, code):
+    html = html_of(built_site, code)
+    said = re.search(r'<p id="answers-honest">(.*?)</p>', html, re.S)[1]
+    words = {"en": ("a learner can read them", "no natural shortcut passes", "not a grade"),
+             "pt-BR": ("quem aprende pode lê-los", "nenhum atalho natural passe", "não uma nota")}[code]
+    flat = " ".join(said.split())
+    assert all(" ".join(w.split()) in flat for w in words), flat
