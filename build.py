@@ -50,6 +50,7 @@ EDITOR_ENTRY = SITE / "editor" / "codemirror-entry.js"
 EDITOR_OUT = Path("vendor") / "codemirror" / "codemirror.js"
 
 import i18n  # noqa: E402
+from course import measured  # noqa: E402
 from emulator import traffic  # noqa: E402
 from emulator.backward import CHECK_MAX_N as BACKWARD_CHECK_MAX_N  # noqa: E402
 from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, LESSON_KERNELS, M_MAX, M_MIN, MANIFEST  # noqa: E402
@@ -151,12 +152,10 @@ def python_bundle(out: Path) -> None:
 
 def measured_table(out: Path) -> None:
     """Write data/measured-h200.json: the H200's measured figures the Time card shows
-    without WebGPU or on a software adapter (bench.reference.table, from bench/results/)."""
-    from bench import reference
-
+    without WebGPU or on a software adapter (course.measured.table, from bench/results/)."""
     target = out / "data" / "measured-h200.json"
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(reference.table(), sort_keys=True, ensure_ascii=False), encoding="utf-8")
+    target.write_text(json.dumps(measured.table(), sort_keys=True, ensure_ascii=False), encoding="utf-8")
 
 
 def page_catalogs(out: Path) -> None:

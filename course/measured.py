@@ -1,5 +1,6 @@
 """The H200's measured figures for the lab's Time card (issue 25 item 4): one small table,
-written by build.py (dist/data/measured-h200.json) from the current result files under
+written by build.py (dist/data/measured-h200.json); it lives beside the site's other data
+(course/), so the build does not import bench/ from the current result files under
 bench/results/, which docs/BENCHMARKS.md names. The page never types a figure: it reads
 this table, picks the measured size nearest the form's, and says where it came from.
 
