@@ -21,12 +21,8 @@ from __future__ import annotations
 import argparse
 import base64
 import filecmp
-import functools
 import hashlib
-import http.server
 import json
-import os
-import re
 import shutil
 import subprocess
 import sys
@@ -36,10 +32,7 @@ from pathlib import Path
 
 import babel.numbers
 import jinja2
-import latex2mathml.converter
 import markupsafe
-from markdown_it import MarkdownIt
-from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 ROOT = Path(__file__).resolve().parent
 SITE = ROOT / "site"
@@ -50,36 +43,17 @@ EDITOR_ENTRY = SITE / "editor" / "codemirror-entry.js"
 EDITOR_OUT = Path("vendor") / "codemirror" / "codemirror.js"
 
 import i18n  # noqa: E402
+from course import measured  # noqa: E402
 from emulator import traffic  # noqa: E402
 from emulator.backward import CHECK_MAX_N as BACKWARD_CHECK_MAX_N  # noqa: E402
 from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, LESSON_KERNELS, M_MAX, M_MIN, MANIFEST  # noqa: E402
+from sitebuild.markdown import markdown  # noqa: E402
+from sitebuild.server import CSP, make_server  # noqa: E402
 
 # Only the Pyodide files the page needs (core runtime, stdlib, lock file).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
                  "python_stdlib.zip", "pyodide-lock.json")
 GSAP_FILES = ("gsap.min.js",)
-
-# Content types the server sends, set explicitly: Python's mimetypes reads the
-# Windows registry, where .mjs can come out as text/plain.
-CONTENT_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".mjs": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".json": "application/json",
-    ".wasm": "application/wasm",
-    ".zip": "application/zip",
-    ".vtt": "text/vtt; charset=utf-8",
-    ".wgsl": "text/plain; charset=utf-8",
-    ".py": "text/plain; charset=utf-8",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".txt": "text/plain; charset=utf-8",
-}
-
-CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; "
-       "connect-src 'self'; object-src 'none'; base-uri 'none'")
-
 
 def load_toml(path: Path) -> dict:
     """Read a TOML content file."""
@@ -151,12 +125,11 @@ def python_bundle(out: Path) -> None:
 
 def measured_table(out: Path) -> None:
     """Write data/measured-h200.json: the H200's measured figures the Time card shows
-    without WebGPU or on a software adapter (bench.reference.table, from bench/results/)."""
-    from bench import reference
+    without WebGPU or on a software adapter (course.measured.table, from bench/results/)."""
 
     target = out / "data" / "measured-h200.json"
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(reference.table(), sort_keys=True, ensure_ascii=False), encoding="utf-8")
+    target.write_text(json.dumps(measured.table(), sort_keys=True, ensure_ascii=False), encoding="utf-8")
 
 
 def page_catalogs(out: Path) -> None:
@@ -225,40 +198,6 @@ def copy_vendor(out: Path) -> None:
         dst = out / "vendor" / "gsap" / name
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(NODE / "gsap" / "dist" / name, dst)
-
-
-#: A number with separators as its language writes it ("65{,}520", "4.456.448", "1{,}5530").
-#: latex2mathml reads only digits[.digits] as one number and splits the rest into
-#: numbers and punctuation (shown "65, 520"), so _math gives each such number one <mn>.
-_GROUPED_NUMBER = re.compile(r"\d+(?:(?:\{[.,]\}|[.,])\d+)+")
-
-
-def _math(tex: str, options: dict) -> str:
-    """One $...$ formula as MathML (dollarmath passes {"display_mode": bool});
-    a number with separators stays one number (``_GROUPED_NUMBER``)."""
-    numbers: list[str] = []
-
-    def hold(m: re.Match) -> str:
-        numbers.append(m.group(0).replace("{", "").replace("}", ""))
-        return rf"\text{{cannery-number-{len(numbers) - 1}}}"
-
-    mathml = latex2mathml.converter.convert(_GROUPED_NUMBER.sub(hold, tex),
-                                            display="block" if options.get("display_mode") else "inline")
-    for i, number in enumerate(numbers):
-        mathml = mathml.replace(f"<mtext>cannery-number-{i}</mtext>", f"<mn>{number}</mn>")
-    return mathml
-
-
-@functools.cache
-def _markdown() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "typographer": False}).use(dollarmath_plugin, renderer=_math)
-    return md
-
-
-def markdown(text: str) -> str:
-    """Content Markdown to HTML; $...$ and $$...$$ become MathML (latex2mathml).
-    Raw HTML in the Markdown is escaped, not passed through."""
-    return _markdown().render(text)
 
 
 def make_env(code: str | None = None) -> jinja2.Environment:
@@ -433,55 +372,6 @@ def compare_dirs(a: Path, b: Path) -> list:
         if not filecmp.cmp(a / rel, b / rel, shallow=False):
             diffs.append(str(rel))
     return diffs
-
-
-class Handler(http.server.SimpleHTTPRequestHandler):
-    """Static files with explicit content types and the site's CSP header."""
-
-    extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map, **CONTENT_TYPES)
-
-    def end_headers(self):
-        self.send_header("Content-Security-Policy", CSP)
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Cache-Control", "no-cache")
-        super().end_headers()
-
-    def log_message(self, fmt, *args):  # quiet by default
-        if os.environ.get("CANNERY_LOG"):
-            super().log_message(fmt, *args)
-
-
-class Server(http.server.ThreadingHTTPServer):
-    """The static server, quiet when a browser hangs up mid-file (a page closed while
-    Pyodide downloads, a test cutting a request): http.server would print a traceback."""
-
-    def handle_error(self, request, client_address):
-        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
-            return
-        super().handle_error(request, client_address)
-
-
-def make_server(directory: Path, host: str = "127.0.0.1", port: int = 8000,
-                prefix: str = "") -> http.server.ThreadingHTTPServer:
-    """A threaded static server for ``directory`` (port 0 picks a free one).
-
-    With ``prefix`` (e.g. "/cannery"), the site is served under that subpath,
-    as a static host would.
-    """
-    root = str(directory)
-
-    class _H(Handler):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, directory=root, **kw)
-
-        def translate_path(self, path):
-            if prefix:
-                if not path.startswith(prefix + "/"):
-                    return os.path.join(root, "__not_found__")
-                path = path[len(prefix):]
-            return super().translate_path(path)
-
-    return Server((host, port), _H)
 
 
 def main(argv=None) -> int:

@@ -28,6 +28,7 @@ from bench import baseline_check
 from cannery_host.browser import CHROMIUM, launch
 from emulator import check as new_check
 from emulator.traffic import count
+from sitebuild.server import make_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -238,7 +239,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         site = build.build(Path(tmp) / "dist")
         (site / "bench-check-worker.js").write_text(BENCH_WORKER, encoding="utf-8")
-        server = build.make_server(site, port=0)
+        server = make_server(site, port=0)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}/"
         b = browser_runs(url)

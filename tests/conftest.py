@@ -14,6 +14,7 @@ import pytest
 
 import build
 from cannery_host.browser import CHROMIUM, chromium_found, launch
+from sitebuild.server import make_server
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -26,7 +27,7 @@ def built_site(tmp_path_factory) -> Path:
 
 
 def _serve(directory: Path, prefix: str = ""):
-    server = build.make_server(directory, port=0, prefix=prefix)
+    server = make_server(directory, port=0, prefix=prefix)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     return server

@@ -15,7 +15,7 @@ import pytest
 from conftest import open_lab
 from test_browser_a11y import assert_no_violations
 
-from bench import reference
+from course import measured
 from emulator.traffic import count
 
 pytestmark = pytest.mark.browser
@@ -91,7 +91,7 @@ def test_time_draws_the_roofline_with_a_point_per_kernel(roofline_page, artifact
     assert "Measured on an NVIDIA H200, not on your GPU" in page.inner_text("#h200-title")
     words = page.inner_text("#roofline-words")
     assert "plain" in words and "fused" in words and "traffic ratio" in words
-    if not reference.table()["roofline"]:
+    if not measured.table()["roofline"]:
         assert "has not been measured" in page.inner_text("#roofline-h200-note")
         assert page.locator("#roofline-chart .roof-h200").count() == 0
     assert page.locator("#roofline-chart .pt-h200").count() > 0
@@ -157,7 +157,7 @@ def test_without_webgpu_time_shows_the_h200_figures_labelled(browser, server_url
         page.locator("#h200-title").wait_for(timeout=180_000)
         assert page.inner_text("#h200-title") == "Measured on an NVIDIA H200, not on your GPU"
         assert "no WebGPU" in page.inner_text("#lab-alert")
-        table = reference.table()["backward" if backward else "forward"]
+        table = measured.table()["backward" if backward else "forward"]
         # nearest to N = 1000, d = 64, full, in log N: N = 1,024 in the forward sweep, 4,096 backward
         same = [s for s in table["sizes"] if s["d"] == 64 and not s["causal"]]
         reference_size = min(same, key=lambda s: abs(math.log2(s["n"] / 1000)))

@@ -16,6 +16,7 @@ import pytest
 
 import build
 import i18n
+from sitebuild.server import make_server
 
 # ---------------------------------------------------------------------------
 # Deterministic build and --check
@@ -313,7 +314,7 @@ def test_content_types_do_not_come_from_the_platform_mimetypes_table(monkeypatch
         mimetypes, "types_map",
         dict(mimetypes.types_map, **{".mjs": "text/plain", ".wasm": "application/octet-stream"}),
     )
-    server = build.make_server(built_site, port=0)
+    server = make_server(built_site, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -328,7 +329,7 @@ def test_content_types_do_not_come_from_the_platform_mimetypes_table(monkeypatch
                                          (BrokenPipeError(32, "Broken pipe"), True),
                                          (ValueError("a bug in a handler"), False)])
 def test_the_server_is_quiet_when_a_browser_hangs_up_and_reports_anything_else(error, quiet, built_site, capsys):
-    server = build.make_server(built_site, port=0)
+    server = make_server(built_site, port=0)
     try:
         try:
             raise error

@@ -14,7 +14,7 @@ number with decimals or of 1000 or more, in prose or in a formula
 (i18n/checks.py, ``typed_numbers``): only small whole numbers, exponents, years
 and code keep their digits.
 
-The Markdown is parsed by the site's own parser (``build._markdown``:
+The Markdown is parsed by the site's own parser (``sitebuild.markdown._markdown``:
 markdown-it-py with the dollarmath plugin) and the placeholders by Jinja2's
 lexer, so a formula or code span here is exactly what the page renders as one.
 """
@@ -32,6 +32,7 @@ import build
 import i18n
 from course import _hints
 from i18n.checks import typed_numbers
+from sitebuild.markdown import _markdown, _math
 
 EXERCISES = i18n.CONTENT / "exercises"
 ENGLISH = sorted(EXERCISES.rglob("*.md"))
@@ -79,7 +80,7 @@ def _formula(tex: str) -> str:
 def parts(text: str) -> Parts:
     """The placeholders, code and formulas of one Markdown text."""
     found = Parts(_placeholders(text), set(), set())
-    for tok in _tokens(build._markdown().parse(text)):
+    for tok in _tokens(_markdown().parse(text)):
         if tok.type in ("code_inline", "fence", "code_block"):
             found.code.add(tok.content.strip())
         elif tok.type.startswith("math"):
@@ -239,8 +240,8 @@ def test_changed_hints_fail(broken, why):
 ])
 def test_a_number_with_separators_is_one_mathml_number(tex, number):
     """latex2mathml alone splits "1{,}5530" into 1, a comma and 5530 (read "1, 5530")."""
-    assert f"<mn>{number}</mn>" in build._math(tex, {})
+    assert f"<mn>{number}</mn>" in _math(tex, {})
 
 
 def test_lists_in_formulas_keep_their_commas():
-    assert "<mn>16</mn><mo>&#x0002C;</mo><mn>32</mn>" in build._math("\\{16, 32\\}", {})
+    assert "<mn>16</mn><mo>&#x0002C;</mo><mn>32</mn>" in _math("\\{16, 32\\}", {})

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from bench import reference
+from course import measured
 from emulator import plan as planner
 from emulator.shaders import DEFAULT_LIMITS, Shader, read_source
 
@@ -75,9 +75,9 @@ def test_probes_on_wgpu_measure_positive_plausible_roofs(tmp_path):
 
     # The build's table takes a roofline file where it exists (here lavapipe's, in a copy
     # of bench/results/), with its date and command.
-    for name in (reference.FORWARD, reference.BACKWARD):
-        shutil.copyfile(reference.RESULTS / name, tmp_path / name)
-    t = reference.table(tmp_path)
+    for name in (measured.FORWARD, measured.BACKWARD):
+        shutil.copyfile(measured.RESULTS / name, tmp_path / name)
+    t = measured.table(tmp_path)
     assert t["roofline"]["bytes_per_second"] == bw and t["roofline"]["flop_per_second"] == fl
     assert t["roofline"]["date"] == r["date"]
     assert t["roofline"]["command"] == "python3 -m bench.bench_roofline --json bench/results/roofline-h200.json"
@@ -85,9 +85,9 @@ def test_probes_on_wgpu_measure_positive_plausible_roofs(tmp_path):
 
 
 def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
-    for name in (reference.FORWARD, reference.BACKWARD):
-        shutil.copyfile(reference.RESULTS / name, tmp_path / name)
-    t = reference.table(tmp_path)
+    for name in (measured.FORWARD, measured.BACKWARD):
+        shutil.copyfile(measured.RESULTS / name, tmp_path / name)
+    t = measured.table(tmp_path)
     assert t["roofline"] is None  # not measured here: the page says so and draws no H200 roof
     fwd, bwd = t["forward"], t["backward"]
     assert (fwd["date"], bwd["date"]) == ("2026-12-01", "2026-12-01")  # the runs' "started" fields
@@ -97,7 +97,7 @@ def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
     assert bwd["command"].startswith("python3 -m bench.bench_wgsl_backward ")
     assert "--json bench/results/wgsl-backward-h200-final.json" in bwd["command"]
     # Forward: the rows a page would get (default limits, subgroups), with plain's passes.
-    raw = json.loads((tmp_path / reference.FORWARD).read_text())
+    raw = json.loads((tmp_path / measured.FORWARD).read_text())
     d64 = next(s for s in fwd["sizes"] if s["d"] == 64 and s["n"] == 4096)
     want = [r for r in raw["rows"] if r["d"] == 64 and r["n"] == 4096 and r["limits"] == "default"
             and r["subgroups"] and "medianMs" in r]
@@ -109,10 +109,10 @@ def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
     assert t["conventions"]["softmax_flop_per_score"] == 5
     # A result file without a date of its own takes the commit that added it.
     undated = {k: v for k, v in raw.items() if k != "started"}
-    (tmp_path / reference.FORWARD).write_text(json.dumps(undated))
-    assert reference._date(undated, reference.RESULTS / reference.FORWARD) == "2026-12-01"
+    (tmp_path / measured.FORWARD).write_text(json.dumps(undated))
+    assert measured._date(undated, measured.RESULTS / measured.FORWARD) == "2026-12-01"
 
 
 def test_the_build_writes_that_table(built_site):
     assert json.loads((built_site / "data" / "measured-h200.json").read_text()) == json.loads(
-        json.dumps(reference.table()))
+        json.dumps(measured.table()))

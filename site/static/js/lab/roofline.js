@@ -7,7 +7,7 @@
 // card's convention) over its bytes (the emulator's count, Count's numbers), at its
 // measured GFLOP/s; plain's passes at their counted intensity, on the roof (they are not
 // timed alone here). The H200's figures come from data/measured-h200.json, which build.py
-// writes from bench/results/ (bench/reference.py); nothing here types a figure.
+// writes from bench/results/ (course/measured.py); nothing here types a figure.
 import { el } from "../bars.js";
 import { _, pgettext } from "../i18n.js";
 import { client } from "./client.js";

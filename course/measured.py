@@ -1,6 +1,7 @@
-"""The H200's measured figures for the lab's Time card (issue 25 item 4): one small table,
-written by build.py (dist/data/measured-h200.json) from the current result files under
-bench/results/, which docs/BENCHMARKS.md names. The page never types a figure: it reads
+"""The H200's measured figures for the lab's Time card: one small table, written by
+build.py (dist/data/measured-h200.json) from the current result files under bench/results/,
+which docs/BENCHMARKS.md names. It is the site's own reader of those files (the benchmarks
+write them; the build never imports bench/). The page never types a figure: it reads
 this table, picks the measured size nearest the form's, and says where it came from.
 
 Current sources (docs/BENCHMARKS.md):
