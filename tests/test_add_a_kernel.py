@@ -111,7 +111,7 @@ out["gpu_plan"] = sorted(g["plans"])
 env = build.make_env("en")
 ctx = {"lang": __import__("i18n").language("en"), "languages": __import__("i18n").languages(),
        "facts": build.load_facts(), "counts": build.lesson_counts(), "manifest": MANIFEST,
-       "lesson_kernels": list(LESSON_KERNELS), "lab": __import__("i18n").load_content("lab.toml", "en"),
+       "lesson_kernels": list(LESSON_KERNELS), "lab": build.lab_content("en"),
        "limits": {"count_max_n": 1, "check_max_n": 1, "backward_check_max_n": 1, "m_min": 4096,
                   "m_max": 65536, "head_dims": [16, 32, 64, 128]},
        "csp": "", "lab_rules": build.lab_rules("en")}

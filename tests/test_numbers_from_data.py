@@ -85,7 +85,7 @@ def data_numbers():
         "facts": build.load_facts(),
         "counts": build.lesson_counts(),
         "manifest": build.MANIFEST,
-        "lab": build.load_toml(build.SITE / "content" / "lab.toml"),
+        "lab": build.lab_content("en"),
     }
     values: set = set()
     for key in ("facts", "counts", "manifest", "lab"):

@@ -37,7 +37,7 @@ import pytest
 
 from emulator import backward as bw
 from emulator.inputs import random_qkv
-from emulator.tiling import MANIFEST
+from emulator.tiling import M_DEFAULT, MANIFEST
 from emulator.traffic import count
 
 pytestmark = pytest.mark.gpu
@@ -82,7 +82,7 @@ def _reference(n, d, causal, seed, block_cols):
     return {"ref": ref, "bound": bw.bounds(q, k, v, do, ref, causal, None, block_cols)}
 
 
-def _run(runner, kernel, n, d, causal, seed=0, instrumented=False, workgroup_bytes=16384):
+def _run(runner, kernel, n, d, causal, seed=0, instrumented=False, workgroup_bytes=M_DEFAULT):
     from emulator.tiling import make_tiling
 
     bc = make_tiling(kernel, 1, d, workgroup_bytes=workgroup_bytes).block_cols
