@@ -1,4 +1,4 @@
-"""Issue 21's must-show: a kernel is added by one manifest entry and one .wgsl file.
+"""A kernel is added by one manifest entry and one .wgsl file.
 
 In a temporary copy of the tree (the tracked files the emulator, the native host, the
 planner and the lab template read), the test adds ``my-fused``: a manifest entry (the

@@ -1,6 +1,6 @@
 """The builder and the server: deterministic output, a --check that catches a
 stale dist/, every internal link resolving, serving from a subpath, and the
-content type of every asset kind (issue 6 "Build"; issue 7 item 8)."""
+content type of every asset kind."""
 from __future__ import annotations
 
 import html.parser

@@ -378,7 +378,7 @@ def test_sources_ledger_names_the_papers_and_what_each_does_not_prove(film_ctx):
 
 
 def test_the_one_logsumexp_per_row_is_credited_to_flashattention_2_not_to_2022(film_ctx):
-    """Issue 23, item 13: FlashAttention (2022), Algorithm 1, writes each row's m and l to HBM as two
+    """FlashAttention (2022), Algorithm 1, writes each row's m and l to HBM as two
     numbers; the single logsumexp L = m + log l is FlashAttention-2's (2023). Caption and ledger agree."""
     loops = next(c for c in film_ctx["cues"] if c["id"] == "loops")["text"]
     before, year, after = loops.partition("2023")
@@ -391,7 +391,7 @@ def test_the_one_logsumexp_per_row_is_credited_to_flashattention_2_not_to_2022(f
 
 @pytest.mark.parametrize("prefix", ["", "pt-BR/"])
 def test_what_the_lesson_leaves_out_sends_the_backward_pass_to_the_lab_and_its_exercise(built_site, prefix):
-    """Issue 23, item 14: the lab has a backward pass (Direction: Backward, with Count, Check and Time)
+    """The lab has a backward pass (Direction: Backward, with Count, Check and Time)
     and exercise 2 teaches it, so the item says where it is, and that its speed depends on the GPU."""
     page = (built_site / prefix / "index.html").read_text(encoding="utf-8")
     section = page[page.index('id="leaves-out"'):]

@@ -58,7 +58,7 @@ def test_a_clear_winner_must_beat_every_other_range_not_only_the_next():
 
 
 def test_at_d_16_the_tuned_kernels_are_the_lesson_kernel_and_are_timed_once():
-    """Issue 22 item 3: at d = 16 fused, fused-fast and fused-fast-16k run fused.wgsl at
+    """At d = 16 fused, fused-fast and fused-fast-16k run fused.wgsl at
     128 × 64 tiles with the same constants (RESCALE at its default), so one row."""
     p = parse_request({"kernel": "fused", "n": "256", "d": "16", "workgroup_bytes": "16384"})
     plan = planner.gpu_plan(p, {"maxComputeWorkgroupStorageSize": 32768}, instrumented=False, optional="timed")

@@ -1,4 +1,4 @@
-"""Every number the page shows comes from data (issue 5).
+"""Every number the page shows comes from data.
 
 The rendered page text and the captions are scanned for numbers. Each must
 equal, to the digits shown, a number found in the data the build renders from:

@@ -1,6 +1,6 @@
 """The WGSL kernels of kernels_wgsl/, run natively through wgpu-py (lavapipe on CI).
 
-What is held here (issue 3 parts 2-3, issue 7 items 1-3, 5):
+What is held here:
 * O read back from plain and fused passes emulator.check.check_output (float64
   reference, first-order float32 bound, FlashAttention's 2x rule); fused-no-rescale,
   the same shader with the override RESCALE = false, fails it.
