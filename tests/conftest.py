@@ -7,12 +7,9 @@ The repository root is on sys.path through pyproject's pytest ``pythonpath``.
 """
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-import tempfile
+import fcntl
 import threading
-import time
+import traceback
 from pathlib import Path
 
 import pytest
@@ -23,71 +20,37 @@ from cannery_host.browser import CHROMIUM, chromium_found, launch
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 
-# One build per run. Under pytest-xdist the controller starts the build in a
-# subprocess as the run begins and hands its folder to every worker, which waits
-# for it only when a test first asks for ``built_site`` (other tests run meanwhile).
-# The subprocess writes DONE after the last file, or FAILED with the traceback.
-SHARED_KEY = "cannery_shared_site"
+# One build per run: under pytest-xdist the first worker to ask for ``built_site``
+# builds it into the folder the workers share (the run's base temporary folder),
+# holding a lock; the others wait on the lock and read the same files.
 DONE, FAILED = "DONE", "FAILED"
-BUILD_WAIT_S = 900
-_BUILD_SCRIPT = """
-import sys, traceback
-from pathlib import Path
-import build
-folder = Path(sys.argv[1])
-try:
-    build.build(folder / "dist")
-except BaseException:
-    (folder / "FAILED").write_text(traceback.format_exc(), encoding="utf-8")
-    raise
-(folder / "DONE").write_text("ok", encoding="utf-8")
-"""
 
 
-def _xdist_controller(config) -> bool:
-    return not hasattr(config, "workerinput") and bool(getattr(config.option, "numprocesses", None))
-
-
-def pytest_configure(config):
-    if _xdist_controller(config):
-        folder = Path(tempfile.mkdtemp(prefix="cannery-site-"))
-        config._cannery_site = folder
-        config._cannery_build = subprocess.Popen([sys.executable, "-c", _BUILD_SCRIPT, str(folder)], cwd=ROOT)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node):
-    """pytest-xdist hook (controller side): tell each worker where the shared build lands."""
-    node.workerinput[SHARED_KEY] = str(node.config._cannery_site)
-
-
-def pytest_unconfigure(config):
-    proc = getattr(config, "_cannery_build", None)
-    if proc is not None:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        shutil.rmtree(config._cannery_site, ignore_errors=True)
-
-
-def _wait_for_shared_build(folder: Path) -> Path:
-    deadline = time.monotonic() + BUILD_WAIT_S
-    while time.monotonic() < deadline:
-        if (folder / FAILED).exists():
-            pytest.fail(f"the site build failed:\n{(folder / FAILED).read_text(encoding='utf-8')}", pytrace=False)
-        if (folder / DONE).exists():
-            return folder / "dist"
-        time.sleep(0.25)
-    pytest.fail(f"the site build did not finish in {BUILD_WAIT_S} s", pytrace=False)
+def _shared_build(root: Path) -> Path:
+    root.mkdir(exist_ok=True)
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if (root / FAILED).exists():
+                pytest.fail(f"the site build failed:\n{(root / FAILED).read_text(encoding='utf-8')}", pytrace=False)
+            if not (root / DONE).exists():
+                try:
+                    build.build(root / "dist")
+                except BaseException:
+                    (root / FAILED).write_text(traceback.format_exc(), encoding="utf-8")
+                    raise
+                (root / DONE).write_text("ok", encoding="utf-8")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return root / "dist"
 
 
 @pytest.fixture(scope="session")
 def built_site(request, tmp_path_factory) -> Path:
     """The site built from scratch into a temporary folder, once per run (shared by
-    every pytest-xdist worker; read it, never write in it)."""
-    shared = getattr(request.config, "workerinput", {}).get(SHARED_KEY)
-    if shared:
-        return _wait_for_shared_build(Path(shared))
+    every pytest-xdist worker: read it, never write in it)."""
+    if hasattr(request.config, "workerinput"):
+        return _shared_build(tmp_path_factory.getbasetemp().parent / "cannery-site")
     return build.build(tmp_path_factory.mktemp("site") / "dist")
 
 
