@@ -46,7 +46,16 @@ import i18n  # noqa: E402
 from course import measured  # noqa: E402
 from emulator import traffic  # noqa: E402
 from emulator.backward import CHECK_MAX_N as BACKWARD_CHECK_MAX_N  # noqa: E402
-from emulator.tiling import CHECK_MAX_N, COUNT_MAX_N, HEAD_DIMS, LESSON_KERNELS, M_MAX, M_MIN, MANIFEST  # noqa: E402
+from emulator.tiling import (  # noqa: E402
+    CHECK_MAX_N,
+    COUNT_MAX_N,
+    HEAD_DIMS,
+    LESSON_KERNELS,
+    M_DEFAULT,
+    M_MAX,
+    M_MIN,
+    MANIFEST,
+)
 from sitebuild.markdown import markdown  # noqa: E402
 from sitebuild.server import CSP, make_server  # noqa: E402
 
@@ -321,7 +330,7 @@ def build(out: Path = DEFAULT_OUT) -> Path:
             "counts": counts,
             "manifest": MANIFEST,
             "lesson_kernels": list(LESSON_KERNELS),
-            "lab": i18n.load_content("lab.toml", lang.code),
+            "lab": lab_content(lang.code),
             "limits": {"count_max_n": COUNT_MAX_N, "check_max_n": CHECK_MAX_N,
                        "backward_check_max_n": BACKWARD_CHECK_MAX_N,
                        "m_min": M_MIN, "m_max": M_MAX, "head_dims": list(HEAD_DIMS)},
@@ -342,6 +351,14 @@ def build(out: Path = DEFAULT_OUT) -> Path:
         context["kit"] = context_kit
         render_pages(env, context, out)
     return out
+
+
+def lab_content(code: str) -> dict:
+    """site/content/lab.toml in language ``code``, its ``defaults`` completed with the
+    workgroup memory M from the manifest (lesson.workgroup_bytes_default), its one source."""
+    lab = i18n.load_content("lab.toml", code)
+    lab["defaults"] = dict(lab.get("defaults", {}), workgroup_bytes=M_DEFAULT)
+    return lab
 
 
 def lab_rules(code: str) -> dict:

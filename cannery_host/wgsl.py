@@ -369,7 +369,7 @@ class Runner:
 
     # ----------------------------------------------------------------- public
     def run(self, kernel: str, Q, K, V, causal: bool = False, instrumented: bool = False,
-            workgroup_bytes: int = 16384):
+            workgroup_bytes: int = M_DEFAULT):
         """Run ``kernel`` on Q, K, V ((N, d) or (H, N, d) float32 arrays).
 
         Returns (O, counts): O has Q's shape, float32 (a float16 kernel's O, read back as
@@ -401,7 +401,7 @@ class Runner:
         return (O[0] if squeeze else O), counts
 
     def run_backward(self, kernel: str, Q, K, V, O, L, dO, causal: bool = False,
-                     instrumented: bool = False, workgroup_bytes: int = 16384):
+                     instrumented: bool = False, workgroup_bytes: int = M_DEFAULT):
         """Run a backward kernel: Q, K, V, O, dO (N, d) or (H, N, d) float32, L (N) or (H, N)
         float32, the forward's logsumexp per row (finite: every row must see a key).
 
@@ -458,7 +458,7 @@ class Runner:
 
     def time(self, kernel: str, n: int, d: int, heads: int = 1, causal: bool = False,
              min_sample_ms: float = 10.0, min_samples: int = 5, max_submit_ms: float = 1000.0,
-             workgroup_bytes: int = 16384, max_run_ms: float | None = None,
+             workgroup_bytes: int = M_DEFAULT, max_run_ms: float | None = None,
              max_config_ms: float | None = None, passes: tuple | None = None) -> dict:
         """Time ``kernel`` on random (heads, N, d) float32 inputs (a backward kernel: random Q,
         K, V, O, dO and the stand-in L of :func:`timing_lse`; every pass the manifest lists).

@@ -1,6 +1,6 @@
 """Where exercises live: ``site/content/exercises/SLUG/exercise.toml`` names
-the steps; each step is a folder ``SLUG/STEP/`` holding prompt.md,
-starter.py, solution.py, tests.py, hints.md and wrong/*.py.
+the steps; each step is a folder ``SLUG/STEP/`` (what it holds: exercises/README.md,
+"Adding a step"; the files read here are :data:`STEP_FILES` and wrong/*.py).
 
 The same relative layout is written into Pyodide's file system by the page's
 worker, so paths are found from this file's own location in both runtimes.

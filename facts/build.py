@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emulator.tiling import LESSON_KERNELS
+from emulator.tiling import LESSON_KERNELS, M_DEFAULT
 
 from . import forward, sentences
 from . import model as model_mod
@@ -45,9 +45,9 @@ SCHEMA = 1
 #: six (so it tells the overflow story) and its Q, K, V ship to the lab.
 CHECK_LAYERS = (0, 1, 2, 3, 4, 5)
 LAB_LAYER = 0
-#: Workgroup memory of the check; the lesson default. At d = 32 it gives
-#: B_r = 64 query rows and B_c = 32 key rows per tile.
-WORKGROUP_BYTES = 16384
+#: Workgroup memory of the check: the lesson default (the manifest's
+#: lesson.workgroup_bytes_default; at 16,384 B and d = 32, B_r = 64, B_c = 32).
+WORKGROUP_BYTES = M_DEFAULT
 KERNELS = LESSON_KERNELS  # the manifest's "lesson": true kernels, in its order
 SIG_DIGITS = 6
 

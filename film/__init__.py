@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import i18n
+from emulator.tiling import M_DEFAULT
 
 from . import numbers, script, vtt
 from .numbers import FilmError
@@ -151,8 +152,10 @@ def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_tom
     overlays = overlays or {}
     raw = script.load(film_toml)
     raw = _translated(raw, film_toml, code, overlays.get("film"))
+    sizes = raw.get("numbers", {})
     values = numbers.figures(context.get("counts"), context.get("facts"), raw.get("example", {}),
-                             lang=code, words=raw.get("numbers", {}).get("words"))
+                             n=int(sizes["n"]), d_small=int(sizes["d"][0]), d_large=int(sizes["d"][1]),
+                             workgroup_bytes=M_DEFAULT, lang=code, words=sizes.get("words"))
     film = script.render_script(raw, values, read_max_wpm=language.read_max_wpm, lang=code)
     sources = load_sources(sources_toml, values, code, overlays.get("sources"))
     source_ids = {s["id"] for s in sources}

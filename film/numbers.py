@@ -226,9 +226,12 @@ def fp16_limits() -> dict:
 
 
 def figures(counts: Mapping[str, Any] | None, facts: Mapping[str, Any] | None, example: Mapping[str, Any],
-            n: int = 4096, d_small: int = 16, d_large: int = 64, workgroup_bytes: int = 16384,
+            n: int, d_small: int, d_large: int, workgroup_bytes: int,
             lang: str | None = None, words: list[str] | None = None) -> dict:
     """All values the captions and the drawings may use, in language ``lang``.
+
+    ``n``, ``d_small`` and ``d_large`` are the film's sizes (film.toml ``[numbers]``),
+    ``workgroup_bytes`` the lesson's M (the manifest's ``workgroup_bytes_default``).
 
     Raw numbers (ints/floats) sit next to their display strings, so the scenes
     draw from the same values the captions say; the display strings follow

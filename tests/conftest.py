@@ -7,7 +7,9 @@ The repository root is on sys.path through pyproject's pytest ``pythonpath``.
 """
 from __future__ import annotations
 
+import fcntl
 import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -19,10 +21,37 @@ from sitebuild.server import make_server
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 
+# One build per run: under pytest-xdist the first worker to ask for ``built_site``
+# builds it into the folder the workers share (the run's base temporary folder),
+# holding a lock; the others wait on the lock and read the same files.
+DONE, FAILED = "DONE", "FAILED"
+
+
+def _shared_build(root: Path) -> Path:
+    root.mkdir(exist_ok=True)
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if (root / FAILED).exists():
+                pytest.fail(f"the site build failed:\n{(root / FAILED).read_text(encoding='utf-8')}", pytrace=False)
+            if not (root / DONE).exists():
+                try:
+                    build.build(root / "dist")
+                except BaseException:
+                    (root / FAILED).write_text(traceback.format_exc(), encoding="utf-8")
+                    raise
+                (root / DONE).write_text("ok", encoding="utf-8")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return root / "dist"
+
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """The site built from scratch into a temporary folder."""
+def built_site(request, tmp_path_factory) -> Path:
+    """The site built from scratch into a temporary folder, once per run (shared by
+    every pytest-xdist worker: read it, never write in it)."""
+    if hasattr(request.config, "workerinput"):
+        return _shared_build(tmp_path_factory.getbasetemp().parent / "cannery-site")
     return build.build(tmp_path_factory.mktemp("site") / "dist")
 
 

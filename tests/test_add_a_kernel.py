@@ -1,4 +1,4 @@
-"""Issue 21's must-show: a kernel is added by one manifest entry and one .wgsl file.
+"""A kernel is added by one manifest entry and one .wgsl file.
 
 In a temporary copy of the tree (the tracked files the emulator, the native host, the
 planner and the lab template read), the test adds ``my-fused``: a manifest entry (the
@@ -10,7 +10,8 @@ kernel counted (emulator.traffic: fused's bytes at the same tiles), checked (the
 Check against float64), planned (emulator.plan, sized from my_fused.wgsl), in the
 page's kernel list (the lab template's Kernel menu and the build's data-rules table) and,
 where wgpu-py has an adapter (lavapipe here), run natively with the instrument's counts
-equal to the emulator's, checked, and timed (cannery_host.wgsl.Runner).
+equal to the emulator's, checked, and timed (cannery_host.wgsl.Runner). The copy's own
+tests then run unedited: those parametrized by the manifest's kernels find my-fused.
 
 kernels_wgsl/README.md, "Adding a kernel", names these two places.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,8 +34,10 @@ LABEL = "Fused, a copy added by a test"
 
 # What the copy's Python reads: the emulator, planner and native host, the kernels, the
 # build's page renderer with the lab template and its content, catalogs and facts.
+# The tests that cover a kernel run in the copy too (tests/, pyproject.toml's settings).
 COPIED = ("emulator/", "cannery_host/", "kernels_wgsl/", "i18n/", "locale/", "site/templates/",
-          "site/content/lab.toml", "site/content/languages.toml", "facts/facts.json", "build.py")
+          "site/content/", "facts/", "film/",
+          "build.py", "tests/", "pyproject.toml")
 
 
 def _digests(root: Path) -> dict:
@@ -111,7 +115,7 @@ out["gpu_plan"] = sorted(g["plans"])
 env = build.make_env("en")
 ctx = {"lang": __import__("i18n").language("en"), "languages": __import__("i18n").languages(),
        "facts": build.load_facts(), "counts": build.lesson_counts(), "manifest": MANIFEST,
-       "lesson_kernels": list(LESSON_KERNELS), "lab": __import__("i18n").load_content("lab.toml", "en"),
+       "lesson_kernels": list(LESSON_KERNELS), "lab": build.lab_content("en"),
        "limits": {"count_max_n": 1, "check_max_n": 1, "backward_check_max_n": 1, "m_min": 4096,
                   "m_max": 65536, "head_dims": [16, 32, 64, 128]},
        "csp": "", "lab_rules": build.lab_rules("en")}
@@ -174,3 +178,21 @@ def test_the_added_kernel_runs_counted_and_timed_natively(tree):
     assert out["check"] is True
     assert FILE in " ".join(map(str, out["shaders"]))
     assert out["time"]["medianMs"] > 0 and out["time"]["samples"] >= 3
+
+
+def test_the_tests_that_cover_kernels_find_the_added_one_and_pass(tree):
+    """The copy's own tests, unedited: every test parametrized by the manifest's kernels that
+    names my-fused (the float64 check of its output read back natively, the instrument's
+    bytes, the emulator's plan), and the manifest walk's tests over every kernel."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
+    files = ["tests/test_wgsl_native.py", "tests/test_emulator.py"]
+    listed = subprocess.run([*pytest_cmd, "--collect-only", *files], cwd=tree, env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert listed.returncode == 0, listed.stdout[-4000:] + listed.stderr[-4000:]
+    mine = [line for line in listed.stdout.splitlines() if "::" in line and NAME in line]
+    assert any("float64_check" in t for t in mine) and any("emulator_count" in t for t in mine), mine
+    run = subprocess.run([*pytest_cmd, "-rs", *mine, "tests/test_manifest_walk.py"], cwd=tree, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert re.search(r"(\d+) passed", run.stdout) and "failed" not in run.stdout, run.stdout[-2000:]

@@ -1,4 +1,4 @@
-"""The backward pass (issue 15, emulator part): exact gradients, float32
+"""The backward pass: exact gradients, float32
 mirrors within their bound, the broken kernel caught, and byte counts."""
 from __future__ import annotations
 
@@ -375,7 +375,7 @@ def test_api_counts_and_checks_backward():
                                            ("plain-backward-fast", mirrors.plain)])
 def test_the_tuned_backward_kernels_are_counted_and_checked_at_their_own_tiles(kernel, mirror):
     """Every manifest backward kernel goes through Count and Check (the page lists them all):
-    the tuned ones (issue 22) by their manifest names, with their manifest tiles and mirrors."""
+    the tuned ones by their manifest names, with their manifest tiles and mirrors."""
     from emulator import api
     from emulator.tiling import make_tiling
     from emulator.traffic import count

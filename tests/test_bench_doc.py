@@ -42,7 +42,7 @@ def test_the_doc_states_the_run_it_came_from():
 
 
 def test_the_doc_holds_the_summary_of_the_tuned_backward_run():
-    """The issue 22 section's tables are ``python -m bench.bench_wgsl_backward --summary`` of the
+    """The tuned backward kernels' tables are ``python -m bench.bench_wgsl_backward --summary`` of the
     saved H200 run, line for line, and the section names the run's start."""
     saved = "bench/results/wgsl-backward-h200-tuned.json"
     out = subprocess.run([sys.executable, "-m", "bench.bench_wgsl_backward", "--summary", saved],

@@ -1,4 +1,4 @@
-"""Check in chunks in the page (issue 13 §4): progress while it runs, a partial
+"""Check in chunks in the page: progress while it runs, a partial
 result when cancelled, rows shared among workers, and the same report as
 CPython's Check.
 """

@@ -1,4 +1,4 @@
-"""Issue 24, section 3, in Chromium: the class table (module/class/) over three
+"""In Chromium: the class table (module/class/) over three
 exported progress files.
 
 Three files in the shape "Export progress" writes ({version, name?, steps,

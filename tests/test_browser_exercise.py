@@ -1,4 +1,4 @@
-"""Issue 14 in Chromium: the exercise engine and the module page, under the
+"""In Chromium: the exercise engine and the module page, under the
 site's real CSP.
 
 For each step of exercise 1: a correct solution typed into the editor passes,
@@ -481,7 +481,7 @@ def test_a_download_dropped_while_python_starts_is_reported_and_the_next_check_w
 
 
 def test_python_dying_a_stopped_run_and_patched_builtins_leave_no_trace(exercise):
-    """Issue 23, items 3, 4 and 6 in the page: a repr of a list nested 100,000 deep kills
+    """In the page: a repr of a list nested 100,000 deep kills
     Pyodide ("Maximum call stack size exceeded"); the page says so in words, clears the
     last run's output and starts a fresh Python. A cancelled endless loop clears it too.
     stderr is shown, and a Run that patches math.exp does not change the next Check."""

@@ -1,4 +1,4 @@
-"""Issue 17 in Chromium: exercise 1's page in Brazilian Portuguese
+"""In Chromium: exercise 1's page in Brazilian Portuguese
 (/pt-BR/module/online-softmax/). The page's JavaScript and the checker's
 Python (Pyodide, with the pt-BR catalog the build ships) both speak
 Portuguese: a typical wrong answer shows its failure with the input named and

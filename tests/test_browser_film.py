@@ -1082,19 +1082,42 @@ def test_a_skip_link_jumps_past_the_transcript_and_the_sources(page, server_url)
 def test_screenshots_of_every_chapter_for_people_to_look_at(browser, server_url, film_data, artifacts, width, height):
     out = artifacts / "film" / f"chapters-{width}"
     out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.png"):  # only this run's pictures are judged
+        old.unlink()
     ctx = browser.new_context(viewport={"width": width, "height": height})
+    shots: dict[str, bytes] = {}
+    boxes: dict[str, dict] = {}
     try:
         page = ctx.new_page()
         open_film(page, server_url)
+        player = page.locator(".film-player")
+
+        def shoot(name):
+            boxes[name] = player.bounding_box()
+            shots[name] = player.screenshot(path=str(out / name))
+
         seek(page, film_data["question"]["stop_s"])
-        page.locator(".film-player").screenshot(path=str(out / "00-question-asked.png"))
+        shoot("00-question-asked.png")
         page.keyboard.press("Escape")
         page.evaluate("window.canneryFilm.pause()")
         for i, ch in enumerate(film_data["chapters"]):
             mine = [c for c in film_data["cues"] if c["chapter"] == ch["id"]]
             for c in (mine[0], mine[-1]):
                 seek(page, c["end_s"] - 0.1)
-                page.locator(".film-player").screenshot(path=str(out / f"{i + 1:02d}-{ch['id']}-{c['id']}.png"))
-        assert len(list(out.glob("*.png"))) >= 2 * len(film_data["chapters"])
+                shoot(f"{i + 1:02d}-{ch['id']}-{c['id']}.png")
     finally:
         ctx.close()
+    assert sorted(p.name for p in out.glob("*.png")) == sorted(shots)
+    ends = []  # each chapter's last moment
+    for i, ch in enumerate(film_data["chapters"]):
+        mine = [c for c in film_data["cues"] if c["chapter"] == ch["id"]]
+        assert {f"{i + 1:02d}-{ch['id']}-{c['id']}.png" for c in (mine[0], mine[-1])} <= set(shots)
+        ends.append(shots[f"{i + 1:02d}-{ch['id']}-{mine[-1]['id']}.png"])
+    for name, data in shots.items():
+        # a PNG of the player's size (IHDR: width and height, big-endian, at bytes 16 to 24)
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", name
+        w, h = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        box = boxes[name]
+        assert abs(w - box["width"]) < 2 and abs(h - box["height"]) < 2, (name, w, h, box)  # whole pixels
+    # the stage moves: no two chapters end on the same picture
+    assert len(set(ends)) == len(ends)

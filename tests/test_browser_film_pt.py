@@ -1,4 +1,4 @@
-"""The film in Brazilian Portuguese, in Chromium (issue 17): /pt-BR/ plays
+"""The film in Brazilian Portuguese, in Chromium: /pt-BR/ plays
 with its own captions track, asks its question in Portuguese, takes "16,5",
 answers with numbers written the Brazilian way, and its transcript, drawings
 and read-aloud follow the page's language. Screenshots of a caption frame and

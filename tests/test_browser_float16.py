@@ -1,5 +1,5 @@
 """The lab's float16 card in Chromium (SwiftShader WebGPU), in English and in Brazilian
-Portuguese (issue 25 §3).
+Portuguese.
 
 What is held here:
 * nothing of the card (its module, its data) loads before its button is pressed;

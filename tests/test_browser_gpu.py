@@ -1,6 +1,6 @@
 """The WGSL kernels in headless Chromium on SwiftShader WebGPU, through site/static/js/gpu/.
 
-What is held here (issue 3 parts 2-3, issue 7 items 5-6, issue 21):
+What is held here:
 * every run follows a plan emulator/plan.py made (here in CPython, as the page's worker
   makes it): the page asks its device for the plan's limits and reads them back;
 * every shader, plain and instrumented build, compiles in Chromium (Tint) with

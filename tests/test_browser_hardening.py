@@ -1,4 +1,4 @@
-"""Issue 6 in Chromium: private and offline, robust to bad input, to slow work
+"""In Chromium: private and offline, robust to bad input, to slow work
 and to GPU failures. Every page here runs under the site's real CSP.
 
 Pages are shared where the state allows (the bad-input table uses one page for
@@ -567,7 +567,7 @@ def test_a_walk_that_starts_python_again_after_a_failed_start_leaves_no_stuck_ba
 
 
 # ---------------------------------------------------------------------------
-# Issue 11's faults, each held in the page.
+# Input the page must refuse at once, and workgroups at the adapter's limits, each held in the page.
 
 def test_a_plainly_bad_n_on_a_cold_page_gets_its_message_before_python_starts(browser, server_url):
     """Python's WebAssembly never arrives here, yet N = 0, −5 and "abc", and an M too small

@@ -465,7 +465,7 @@ def test_check_labels_flashattentions_rule_and_shows_both_parts(lab, artifacts, 
 
 
 def test_a_new_hash_resets_what_it_leaves_out_and_an_unknown_kernel_says_so(lab):
-    """Issue 23, item 11: editing only the address bar's hash on an open lab."""
+    """Editing only the address bar's hash on an open lab."""
     lab.evaluate("location.hash = '#kernel=plain&n=777&d=64&causal=1&seed=9'")
     expect(lab.locator("#causal")).to_be_checked()
     expect(lab.locator("#kernel")).to_have_value("plain")

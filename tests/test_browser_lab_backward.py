@@ -148,7 +148,7 @@ def test_check_backward_says_its_own_n_limit_and_keeps_the_result(lab):
 
 
 def test_switching_to_backward_past_the_checks_limit_offers_the_largest_n_it_takes(lab):
-    """Issue 22 item 5: the offer is emulator.backward.CHECK_MAX_N (the build's table), one press away."""
+    """The offer is emulator.backward.CHECK_MAX_N (the build's table), one press away."""
     lab.check("#dir-forward")
     lab.fill("#n", "1,000")
     lab.check("#dir-backward")

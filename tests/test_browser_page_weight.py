@@ -1,4 +1,4 @@
-"""Page weight before Play (issue 25): what the home page transfers before the learner
+"""Page weight before Play: what the home page transfers before the learner
 asks for anything, in English and in Brazilian Portuguese, stays at 150 KB or less.
 
 Every response is counted at its body's bytes gzip-compressed (level 6, what a static

@@ -1,4 +1,4 @@
-"""Issue 23, item 1, on an exercise page: a stored progress record that does not
+"""On an exercise page: a stored progress record that does not
 follow the schema (site/static/js/exercise/progress-schema.js) never stops the
 page from mounting. That step starts from its starter code, the record is set
 aside under cannery.progress.v1.set-aside (as it was), and the learner is told,
@@ -93,7 +93,7 @@ def test_steps_stored_as_a_list_are_set_aside_and_later_saves_are_kept(page):
 
 
 def test_storage_that_refuses_every_write_still_counts_a_pass_and_offers_the_export(page):
-    """Issue 23, item 2: localStorage full, or refused as in a private window."""
+    """LocalStorage full, or refused as in a private window."""
     page.evaluate("() => localStorage.clear()")
     page.reload()
     expect(page.locator("#step-scratch .cm-editor")).to_be_visible()

@@ -1,4 +1,4 @@
-"""Issue 23, item 1, on the module page: Import progress refuses a file that does
+"""On the module page: Import progress refuses a file that does
 not follow the schema (site/static/js/exercise/progress-schema.js) with a
 message that names the field, and replaces nothing stored until a file
 validates; stored text that is no progress file is set aside and the page

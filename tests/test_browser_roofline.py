@@ -1,4 +1,4 @@
-"""The roofline under Time and the H200's measured figures (issue 25 items 1 and 4), in
+"""The roofline under Time and the H200's measured figures, in
 Chromium: on SwiftShader (a software adapter, so the H200's figures show too), in
 Brazilian Portuguese, and without WebGPU at all (navigator.gpu deleted before any script
 runs). Also the page weight before Play: the roofline's code and data load only on Time.

@@ -1,4 +1,4 @@
-"""Issue 24, section 3, in Chromium: the teachers' page.
+"""In Chromium: the teachers' page.
 
 A film moment's link (#t=…, the start of a cue in site/content/film.toml) opens
 the lesson's film at that cue; axe finds nothing on the page in either language

@@ -1,11 +1,12 @@
 """The builder and the server: deterministic output, a --check that catches a
 stale dist/, every internal link resolving, serving from a subpath, and the
-content type of every asset kind (issue 6 "Build"; issue 7 item 8)."""
+content type of every asset kind."""
 from __future__ import annotations
 
 import html.parser
 import json
 import re
+import shutil
 import threading
 import urllib.error
 import urllib.request
@@ -21,29 +22,51 @@ from sitebuild.server import make_server
 # ---------------------------------------------------------------------------
 # Deterministic build and --check
 
-def test_two_builds_are_byte_identical(tmp_path):
-    # both builds here, back to back (not against the session's build, which
-    # other work in the same tree may have changed since)
-    built_site = build.build(tmp_path / "first")
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """One build made by this module (not the session's, which other work in the same
+    tree may have changed since): what ``build.py --check`` compares a dist/ with."""
+    return build.build(tmp_path_factory.mktemp("fresh") / "dist")
+
+
+@pytest.fixture
+def dist(fresh, tmp_path):
+    """A dist/ of the fresh build, to edit."""
+    out = tmp_path / "dist"
+    shutil.copytree(fresh, out)
+    return out
+
+
+@pytest.fixture
+def check_against_fresh(fresh, monkeypatch):
+    """``--check`` builds the site again into a temporary folder: here it gets a copy of
+    the module's fresh build (test_check_passes_on_a_fresh_build runs the real one)."""
+    def copy(out):
+        shutil.copytree(fresh, out)
+        return out
+    monkeypatch.setattr(build, "build", copy)
+
+
+def test_two_builds_are_byte_identical(fresh, tmp_path):
+    # both builds here, back to back (not against the session's build)
     again = build.build(tmp_path / "again")
     files = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     assert len(files) > 20, files
-    assert build.compare_dirs(built_site, again) == []
+    assert build.compare_dirs(fresh, again) == []
 
 
-def test_check_passes_on_a_fresh_build(tmp_path, capsys):
-    out = build.build(tmp_path / "dist")
-    assert build.main(["--out", str(out), "--check"]) == 0
+def test_check_passes_on_a_fresh_build(dist, capsys):
+    assert build.main(["--out", str(dist), "--check"]) == 0
     assert "up to date" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("how", ["a file edited", "a file deleted", "a file added", "the folder missing"])
-def test_check_fails_when_dist_is_stale_with(how, tmp_path, capsys, monkeypatch):
+def test_check_fails_when_dist_is_stale_with(how, dist, tmp_path, capsys, monkeypatch, check_against_fresh):
     import facts
 
     # Only dist is at issue here; the facts are recomputed (about 10 s) in the test above.
     monkeypatch.setattr(facts, "stale_reason", lambda: None)
-    out = build.build(tmp_path / "dist")
+    out = dist
     if how == "a file edited":
         page = out / "index.html"
         page.write_text(page.read_text(encoding="utf-8").replace("The cannery", "The canary", 1), encoding="utf-8")
@@ -62,12 +85,11 @@ def test_check_fails_when_dist_is_stale_with(how, tmp_path, capsys, monkeypatch)
         assert "main.js" in err
 
 
-def test_check_fails_when_the_facts_say_they_are_stale(tmp_path, capsys, monkeypatch):
+def test_check_fails_when_the_facts_say_they_are_stale(dist, capsys, monkeypatch, check_against_fresh):
     """build.py asks facts.stale_reason()."""
     import facts
-    out = build.build(tmp_path / "dist")
     monkeypatch.setattr(facts, "stale_reason", lambda: "the model's checksum changed")
-    assert build.main(["--out", str(out), "--check"]) == 1
+    assert build.main(["--out", str(dist), "--check"]) == 1
     assert "facts/facts.json is stale: the model's checksum changed" in capsys.readouterr().err
 
 

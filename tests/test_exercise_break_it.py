@@ -341,7 +341,7 @@ def test_the_step_solutions_agree_with_the_judge():
 
 
 def test_through_the_exercise_runner_a_causal_mask_is_not_enough_for_bug_5():
-    runner = pytest.importorskip("exercises.runner", reason="the exercise engine (issue 14) is not merged yet")
+    from exercises import runner
     source = (FOLDER / "break" / "wrong" / "causal_mask_for_the_nan.py").read_text(encoding="utf-8")
     report = runner.check("break-it", "break", source)
     failed = [r["name"] for r in report["results"] if not r["ok"]]

@@ -136,7 +136,7 @@ RESULTS = sorted((ROOT / "bench" / "results").glob("triton*.json"))
 def test_each_recorded_triton_run_keeps_its_rows_meaning(path):
     data = json.loads(path.read_text(encoding="utf-8"))
     assert {"started", "command", "gpu", "torch", "triton"} <= set(data["meta"])
-    if "direction" not in data["rows"][0]:  # issue 16's run: forward rows, Triton beside SDPA as it picks
+    if "direction" not in data["rows"][0]:  # the first recorded run: forward rows, Triton beside SDPA as it picks
         assert all(r["kernel"] in ("sdpa", "triton (solution)") and r["flop"] > 0 for r in data["rows"])
         return
     check_rows(data["rows"])

@@ -114,10 +114,22 @@ REFUSED_IN_TESTS = {
 }
 
 
-def test_exercise_one_has_the_four_steps_of_its_ladder():
+@pytest.mark.parametrize("slug", content.slugs())
+def test_every_step_folder_is_a_step_and_every_step_has_its_folder(slug):
+    ex = content.load(slug)
+    folder = Path(content.EXERCISES_DIR) / slug
+    ids = [s["id"] for s in ex["steps"]]
+    assert sorted(ids) == sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("_")
+                                 and any(p.glob("*.md")))
+
+
+def test_exercise_one_keeps_the_seeds_ladder_in_order():
+    """The seed's figures, pinned: exercise 1's four steps, in this order (a step added
+    later may stand anywhere among them), in the browser tier, 90 minutes of it."""
     ex = content.load("online-softmax")
-    assert [s["id"] for s in ex["steps"]] == ["predict", "scratch", "compose", "probe"]
-    assert ex["tier"] == "browser" and ex["minutes"] == 90
+    seed = ["predict", "scratch", "compose", "probe"]
+    assert [s["id"] for s in ex["steps"] if s["id"] in seed] == seed
+    assert ex["tier"] == "browser" and ex["minutes"] >= 90
 
 
 @pytest.mark.parametrize("slug,step", STEPS, ids=[f"{a}-{b}" for a, b in STEPS])
@@ -167,7 +179,7 @@ def test_another_correct_answer_passes_whatever_its_loop_order(slug, step, name)
 def test_every_python_code_step_has_another_correct_answer_and_a_skill_less_wrong_one():
     code_steps = [(slug, st["id"]) for slug in content.slugs() for st in content.load(slug)["steps"]
                   if st.get("kind") == "code"]
-    assert len(code_steps) == 5
+    assert len(code_steps) >= 5  # the seed's five, a figure; a step added later adds to them
     for slug, step in code_steps:
         assert any(a[:2] == (slug, step) for a in ALTERNATIVES), (slug, step)
         assert any(k[:2] == (slug, step) for k in [*SKILL_LESS, *REFUSED_AT_LOAD, *REFUSED_IN_TESTS]), (slug, step)

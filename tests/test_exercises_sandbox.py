@@ -1,4 +1,4 @@
-"""Issue 23, items 3 to 6, in CPython: what a learner's code does to the
+"""In CPython: what a learner's code does to the
 interpreter stays in its own run.
 
 - Output (items 5, 6): the checker writes sys.stdout and sys.stderr through its
@@ -158,7 +158,7 @@ def test_a_library_rebinding_its_own_plain_values_is_no_change_but_math_pi_is():
 
 
 # ---------------------------------------------------------------------------
-# Nesting (issue 23, item 3): what Pyodide's C stack does not survive is refused
+# Nesting: what Pyodide's C stack does not survive is refused
 # before compile() or ast.parse() sees it, in words, the same in the CLI.
 
 DEEP = {

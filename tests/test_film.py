@@ -4,6 +4,7 @@ The browser side (player, question, seeking) is in test_browser_film.py.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import io
 import json
@@ -21,7 +22,8 @@ from film import numbers, script, vtt
 from film.numbers import FilmError
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEDS = ROOT.parent / "shared" / "seeds"
+# Digests of every run of eight words in the seed documents (their wording stays out of the repository).
+SEED_RUNS = Path(__file__).resolve().parent / "seed_runs.txt"
 
 
 @pytest.fixture(scope="module")
@@ -376,7 +378,7 @@ def test_sources_ledger_names_the_papers_and_what_each_does_not_prove(film_ctx):
 
 
 def test_the_one_logsumexp_per_row_is_credited_to_flashattention_2_not_to_2022(film_ctx):
-    """Issue 23, item 13: FlashAttention (2022), Algorithm 1, writes each row's m and l to HBM as two
+    """FlashAttention (2022), Algorithm 1, writes each row's m and l to HBM as two
     numbers; the single logsumexp L = m + log l is FlashAttention-2's (2023). Caption and ledger agree."""
     loops = next(c for c in film_ctx["cues"] if c["id"] == "loops")["text"]
     before, year, after = loops.partition("2023")
@@ -389,7 +391,7 @@ def test_the_one_logsumexp_per_row_is_credited_to_flashattention_2_not_to_2022(f
 
 @pytest.mark.parametrize("prefix", ["", "pt-BR/"])
 def test_what_the_lesson_leaves_out_sends_the_backward_pass_to_the_lab_and_its_exercise(built_site, prefix):
-    """Issue 23, item 14: the lab has a backward pass (Direction: Backward, with Count, Check and Time)
+    """The lab has a backward pass (Direction: Backward, with Count, Check and Time)
     and exercise 2 teaches it, so the item says where it is, and that its speed depends on the GPU."""
     page = (built_site / prefix / "index.html").read_text(encoding="utf-8")
     section = page[page.index('id="leaves-out"'):]
@@ -420,18 +422,43 @@ def test_runtime_is_shown_in_the_page_before_play(page_html, film_ctx):
     assert f'<strong class="film-runtime">{film_ctx["runtime"]}</strong>' in page_html
 
 
-@pytest.mark.skipif(not SEEDS.exists(), reason="seed documents not present")
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def _run_digests(text: str) -> dict[str, str]:
+    """{digest: run} of every run of eight words in ``text``, as tests/seed_runs.txt writes them."""
+    w = _words(text)
+    runs = (" ".join(w[i:i + 8]) for i in range(len(w) - 7))
+    return {hashlib.sha256(r.encode()).hexdigest()[:12]: r for r in runs}
+
+
+def _seed_digests() -> set[str]:
+    lines = SEED_RUNS.read_text(encoding="utf-8").splitlines()
+    return {line for line in lines if line and not line.startswith("#")}
+
+
+def test_the_seed_runs_are_digests_of_thousands_of_runs():
+    digests = _seed_digests()
+    assert len(digests) > 10_000
+    assert all(re.fullmatch(r"[0-9a-f]{12}", d) for d in digests)
+
+
+def _shared_runs(text: str, seen: set[str]) -> list[str]:
+    return [run for digest, run in _run_digests(text).items() if digest in seen]
+
+
 def test_film_script_and_ledger_share_no_eight_word_run_with_the_seeds():
-    def words(t):
-        return re.findall(r"[a-z0-9']+", t.lower())
-    seen = set()
-    for f in SEEDS.glob("*.txt"):
-        w = words(f.read_text(encoding="utf-8"))
-        seen.update(tuple(w[i:i + 8]) for i in range(len(w) - 7))
+    seen = _seed_digests()
     for path in (film.FILM_TOML, film.SOURCES_TOML):
-        w = words(path.read_text(encoding="utf-8"))
-        shared = [" ".join(w[i:i + 8]) for i in range(len(w) - 7) if tuple(w[i:i + 8]) in seen]
-        assert shared == [], f"{path.name} shares wording with the seeds"
+        assert _shared_runs(path.read_text(encoding="utf-8"), seen) == [], f"{path.name} shares wording with the seeds"
+
+
+def test_a_run_the_seeds_held_would_be_named():
+    """The same comparison, with one of the script's own runs among the seeds' digests, names that run."""
+    text = film.FILM_TOML.read_text(encoding="utf-8")
+    digest, run = next(iter(_run_digests(text).items()))
+    assert _shared_runs(text, _seed_digests() | {digest}) == [run]
 
 
 # ---------- fresh-user fixes: numbering, wording, the question's resume point ----------

@@ -1,4 +1,4 @@
-"""The film in every declared language (issue 17): the same cues and timings,
+"""The film in every declared language: the same cues and timings,
 each language's words, figures written by its own rules, and captions that
 read at that language's pace. The build must stop on a missing or extra
 cue, a data key in an overlay, or a caption that reads too fast.

@@ -1,7 +1,7 @@
 """float16 in the emulator: rounding through struct's "e" format, the float16 kernels'
 mirrors, their byte counts at 2 bytes an element, and the held-out rows they lose.
 
-What is held here (issue 25 §3), no GPU needed:
+What is held here, no GPU needed:
 * f16() rounds as IEEE 754 binary16 does (nearest, ties to even, inf from 65,520 on),
   for every one of the 65,536 bit patterns and at the edge;
 * the mirror of fused-f16 and fused-f16-no-max agrees bit for bit with a second

@@ -120,7 +120,7 @@ def test_both_read_causal_from_one_vocabulary():
 
 
 # ---------------------------------------------------------------------------
-# A software adapter is named as running on the CPU (issue 12 §2).
+# A software adapter is named as running on the CPU.
 
 ADAPTERS = [
     ({"vendor": "google", "architecture": "swiftshader", "description": "SwiftShader Device (Subzero)"}, False,

@@ -1,4 +1,4 @@
-"""Issue 24, section 2: the offline kit (course/kit.py, dist/kit/cannery-exercises.zip).
+"""The offline kit (course/kit.py, dist/kit/cannery-exercises.zip).
 
 The built kit is unzipped into a temporary folder outside the repository and a
 step's checks run there with plain Python: the standard library alone (-S keeps

@@ -1,6 +1,6 @@
-"""Lesson claims agree with the instruments (issue 22, item 4).
+"""Lesson claims agree with the instruments.
 
-What the lab measures (docs/BENCHMARKS.md, issue 22): on the H200 the tuned fused
+What the lab measures (docs/BENCHMARKS.md): on the H200 the tuned fused
 backward beats a tuned plain one at d = 16, 64 and 128, while a plain at its roofline
 floor would beat the fused at d = 128, and the lesson-tiled kernels that Count shows
 can run the other way round. So no English text the site is built from may say that

@@ -1,4 +1,4 @@
-"""Issue 23, item 1: one schema for every progress file (site/static/js/exercise/progress-schema.js).
+"""One schema for every progress file (site/static/js/exercise/progress-schema.js).
 
 The module runs under node (tests/js_parity.mjs). A good file, an old unversioned
 one and one from a later site are read; each malformed file is refused with a

@@ -1,4 +1,4 @@
-"""The roofline probes (kernels_wgsl/probes/, issue 25 item 1): planned within an adapter's
+"""The roofline probes (kernels_wgsl/probes/): planned within an adapter's
 limits by emulator.plan.probe_plan, and run natively through wgpu-py (lavapipe here) by
 cannery_host.probes, the code behind `python -m bench.bench_roofline`."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 24, section 3: the teachers' page (site/content/pages/teachers.toml,
+"""The teachers' page (site/content/pages/teachers.toml,
 course/teachers.py) and the class table page, on the built site.
 
 Two plans of 50 and 90 minutes, whose minutes come from data (a film part's from

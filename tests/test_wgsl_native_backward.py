@@ -1,7 +1,7 @@
 """The WGSL backward kernels of kernels_wgsl/ (bwd_*.wgsl), run natively through wgpu-py
 (lavapipe here and on CI).
 
-What is held here (issue 15, "WGSL backward kernels, timed"):
+What is held here:
 * The instrumented build's byte counts (one atomicAdd per element loaded or stored)
   equal emulator.traffic.count for every backward tensor (Q, K, V, O, dO, L, D, dQ, dK,
   dV, and S, P, dP, dS for plain-backward), ragged N and causal included, for every
@@ -13,7 +13,7 @@ What is held here (issue 15, "WGSL backward kernels, timed"):
   the same shaders with the override USE_D = false, fails it on dQ and dK; dV, which
   does not use D, passes.
 * No NaN or inf in any gradient (checked on the CPU after readback).
-* The tuned kernels of issue 22 (bwd_fast_*.wgsl): fused-backward-fast (FlashAttention-2
+* The tuned kernels (bwd_fast_*.wgsl): fused-backward-fast (FlashAttention-2
   Algorithm 2 with register tiles and lanes) and plain-backward-fast (the fair plain: the
   same seven passes through global memory, each a tuned kernel) pass the same float64
   check and count the bytes the manifest declares for their own tiles, with their
@@ -37,7 +37,7 @@ import pytest
 
 from emulator import backward as bw
 from emulator.inputs import random_qkv
-from emulator.tiling import MANIFEST
+from emulator.tiling import M_DEFAULT, MANIFEST
 from emulator.traffic import count
 
 pytestmark = pytest.mark.gpu
@@ -82,7 +82,7 @@ def _reference(n, d, causal, seed, block_cols):
     return {"ref": ref, "bound": bw.bounds(q, k, v, do, ref, causal, None, block_cols)}
 
 
-def _run(runner, kernel, n, d, causal, seed=0, instrumented=False, workgroup_bytes=16384):
+def _run(runner, kernel, n, d, causal, seed=0, instrumented=False, workgroup_bytes=M_DEFAULT):
     from emulator.tiling import make_tiling
 
     bc = make_tiling(kernel, 1, d, workgroup_bytes=workgroup_bytes).block_cols
@@ -192,7 +192,7 @@ def test_a_non_finite_l_and_a_wrong_direction_are_refused(runner):
         runner.run_backward("fused", q, q, q, q, np.zeros(4, np.float32), q)
 
 
-# ---- the tuned backward kernels (issue 22) --------------------------------------------------
+# ---- the tuned backward kernels --------------------------------------------------
 
 FAST = "fused-backward-fast"
 TUNED = [FAST, "plain-backward-fast"]

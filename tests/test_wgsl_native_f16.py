@@ -1,7 +1,7 @@
 """The float16 fused kernels (kernels_wgsl/fused_f16.wgsl) run natively through wgpu-py,
 held to their mirror (emulator/float16.py), row for row.
 
-What is held here (issue 25 §3):
+What is held here:
 * on the model's held-out sentences (facts/held_out_f16.json), each float16 kernel's O
   read back from the GPU loses exactly the rows its mirror loses (inf or NaN), for every
   head the facts ship: all of them without the max subtraction, none with it;

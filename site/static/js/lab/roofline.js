@@ -353,7 +353,9 @@ export async function renderMeasured(container, p, why, software = null) {
   const direction = p.direction === "backward" ? "backward" : "forward";
   const source = data[direction];
   if (!source) return;
-  const want = { n: Number(p.n) || 4096, d: Number(p.d) || 64, causal: Boolean(p.causal) };
+  // a size the form does not hold as a number: the form's own default (lab.toml, as built)
+  const formDefault = (id) => Number($(id).defaultValue);
+  const want = { n: Number(p.n) || formDefault("n"), d: Number(p.d) || formDefault("d"), causal: Boolean(p.causal) };
   const s = nearestSize(source.sizes, want);
   if (!s) return;
   const plain = s.kernels.find((k) => k.kernel.startsWith("plain"));

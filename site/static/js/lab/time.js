@@ -144,7 +144,11 @@ export async function doTime() {
     // Each distinct run once: a tuned kernel the plan says runs the lesson kernel's
     // shaders at its tiles and constants (plan.same_run) is timed in that row.
     const { timed: kernels, same } = distinctRuns(["plain", "fused", ...plan.optional], plan.same_run);
-    const wgLimit = Number((probe.limits || {}).maxComputeWorkgroupStorageSize || 16384);
+    // a limit the probe leaves out is WebGPU's default, from the manifest the build copies
+    const defaults = (await g.loadManifest()).webgpu_default_limits;
+    const wgLimit = Number(
+      (probe.limits || {}).maxComputeWorkgroupStorageSize || defaults.maxComputeWorkgroupStorageSize,
+    );
     const leftOut = plan.left_out.map((k) => ({ name: k.kernel, need: k.need }));
     // Check before timing: every kernel's output at a small ragged size goes
     // back to Python and through the float64 checker, so a wrong kernel can
