@@ -21,9 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SEED_M, NEW_M = 16384, 32768
 # What the page's data is rendered from: the emulator and host, the kernels, the build with
-# its templates, content, catalogs, facts and film.
+# its templates, content, catalogs, facts and film, its Markdown and server (sitebuild), and the
+# course data with the measured results it reads.
 COPIED = ("emulator/", "cannery_host/", "kernels_wgsl/", "i18n/", "locale/", "site/templates/", "site/content/",
-          "facts/", "film/", "build.py")
+          "facts/", "film/", "build.py", "sitebuild/", "course/", "bench/results/")
 
 
 @pytest.fixture(scope="module")
