@@ -1,7 +1,10 @@
 """Exercise 2, FlashAttention backward with recomputation: what each typical
 wrong answer trips over, with real values. (The generic checks, solution
 passes, starter and every wrong/*.py fail, the offline CLI agrees, are in
-tests/test_exercises.py for every step.)"""
+tests/test_exercises.py for every step.) The memory each step's code holds,
+measured against a budget from its tiles, catches the answers that read like
+a tiled pass and hold a strip or a table; the expected values are worked out
+only after the learner's call returns."""
 from __future__ import annotations
 
 import math
@@ -91,3 +94,76 @@ def test_the_module_ticks_the_backward_objectives_from_this_exercises_steps():
     ids = {f"{s}/{st['id']}" for s in content.slugs() for st in content.load(s)["steps"]}
     ids |= {f"{s}/{r.lower()}" for s in content.slugs() for r in content.load(s).get("ladder", [])}
     assert set(steps) <= ids  # every objective names steps that exist
+
+
+# ---------------------------------------------------------------------------
+# Memory held: the shortcuts that read like a tiled pass and hold a table or a strip
+
+def _memory_case(step):
+    m = content.step(SLUG, step)["memory"]
+    return m["n"], m["d"], m["block_rows"], m["block_cols"], m["seed"]
+
+
+def test_the_memory_budget_follows_the_tiles_a_table_passes_when_one_tile_is_the_whole_table():
+    from emulator.backward import forward64, random_do, reference
+    from emulator.inputs import random_qkv
+    from exercises import instruments
+    from exercises.testing import Failure
+    n, d, br, bc, seed = _memory_case("scratch")
+    Q, K, V = random_qkv(n, d, seed)
+    dO = random_do(n, d, seed)
+    O, L = forward64(Q, K, V)
+    ns = {}
+    exec(content.wrong_answers(content.step(SLUG, "scratch"))["p_table_stored.py"], ns)
+    ref = reference(Q, K, V, dO)
+    small, whole = instruments.backward_budget(n, d, br, bc), instruments.backward_budget(n, d, n, n)
+    assert whole.bytes > small.bytes * 50       # 4 tiles of N × N against 4 of br × bc, and the same D
+    for tiles, holds in (((br, bc), False), ((n, n), True)):
+        run = instruments.measure_backward(ns["flash_backward"], Q, K, V, O, dO, L, *tiles, False)
+        assert all(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
+                   for got, want in zip(run.result[0], ref["dQ"], strict=True) for x, y in zip(got, want, strict=True))
+        try:
+            instruments.hold_backward(run, "case", n, d, *tiles)
+            passed = True
+        except Failure as f:
+            passed = False
+            assert "N × N table of P" in f.message
+        assert passed == holds, tiles  # the same table: refused at small tiles, a tile's worth at N × N
+
+
+def _frames_hold_expected(names):
+    """A check, for a stand-in learner function, that no frame above it holds a local in ``names``
+    or a dict of gradients (the tests' expected values)."""
+    import sys
+    frame = sys._getframe(2)
+    found = []
+    while frame is not None:
+        for key, value in frame.f_locals.items():
+            if key in names or (isinstance(value, dict) and "dQ" in value):
+                found.append(f"{frame.f_code.co_name}.{key}")
+        frame = frame.f_back
+    return found
+
+
+def _spying(solution, name: str, expected_names: set, seen: list):
+    """``solution``'s function ``name``, recording in ``seen`` what the frames above it hold."""
+    real = getattr(solution, name)
+
+    def spy(*args, **kwargs):
+        seen.extend(_frames_hold_expected(expected_names))
+        return real(*args, **kwargs)
+    return spy
+
+
+def test_no_frame_holds_an_expected_value_while_the_learners_code_runs():
+    import types
+    for step, name, expected_names in (("scratch", "flash_backward", {"ref", "want", "expected"}),
+                                       ("harden", "flash_forward", {"want_o", "want_l", "ref", "expected"})):
+        entry = content.step(SLUG, step)
+        solution = runner.load_module(content.read(entry, "solution.py"))
+        seen = []
+        mod = types.SimpleNamespace(**vars(solution))
+        setattr(mod, name, _spying(solution, name, expected_names, seen))
+        results = runner.run_tests(runner.load_tests(entry), mod)
+        assert all(r["ok"] for r in results), [r["message"] for r in results if not r["ok"]]
+        assert seen == [], (step, seen)

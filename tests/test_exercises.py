@@ -90,7 +90,9 @@ SKILL_LESS = {
 # The tests that watch how the code works (exercises.instruments, exercises.skill): a skill-less
 # answer fails one of them at least, and no other.
 INSTRUMENTS = {test for test, _says in SKILL_LESS.values()} | {"test_holds_one_tile_at_a_time",
-                                                               "test_holds_a_tile_of_scores"}
+                                                               "test_holds_a_tile_of_scores",
+                                                               "test_holds_no_table_of_p",
+                                                               "test_holds_one_tile_of_scores"}
 # The answers that import the project's own modules at their top: refused as they load
 # (exercises.guard), naming the module and the line: (slug, step, wrong answer) -> what the error says.
 REFUSED_AT_LOAD = {
