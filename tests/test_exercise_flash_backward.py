@@ -104,6 +104,41 @@ def _memory_case(step):
     return m["n"], m["d"], m["block_rows"], m["block_cols"], m["seed"]
 
 
+def _only_failure(step, wrong):
+    failed, report = _failed(step, wrong)
+    bad = [r for r in report["results"] if not r["ok"]]
+    return failed, bad[0] if bad else None
+
+
+def test_tiles_walked_only_to_fill_a_table_of_p_read_as_tiled_and_fail_only_the_memory_test():
+    n, _d, br, bc, _seed = _memory_case("scratch")
+    for wrong in ("p_table_filled_tile_by_tile.py", "p_cache_of_every_pair.py"):
+        failed, bad = _only_failure("scratch", wrong)
+        assert failed == {"test_holds_no_table_of_p"}, wrong  # the reads test passes: the walk is the fused one
+        assert f"block_rows {br}, block_cols {bc}): that is an N × N table of P ({n * n:,} numbers)" in bad["message"]
+        assert bad["message"].startswith(bad["input"] + ": your code held ")
+        assert bad["expected"].startswith("memory held: ") and bad["got"].startswith("memory held: ")
+
+
+def test_a_whole_row_softmax_or_a_score_table_gathered_tile_by_tile_fails_only_the_memory_test():
+    n, _d, br, _bc, _seed = _memory_case("harden")
+    for wrong, shape in (("whole_row_softmax_tiled_reads.py", f"a block_rows × N strip of scores ({br * n:,} numbers)"),
+                         ("score_table_filled_tile_by_tile.py", f"an N × N table of scores ({n * n:,} numbers)")):
+        failed, bad = _only_failure("harden", wrong)
+        assert failed == {"test_holds_one_tile_of_scores"}, wrong
+        assert f"that is {shape}" in bad["message"], bad["message"]
+
+
+def test_a_copy_of_the_inputs_then_an_untiled_loop_is_named_as_a_copy_by_the_reads():
+    for step, test, tensor in (("scratch", "test_reads_like_the_fused_backward", "Q"),
+                               ("harden", "test_reads_like_the_fused_kernel", "K")):
+        failed, report = _failed(step, "copy_then_untiled.py")
+        assert test in failed and failed <= {test, "test_holds_no_table_of_p", "test_holds_one_tile_of_scores"}
+        reads = next(r for r in report["results"] if r["name"] == test)
+        assert (f"your code read every row of {tensor} just once in all (30 reads), so it held all of {tensor} "
+                "at once") in reads["message"]
+
+
 def test_the_memory_budget_follows_the_tiles_a_table_passes_when_one_tile_is_the_whole_table():
     from emulator.backward import forward64, random_do, reference
     from emulator.inputs import random_qkv
@@ -167,3 +202,32 @@ def test_no_frame_holds_an_expected_value_while_the_learners_code_runs():
         results = runner.run_tests(runner.load_tests(entry), mod)
         assert all(r["ok"] for r in results), [r["message"] for r in results if not r["ok"]]
         assert seen == [], (step, seen)
+
+
+# ---------------------------------------------------------------------------
+# The project's own answers are out of reach (exercises.guard), however they are reached for
+
+REFUSED = "this step runs your code without the project's own modules"
+
+
+def test_an_import_of_the_projects_reference_at_the_top_is_refused_as_the_code_loads():
+    for step, name, module in (("scratch", "imports_the_reference.py", "emulator.backward_reference.reference"),
+                               ("harden", "imports_forward64.py", "emulator.backward.forward64")):
+        source = content.wrong_answers(content.step(SLUG, step))[name]
+        report = runner.check(SLUG, step, source)
+        assert report["results"] == [] and not report["ok"]
+        assert f"ImportError: {module}: {REFUSED}" in report["error"], report["error"]
+
+
+def test_a_built_name_an_importlib_call_or_a_frame_walk_fails_every_test_that_calls_the_code():
+    for step, name, module in (("scratch", "dynamic_import.py", "emulator.backward_reference.reference"),
+                               ("scratch", "frame_walk_to_the_oracle.py", "sys"),
+                               ("harden", "dynamic_import.py", "importlib"),
+                               ("harden", "frame_walk_to_the_oracle.py", "sys")):
+        failed, report = _failed(step, name)
+        calls = {r["name"] for r in report["results"]} - {"test_the_fp16_limit"}  # a constant, not a call
+        assert failed == calls, (step, name)
+        for r in report["results"]:
+            if not r["ok"]:
+                assert r["message"] == f"{r['input']}: {module}: {REFUSED}: the count is yours to write"
+                assert r["got"] == module and r["expected"] == "code of your own"
