@@ -51,6 +51,7 @@ from emulator.tiling import BYTES, Tiling
 from emulator.traffic import pass_elements
 
 from . import guard
+from .skill import VALUE_BYTES, Budget, deep_size, hold_to, measure
 from .testing import Failure
 
 #: Key tiles a tiled pass may hold ahead of their values: the one it works on and
@@ -433,3 +434,125 @@ def borrowed(mod) -> tuple[str, int] | None:
         if callable(value) and _own(getattr(value, "__module__", None)):
             return value.__module__, 0
     return None
+
+
+# ------------------------------------------------------------ memory held by a tiled pass (exercise 2)
+#
+# A copy, a strip or a table can be read in the tiled pass's order (the counts above
+# then agree) and still be held whole. exercises.skill measures the peak a call holds
+# beyond what it returns (tracemalloc) and words the refusal; these are exercise 2's
+# budgets, exercises.skill.Budget.tiles_of: SLACK tiles of the step's own B_r, B_c and d,
+# plus the state of the size of the output that a loop order keeps.
+
+
+def backward_tile_values(d: int, block_rows: int, block_cols: int) -> int:
+    """Numbers of one step of a tiled backward by recomputation (FlashAttention-2,
+    Algorithm 2): a tile of P and one of dS (2 · B_r · B_c), and the rows of Q, dO, K and
+    V they are made from ((B_r + B_c) · d)."""
+    return 2 * block_rows * block_cols + (block_rows + block_cols) * d
+
+
+def forward_tile_values(d: int, block_rows: int, block_cols: int) -> int:
+    """Numbers of one step of a tiled forward: a B_r × B_c tile of scores, and m, l and
+    O's accumulator (2 + d numbers) for its B_r rows: B_r · (B_c + d + 2)."""
+    return block_rows * (block_cols + d + 2)
+
+
+def output_bytes(n: int, d: int) -> int:
+    """Bytes of state the size of a forward's output, O (N rows of d) and L, and m and l
+    for every row (2 · N numbers): what a pass with the key tiles outer keeps between
+    its visits to a query tile."""
+    return deep_size(([[0.5] * d for _ in range(n)], [0.5] * n)) + 2 * n * VALUE_BYTES
+
+
+def _tiles_said(n: int, block_rows: int, block_cols: int) -> str:
+    return _("N = {n}, block_rows {br}, block_cols {bc}").format(n=group(n), br=block_rows, bc=block_cols)
+
+
+def backward_budget(n: int, d: int, block_rows: int, block_cols: int):
+    """The :class:`exercises.skill.Budget` of a tiled backward at these tiles:
+    :func:`backward_tile_values` per tile, and D (N numbers, two per row's worth)."""
+    holds = _("a tiled backward holds D ({n} numbers, one per row) and a tile of P and of dS ({br} × {bc}) "
+              "at a time").format(n=group(n), br=block_rows, bc=block_cols)
+    return Budget.tiles_of(backward_tile_values(d, block_rows, block_cols), _tiles_said(n, block_rows, block_cols),
+                           holds, _("numbers"), extra=2 * n * VALUE_BYTES)
+
+
+def forward_budget(n: int, d: int, block_rows: int, block_cols: int, order: str):
+    """The :class:`exercises.skill.Budget` of a tiled forward in loop ``order`` at these
+    tiles: :func:`forward_tile_values` per tile; with ``order`` "key" (key tiles outer,
+    FlashAttention's Algorithm 1) also :func:`output_bytes`, every row's state."""
+    if order == "key":
+        holds = _("a tiled pass holds m, l and O for each row, and one tile of scores ({br} × {bc})")
+    else:
+        holds = _("a tiled pass holds m, l and O for one query tile ({br} rows), and one tile of scores "
+                  "({br} × {bc})")
+    return Budget.tiles_of(forward_tile_values(d, block_rows, block_cols), _tiles_said(n, block_rows, block_cols),
+                           holds.format(br=block_rows, bc=block_cols), _("numbers"),
+                           extra=output_bytes(n, d) if order == "key" else 0)
+
+
+def _shapes(n: int, d: int, block_rows: int, table: str, backward: bool) -> list:
+    """What the code may have held instead, as the refusal names it: [(label, numbers)]
+    (exercises.skill.hold_to names the largest that the memory held covers): an N × N
+    table; for the backward, copies of its inputs (N × d numbers each); for the forward, a
+    block_rows × N strip of scores or every score of one row (a softmax of the whole row)."""
+    shapes = [(_("an N × N table of {table} ({count} numbers)").format(table=table, count=group(n * n)), n * n)]
+    if backward:
+        shapes.append((_("copies of the inputs (N × d = {count} numbers each)").format(count=group(n * d)), 2 * n * d))
+    else:
+        shapes += [(_("a block_rows × N strip of {table} ({count} numbers)").format(
+                        table=table, count=group(block_rows * n)), block_rows * n),
+                   (_("every score of a row at once, a softmax of the whole row ({count} numbers)").format(
+                        count=group(n)), 2 * n)]
+    return shapes
+
+
+def hold_backward(run, desc: str, n: int, d: int, block_rows: int, block_cols: int) -> None:
+    """Raise a Failure unless the backward call ``run`` (exercises.skill.measure) held no
+    more than :func:`backward_budget`, naming a table, a strip or a copy when it held one."""
+    hold_to(run, desc, backward_budget(n, d, block_rows, block_cols),
+            _shapes(n, d, block_rows, "P", True))
+
+
+def _fill_free_lists() -> None:
+    """Make and drop enough floats, tuples, lists and dicts to fill the interpreter's free
+    lists (CPython keeps up to 100 floats, 2,000 tuples of each length up to 20, 80 lists
+    and 80 dicts for reuse). From there, what the call frees is given back, not kept in a
+    free list where tracemalloc would still count it, whatever ran before."""
+    keep = [(float(i) + 0.5, [], {}) for i in range(200)]
+    keep += [tuple(range(size)) for size in range(1, 21) for _ in range(2_100)]
+    del keep
+
+
+def _measure(fn, *args, **kwargs):
+    """exercises.skill.measure, the free lists filled first (:func:`_fill_free_lists`), so
+    that the same code holds the same bytes each run."""
+    _fill_free_lists()
+    return measure(fn, *args, **kwargs)
+
+
+def measure_backward(fn, Q, K, V, O, dO, L, block_rows: int, block_cols: int, causal: bool, **kwargs):
+    """Call ``fn(Q, K, V, O, dO, L, block_rows, block_cols, causal=causal, **kwargs)``
+    under exercises.skill.measure (see :func:`_measure`); its Run."""
+    return _measure(fn, Q, K, V, O, dO, L, block_rows, block_cols, causal=causal, **kwargs)
+
+
+def measure_forward(fn, Q, K, V, block_rows: int, block_cols: int, causal: bool, **kwargs):
+    """Call ``fn(Q, K, V, block_rows, block_cols, causal=causal, **kwargs)`` under
+    exercises.skill.measure (see :func:`_measure`), with Q, K and V watched to tell the
+    loop order: (run, order), order "key" when K was read once (key tiles outer), else "query"."""
+    rec = Recorder()
+    run = _measure(fn, rec.watch("Q", Q, block_rows), rec.watch("K", K, block_cols), rec.watch("V", V, block_cols),
+                  block_rows, block_cols, causal=causal, **kwargs)
+    n, d = len(Q), len(Q[0])
+    key_reads = forward_orders(n, d, block_rows, block_cols, causal)["key"]["K"]
+    order = "key" if abs(rec.reads["K"] - key_reads) <= block_cols else "query"
+    return run, order
+
+
+def hold_forward(run, order: str, desc: str, n: int, d: int, block_rows: int, block_cols: int) -> None:
+    """Raise a Failure unless the forward call ``run`` held no more than :func:`forward_budget`
+    in its loop ``order``, naming a table, a strip or a copy when it held one."""
+    hold_to(run, desc, forward_budget(n, d, block_rows, block_cols, order),
+            _shapes(n, d, block_rows, _("scores"), False))

@@ -1,9 +1,13 @@
 """Exercise 2 (the backward pass with recomputation) in Chromium, the same
 pattern as exercise 1: for each step a correct solution passes, a typical
 wrong one shows the failing test with its input, an answer with every number
-right but without the skill (a whole-row forward, a stored table of P) fails
-only the test that counts its reads, with that test's message, and a loop
-that never ends is stopped while the page recovers. Run shows the given forward's NaN; the
+right but without the skill fails only the test that sees it, with that test's
+message: the causal skip done by masking, or D formed in every tile, by the
+rows they read; tiles walked in the fused order only to gather a strip of
+scores or a table of P, by the memory they hold (measured in the page's own
+Python, whose bytes differ from CPython's: the shape named is the same); an
+import of the project's own modules under a name built at run time is refused
+in every test; and a loop that never ends is stopped while the page recovers. Run shows the given forward's NaN; the
 module page ticks the backward objectives; axe finds nothing; no CSP
 violation and no other origin.
 """
@@ -69,7 +73,8 @@ def test_a_typical_wrong_answer_shows_the_failing_test_with_its_input(exercise, 
         expect(failing).to_contain_text("P comes from the L you are given")
 
 
-@pytest.mark.parametrize("step,name", [("harden", "whole_row_with_masks.py"), ("scratch", "p_table_stored.py")])
+@pytest.mark.parametrize("step,name", [("harden", "causal_masks_every_tile.py"),
+                                       ("scratch", "d_recomputed_for_every_key.py")])
 def test_right_numbers_without_the_skill_fail_in_the_page_with_what_the_code_read(exercise, step, name):
     page = exercise
     source = _wrong(step, name)
@@ -82,9 +87,57 @@ def test_right_numbers_without_the_skill_fail_in_the_page_with_what_the_code_rea
     failing = section.locator(".test-result.fail")
     expect(failing).to_have_count(1)
     expect(failing.locator(".result-message")).to_have_text(bad["message"])
-    expect(failing.locator(".result-message")).to_contain_text("your code read every row of K")
+    expect(failing.locator(".result-message")).to_contain_text("your code read every row of")
     expect(failing.locator(".result-values")).to_contain_text(bad["expected"])
     expect(section.locator(".step-state")).to_have_text("not passed yet")
+
+
+def _memory(step):
+    m = content.step(SLUG, step)["memory"]
+    return m["n"], m["block_rows"]
+
+
+# Tiles walked in the fused order, every row read as a tiled pass reads it, only to hold what
+# the fused pass never holds: (wrong answer, what the memory test names, its size in numbers).
+HOLDS = {"harden": ("whole_row_softmax_tiled_reads.py", "a block_rows × N strip of scores",
+                    lambda n, br: br * n),
+         "scratch": ("p_table_filled_tile_by_tile.py", "an N × N table of P", lambda n, br: n * n)}
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_strip_or_a_table_gathered_tile_by_tile_fails_the_memory_test_in_the_page(exercise, step):
+    page = exercise
+    name, shape, numbers = HOLDS[step]
+    source = _wrong(step, name)
+    type_code(page, step, source)
+    section = check(page, step)
+    report = runner.check(SLUG, step, source)
+    [bad] = [r for r in report["results"] if not r["ok"]]  # the memory test, nothing else: the reads pass
+    assert bad["name"].startswith("test_holds_")
+    expect(section.locator(".step-status")).to_have_text(f"{report['total'] - 1} of {report['total']} tests pass.")
+    failing = section.locator(".test-result.fail")
+    expect(failing).to_have_count(1)
+    expect(failing).to_contain_text(bad["title"])
+    said = f"that is {shape} ({numbers(*_memory(step)):,} numbers)"
+    expect(failing.locator(".result-message")).to_contain_text(f"{bad['input']}: your code held ")
+    expect(failing.locator(".result-message")).to_contain_text(said)
+    expect(failing.locator(".result-values")).to_contain_text("memory held: ")
+    expect(section.locator(".step-state")).to_have_text("not passed yet")
+
+
+def test_an_import_of_the_projects_backward_by_a_built_name_is_refused_in_every_test(exercise):
+    page, step = exercise, "scratch"
+    source = _wrong(step, "dynamic_import.py")
+    type_code(page, step, source)
+    section = check(page, step)
+    report = runner.check(SLUG, step, source)
+    assert report["passed"] == 0
+    expect(section.locator(".step-status")).to_have_text(f"0 of {report['total']} tests pass.")
+    failing = section.locator(".test-result.fail")
+    expect(failing).to_have_count(report["total"])
+    expect(failing.first.locator(".result-message")).to_have_text(report["results"][0]["message"])
+    expect(failing.first.locator(".result-message")).to_contain_text(
+        "emulator.backward_reference.reference: this step runs your code without the project's own modules")
 
 
 def test_a_loop_that_never_ends_is_stopped_and_the_page_recovers(exercise):

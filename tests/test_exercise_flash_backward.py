@@ -1,7 +1,10 @@
 """Exercise 2, FlashAttention backward with recomputation: what each typical
 wrong answer trips over, with real values. (The generic checks, solution
 passes, starter and every wrong/*.py fail, the offline CLI agrees, are in
-tests/test_exercises.py for every step.)"""
+tests/test_exercises.py for every step.) The memory each step's code holds,
+measured against a budget from its tiles, catches the answers that read like
+a tiled pass and hold a strip or a table; the expected values are worked out
+only after the learner's call returns."""
 from __future__ import annotations
 
 import math
@@ -91,3 +94,140 @@ def test_the_module_ticks_the_backward_objectives_from_this_exercises_steps():
     ids = {f"{s}/{st['id']}" for s in content.slugs() for st in content.load(s)["steps"]}
     ids |= {f"{s}/{r.lower()}" for s in content.slugs() for r in content.load(s).get("ladder", [])}
     assert set(steps) <= ids  # every objective names steps that exist
+
+
+# ---------------------------------------------------------------------------
+# Memory held: the shortcuts that read like a tiled pass and hold a table or a strip
+
+def _memory_case(step):
+    m = content.step(SLUG, step)["memory"]
+    return m["n"], m["d"], m["block_rows"], m["block_cols"], m["seed"]
+
+
+def _only_failure(step, wrong):
+    failed, report = _failed(step, wrong)
+    bad = [r for r in report["results"] if not r["ok"]]
+    return failed, bad[0] if bad else None
+
+
+def test_tiles_walked_only_to_fill_a_table_of_p_read_as_tiled_and_fail_only_the_memory_test():
+    n, _d, br, bc, _seed = _memory_case("scratch")
+    for wrong in ("p_table_filled_tile_by_tile.py", "p_cache_of_every_pair.py"):
+        failed, bad = _only_failure("scratch", wrong)
+        assert failed == {"test_holds_no_table_of_p"}, wrong  # the reads test passes: the walk is the fused one
+        assert f"block_rows {br}, block_cols {bc}): that is an N × N table of P ({n * n:,} numbers)" in bad["message"]
+        assert bad["message"].startswith(bad["input"] + ": your code held ")
+        assert bad["expected"].startswith("memory held: ") and bad["got"].startswith("memory held: ")
+
+
+def test_a_whole_row_softmax_or_a_score_table_gathered_tile_by_tile_fails_only_the_memory_test():
+    n, _d, br, _bc, _seed = _memory_case("harden")
+    for wrong, shape in (("whole_row_softmax_tiled_reads.py", f"a block_rows × N strip of scores ({br * n:,} numbers)"),
+                         ("score_table_filled_tile_by_tile.py", f"an N × N table of scores ({n * n:,} numbers)")):
+        failed, bad = _only_failure("harden", wrong)
+        assert failed == {"test_holds_one_tile_of_scores"}, wrong
+        assert f"that is {shape}" in bad["message"], bad["message"]
+
+
+def test_a_copy_of_the_inputs_then_an_untiled_loop_is_named_as_a_copy_by_the_reads():
+    for step, test, tensor in (("scratch", "test_reads_like_the_fused_backward", "Q"),
+                               ("harden", "test_reads_like_the_fused_kernel", "K")):
+        failed, report = _failed(step, "copy_then_untiled.py")
+        assert test in failed and failed <= {test, "test_holds_no_table_of_p", "test_holds_one_tile_of_scores"}
+        reads = next(r for r in report["results"] if r["name"] == test)
+        assert (f"your code read every row of {tensor} just once in all (30 reads), so it held all of {tensor} "
+                "at once") in reads["message"]
+
+
+def test_the_memory_budget_follows_the_tiles_a_table_passes_when_one_tile_is_the_whole_table():
+    from emulator.backward import forward64, random_do, reference
+    from emulator.inputs import random_qkv
+    from exercises import instruments
+    from exercises.testing import Failure
+    n, d, br, bc, seed = _memory_case("scratch")
+    Q, K, V = random_qkv(n, d, seed)
+    dO = random_do(n, d, seed)
+    O, L = forward64(Q, K, V)
+    ns = {}
+    exec(content.wrong_answers(content.step(SLUG, "scratch"))["p_table_stored.py"], ns)
+    ref = reference(Q, K, V, dO)
+    small, whole = instruments.backward_budget(n, d, br, bc), instruments.backward_budget(n, d, n, n)
+    assert whole.bytes > small.bytes * 50       # 4 tiles of N × N against 4 of br × bc, and the same D
+    for tiles, holds in (((br, bc), False), ((n, n), True)):
+        run = instruments.measure_backward(ns["flash_backward"], Q, K, V, O, dO, L, *tiles, False)
+        assert all(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
+                   for got, want in zip(run.result[0], ref["dQ"], strict=True) for x, y in zip(got, want, strict=True))
+        try:
+            instruments.hold_backward(run, "case", n, d, *tiles)
+            passed = True
+        except Failure as f:
+            passed = False
+            assert "N × N table of P" in f.message
+        assert passed == holds, tiles  # the same table: refused at small tiles, a tile's worth at N × N
+
+
+def _frames_hold_expected(names):
+    """A check, for a stand-in learner function, that no frame above it holds a local in ``names``
+    or a dict of gradients (the tests' expected values)."""
+    import sys
+    frame = sys._getframe(2)
+    found = []
+    while frame is not None:
+        for key, value in frame.f_locals.items():
+            if key in names or (isinstance(value, dict) and "dQ" in value):
+                found.append(f"{frame.f_code.co_name}.{key}")
+        frame = frame.f_back
+    return found
+
+
+def _spying(solution, name: str, expected_names: set, seen: list):
+    """``solution``'s function ``name``, recording in ``seen`` what the frames above it hold."""
+    real = getattr(solution, name)
+
+    def spy(*args, **kwargs):
+        seen.extend(_frames_hold_expected(expected_names))
+        return real(*args, **kwargs)
+    return spy
+
+
+def test_no_frame_holds_an_expected_value_while_the_learners_code_runs():
+    import types
+    for step, name, expected_names in (("scratch", "flash_backward", {"ref", "want", "expected"}),
+                                       ("harden", "flash_forward", {"want_o", "want_l", "ref", "expected"})):
+        entry = content.step(SLUG, step)
+        solution = runner.load_module(content.read(entry, "solution.py"))
+        seen = []
+        mod = types.SimpleNamespace(**vars(solution))
+        setattr(mod, name, _spying(solution, name, expected_names, seen))
+        results = runner.run_tests(runner.load_tests(entry), mod)
+        assert all(r["ok"] for r in results), [r["message"] for r in results if not r["ok"]]
+        assert seen == [], (step, seen)
+
+
+# ---------------------------------------------------------------------------
+# The project's own answers are out of reach (exercises.guard), however they are reached for
+
+REFUSED = "this step runs your code without the project's own modules"
+
+
+def test_an_import_of_the_projects_reference_at_the_top_is_refused_as_the_code_loads():
+    for step, name, module in (("scratch", "imports_the_reference.py", "emulator.backward_reference.reference"),
+                               ("harden", "imports_forward64.py", "emulator.backward.forward64")):
+        source = content.wrong_answers(content.step(SLUG, step))[name]
+        report = runner.check(SLUG, step, source)
+        assert report["results"] == [] and not report["ok"]
+        assert f"ImportError: {module}: {REFUSED}" in report["error"], report["error"]
+
+
+def test_a_built_name_an_importlib_call_or_a_frame_walk_fails_every_test_that_calls_the_code():
+    for step, name, module in (("scratch", "dynamic_import.py", "emulator.backward_reference.reference"),
+                               ("scratch", "frame_walk_to_the_oracle.py", "sys"),
+                               ("harden", "dynamic_import.py", "importlib"),
+                               ("harden", "frame_walk_to_the_oracle.py", "sys")):
+        failed, report = _failed(step, name)
+        calls = {r["name"] for r in report["results"]} - {"test_the_fp16_limit"}  # a constant, not a call
+        assert failed == calls, (step, name)
+        for r in report["results"]:
+            if not r["ok"]:
+                assert r["message"] == f"{r['input']}: {module}: {REFUSED}: the count is yours to write"
+                assert r["got"] == module and r["expected"] == "code of your own"

@@ -170,3 +170,137 @@ def test_run_over_tiles_wants_one_pass():
 def test_borrowed_finds_the_projects_own_code_in_the_learners_source(source, found):
     mod = runner.load_module(source, guarded=False)  # the source check, behind the guard (exercises.guard)
     assert instruments.borrowed(mod) == found
+
+
+# ---------------------------------------------------------------------------
+# Memory held by a tiled pass (exercise 2): budgets from the tiles, refusals that name the shape
+
+def test_the_backward_budget_is_slack_tiles_of_p_and_ds_and_d_and_follows_the_tiles():
+    from exercises.skill import SLACK, VALUE_BYTES
+    # d = 2, tiles 4 × 3: P and dS 2·12 + rows of Q, dO, K, V (4 + 3)·2 = 38 numbers a tile; D: 2 per row.
+    assert instruments.backward_tile_values(2, 4, 3) == 24 + 14 == 38
+    assert instruments.backward_tile_values(2, 8, 6) == 96 + 28 == 124
+    small, large = instruments.backward_budget(65, 2, 4, 3), instruments.backward_budget(65, 2, 8, 6)
+    assert small.bytes == SLACK * 38 * VALUE_BYTES + 2 * 65 * VALUE_BYTES
+    assert large.bytes - small.bytes == SLACK * (124 - 38) * VALUE_BYTES  # the tiles' share grew, D's did not
+    assert small.tile_bytes == 38 * VALUE_BYTES
+    assert "(4 × 3)" in small.holds and "(8 × 6)" in large.holds and "D (65 numbers" in small.holds
+    # One tile the whole N × N: then a table of P is a tile's worth, and the budget holds it.
+    assert instruments.backward_budget(65, 2, 65, 65).bytes > 65 * 65 * VALUE_BYTES
+
+
+def test_the_forward_budget_is_one_query_tiles_state_or_every_rows_in_the_key_order():
+    from exercises.skill import SLACK, VALUE_BYTES
+    # d = 2, tiles 16 × 2: a tile of scores 16·2 and m, l, O for its 16 rows 16·4 = 96 numbers.
+    assert instruments.forward_tile_values(2, 16, 2) == 32 + 64 == 96
+    assert instruments.forward_tile_values(2, 8, 2) == 16 + 32 == 48   # the budget follows B_r
+    query, key = (instruments.forward_budget(129, 2, 16, 2, order) for order in ("query", "key"))
+    assert query.bytes == SLACK * 96 * VALUE_BYTES
+    assert key.bytes - query.bytes == instruments.output_bytes(129, 2) > 129 * 4 * VALUE_BYTES  # every row's state
+
+
+@pytest.mark.parametrize("numbers,shape", [
+    (65 * 65, "that is an N × N table of P (4,225 numbers)"),
+    (8 * 65 * 2, "that is copies of the inputs (N × d = 130 numbers each)"),
+])
+def test_hold_backward_names_what_the_code_held(numbers, shape):
+    from exercises import skill
+    run = skill.Run(result=None, held=numbers * skill.VALUE_BYTES)
+    with pytest.raises(Failure, match="case: your code held .* KB \\(N = 65, block_rows 4, block_cols 3\\): "
+                                      + shape.replace("(", "\\(").replace(")", "\\)")):
+        instruments.hold_backward(run, "case", 65, 2, 4, 3)
+    budget = instruments.backward_budget(65, 2, 4, 3)
+    instruments.hold_backward(skill.Run(result=None, held=budget.bytes), "case", 65, 2, 4, 3)  # at the budget: passes
+
+
+def _tiled_forward(order):
+    """A correct tiled forward (no masks) in loop ``order``: query tiles outer, or key tiles outer."""
+    import math
+
+    def query_outer(Q, K, V, br, bc, causal=False, key_mask=None):
+        n, d = len(Q), len(Q[0])
+        O, L = [], []
+        for r0 in range(0, n, br):
+            rows = range(r0, min(n, r0 + br))
+            m, l, acc = {i: -math.inf for i in rows}, {i: 0.0 for i in rows}, {i: [0.0] * d for i in rows}
+            for c0 in range(0, len(K), bc):
+                cols = range(c0, min(len(K), c0 + bc))
+                for i in rows:
+                    s = [math.fsum(a * b for a, b in zip(Q[i], K[j], strict=True)) / math.sqrt(d) for j in cols]
+                    new = max(m[i], *s)
+                    alpha, p = math.exp(m[i] - new), [math.exp(x - new) for x in s]
+                    l[i] = l[i] * alpha + math.fsum(p)
+                    acc[i] = [a * alpha + math.fsum(pj * V[j][c] for pj, j in zip(p, cols, strict=True))
+                              for c, a in enumerate(acc[i])]
+                    m[i] = new
+            for i in rows:
+                O.append([a / l[i] for a in acc[i]])
+                L.append(m[i] + math.log(l[i]))
+        return O, L
+
+    def key_outer(Q, K, V, br, bc, causal=False, key_mask=None):
+        n, d = len(Q), len(Q[0])
+        m, l, acc = [-math.inf] * n, [0.0] * n, [[0.0] * d for _ in range(n)]
+        for c0 in range(0, len(K), bc):
+            cols = range(c0, min(len(K), c0 + bc))
+            for r0 in range(0, n, br):
+                for i in range(r0, min(n, r0 + br)):
+                    s = [math.fsum(a * b for a, b in zip(Q[i], K[j], strict=True)) / math.sqrt(d) for j in cols]
+                    new = max(m[i], *s)
+                    alpha, p = math.exp(m[i] - new), [math.exp(x - new) for x in s]
+                    l[i] = l[i] * alpha + math.fsum(p)
+                    acc[i] = [a * alpha + math.fsum(pj * V[j][c] for pj, j in zip(p, cols, strict=True))
+                              for c, a in enumerate(acc[i])]
+                    m[i] = new
+        return [[a / l[i] for a in acc[i]] for i in range(n)], [m[i] + math.log(l[i]) for i in range(n)]
+    return {"query": query_outer, "key": key_outer}[order]
+
+
+@pytest.mark.parametrize("order", ["query", "key"])
+def test_measure_forward_tells_the_loop_order_and_each_order_fits_its_budget(order):
+    from emulator.inputs import random_qkv
+    Q, K, V = random_qkv(65, 2, 65)
+    run, found = instruments.measure_forward(_tiled_forward(order), Q, K, V, 8, 2, False)
+    assert found == order
+    instruments.hold_forward(run, found, "case", 65, 2, 8, 2)
+    assert run.held < instruments.forward_budget(65, 2, 8, 2, found).bytes / 2   # by a wide margin
+
+
+def test_a_strip_of_scores_held_per_query_tile_is_refused_and_named():
+    import math
+
+    from emulator.inputs import random_qkv
+
+    def strip(Q, K, V, br, bc, causal=False, key_mask=None):
+        n, d = len(Q), len(Q[0])
+        O, L = [], []
+        for r0 in range(0, n, br):
+            rows = range(r0, min(n, r0 + br))
+            s = {i: [] for i in rows}
+            for c0 in range(0, len(K), bc):
+                for j in range(c0, min(len(K), c0 + bc)):
+                    for i in rows:
+                        s[i].append(math.fsum(a * b for a, b in zip(Q[i], K[j], strict=True)) / math.sqrt(d))
+            for i in rows:
+                top = max(s[i])
+                p = [math.exp(x - top) for x in s[i]]
+                O.append([math.fsum(pj * v[c] for pj, v in zip(p, V, strict=True)) / math.fsum(p) for c in range(d)])
+                L.append(top + math.log(math.fsum(p)))
+        return O, L
+    Q, K, V = random_qkv(65, 2, 65)
+    run, order = instruments.measure_forward(strip, Q, K, V, 8, 2, False)
+    assert order == "query"
+    with pytest.raises(Failure, match=r"that is a block_rows × N strip of scores \(520 numbers\)"):
+        instruments.hold_forward(run, order, "case", 65, 2, 8, 2)
+
+
+def test_the_same_code_holds_the_same_bytes_whatever_ran_before():
+    from emulator.inputs import random_qkv
+    Q, K, V = random_qkv(65, 2, 65)
+    held = []
+    for junk in (0, 5_000):
+        garbage = [(float(i), (i, i + 1)) for i in range(junk)]
+        del garbage
+        run, _ = instruments.measure_forward(_tiled_forward("key"), Q, K, V, 8, 2, False)
+        held.append(run.held)
+    assert held[0] == held[1] > 0

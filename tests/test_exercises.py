@@ -84,13 +84,25 @@ SKILL_LESS = {
     ("flash-backward", "scratch", "d_recomputed_for_every_key.py"): (
         "test_reads_like_the_fused_backward", "your code read every row of O once per key tile (150 reads); "
         "a tiled pass reads each row of it once (30 reads)"),
+    ("flash-backward", "harden", "whole_row_softmax_tiled_reads.py"): (
+        "test_holds_one_tile_of_scores", "(N = 129, block_rows 16, block_cols 2): that is a block_rows × N strip of "
+        "scores (2,064 numbers); a tile needs about"),
+    ("flash-backward", "harden", "score_table_filled_tile_by_tile.py"): (
+        "test_holds_one_tile_of_scores", "that is an N × N table of scores (16,641 numbers)"),
+    ("flash-backward", "scratch", "p_table_filled_tile_by_tile.py"): (
+        "test_holds_no_table_of_p", "(N = 65, block_rows 4, block_cols 3): that is an N × N table of P "
+        "(4,225 numbers); a tile needs about"),
+    ("flash-backward", "scratch", "p_cache_of_every_pair.py"): (
+        "test_holds_no_table_of_p", "that is an N × N table of P (4,225 numbers)"),
 }
 
 
 # The tests that watch how the code works (exercises.instruments, exercises.skill): a skill-less
 # answer fails one of them at least, and no other.
 INSTRUMENTS = {test for test, _says in SKILL_LESS.values()} | {"test_holds_one_tile_at_a_time",
-                                                               "test_holds_a_tile_of_scores"}
+                                                               "test_holds_a_tile_of_scores",
+                                                               "test_holds_no_table_of_p",
+                                                               "test_holds_one_tile_of_scores"}
 # The answers that import the project's own modules at their top: refused as they load
 # (exercises.guard), naming the module and the line: (slug, step, wrong answer) -> what the error says.
 REFUSED_AT_LOAD = {
@@ -101,6 +113,11 @@ REFUSED_AT_LOAD = {
     ("online-softmax", "probe", "sys_modules.py"): "import sys\nImportError: sys: this step runs",
     ("online-softmax", "compose", "imports_the_reference.py"): (
         "from emulator.attention import reference\nImportError: emulator.attention.reference: this step runs"),
+    ("flash-backward", "scratch", "imports_the_reference.py"): (
+        "from emulator.backward_reference import reference\n"
+        "ImportError: emulator.backward_reference.reference: this step runs"),
+    ("flash-backward", "harden", "imports_forward64.py"): (
+        "from emulator.backward import forward64\nImportError: emulator.backward.forward64: this step runs"),
 }
 # The answers that reach for them inside their function: every test that calls it fails, naming
 # the module: (slug, step, wrong answer) -> (the first failing test, its message).
@@ -111,6 +128,19 @@ REFUSED_IN_TESTS = {
     ("online-softmax", "compose", "walks_to_the_tests_oracle.py"): (
         "test_one_row", "N = 1, d = 4, block_rows 1, block_cols 1, full: sys: this step runs your code without the "
         "project's own modules: the count is yours to write"),
+    ("flash-backward", "scratch", "dynamic_import.py"): (
+        "test_one_row", "N = 1, d = 4, seed 1, block_rows 1, block_cols 1, full: "
+        "emulator.backward_reference.reference: this step runs your code without the project's own modules: "
+        "the count is yours to write"),
+    ("flash-backward", "scratch", "frame_walk_to_the_oracle.py"): (
+        "test_one_row", "N = 1, d = 4, seed 1, block_rows 1, block_cols 1, full: sys: this step runs your code "
+        "without the project's own modules: the count is yours to write"),
+    ("flash-backward", "harden", "dynamic_import.py"): (
+        "test_random_ragged", "N = 1, d = 4, seed 1, block_rows 2, block_cols 2, full: importlib: this step runs your "
+        "code without the project's own modules: the count is yours to write"),
+    ("flash-backward", "harden", "frame_walk_to_the_oracle.py"): (
+        "test_random_ragged", "N = 1, d = 4, seed 1, block_rows 2, block_cols 2, full: sys: this step runs your code "
+        "without the project's own modules: the count is yours to write"),
 }
 
 

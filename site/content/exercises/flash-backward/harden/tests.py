@@ -12,6 +12,17 @@ test_reads_like_the_fused_kernel hands the code Q, K and V that count their
 row reads (exercises.instruments) and holds them to the emulator's fused
 kernel at the same tiles: a whole-row softmax with the masks gets every number
 right, and reads every key row once per query row.
+
+test_holds_one_tile_of_scores measures the memory the call holds beyond the
+O and L it returns (exercises.skill.measure, tracemalloc) in the memory case
+of exercise.toml (small tiles, a B_r × N strip many tiles' worth), against
+exercises.instruments.forward_budget for the loop order
+the code's reads show: m, l and O for a query tile (or for every row, key
+tiles outer) and a tile of S and P, from block_rows, block_cols and d. A
+whole-row softmax that reads K and V tile by tile to gather the row's scores
+reads like the fused kernel and holds a block_rows × N strip of them.
+
+Every expected value is computed after the learner's call has returned.
 """
 import math
 import struct
@@ -66,16 +77,24 @@ def run_case(mod, Q, K, V, br, bc, causal, key_mask, label, fp16=False):
     fn = need(mod, "flash_forward")
     desc = describe(label, br, bc, causal, key_mask, fp16)
     tol = FP16_TOL if fp16 else TOL
+    kwargs = {"causal": causal, "key_mask": key_mask}
+    if fp16:
+        kwargs["fp16"] = True
     with given(desc):
-        kwargs = {"causal": causal, "key_mask": key_mask}
-        if fp16:
-            kwargs["fp16"] = True
-        o, lse = expect_pair(fn(Q, K, V, br, bc, **kwargs), "(O, L)")
-        want_o, want_l = forward64(Q, K, V, causal, square_mask(key_mask, len(Q)))
-        if not isinstance(o, list) or len(o) != len(Q) or not isinstance(lse, (list, tuple)) or len(lse) != len(Q):
-            raise Failure(_("{input}: expected O with {n} rows and L with {n} values").format(input=desc, n=len(Q)),
-                          input=desc, expected=_("{n} rows").format(n=len(Q)), got=fmt(o))
-        for i in range(len(Q)):
+        got = fn(Q, K, V, br, bc, **kwargs)
+    want_o, want_l = forward64(Q, K, V, causal, square_mask(key_mask, len(Q)))  # after the call
+    compare(desc, got, want_o, want_l, tol, fp16)
+
+
+def compare(desc, got, want_o, want_l, tol, fp16):
+    """Raise a Failure for the first entry of ``got`` = (O, L) off the expected ones."""
+    n = len(want_o)
+    with given(desc):
+        o, lse = expect_pair(got, "(O, L)")
+        if not isinstance(o, list) or len(o) != n or not isinstance(lse, (list, tuple)) or len(lse) != n:
+            raise Failure(_("{input}: expected O with {n} rows and L with {n} values").format(input=desc, n=n),
+                          input=desc, expected=_("{n} rows").format(n=n), got=fmt(o))
+        for i in range(n):
             row = o[i]
             if not isinstance(row, (list, tuple)) or len(row) != len(want_o[i]):
                 raise Failure(_("{input}: expected O[{i}] to have {count} numbers, got {got}").format(
@@ -171,3 +190,21 @@ def test_reads_like_the_fused_kernel(mod):
         desc = describe(seeded(n, d, seed), br, bc, causal, None, False)
         with given(desc):
             instruments.run_forward(fn, Q, K, V, br, bc, causal, desc)
+
+
+# The case whose memory is measured (exercise.toml; the prompt quotes it): N, d, block_rows, block_cols, seed.
+MEMORY_CASE = tuple(STEP["memory"][k] for k in ("n", "d", "block_rows", "block_cols", "seed"))
+
+
+@titled(N_("holds one tile of scores: at N = {n}, block_rows {br} and block_cols {bc}, no more memory than a tiled "
+           "pass needs"), n=MEMORY_CASE[0], br=MEMORY_CASE[2], bc=MEMORY_CASE[3])
+def test_holds_one_tile_of_scores(mod):
+    fn = need(mod, "flash_forward")
+    n, d, br, bc, seed = MEMORY_CASE
+    Q, K, V = random_qkv(n, d, seed)
+    desc = describe(seeded(n, d, seed), br, bc, False, None, False)
+    with given(desc):
+        run, order = instruments.measure_forward(fn, Q, K, V, br, bc, False, key_mask=None)
+    want_o, want_l = forward64(Q, K, V)
+    compare(desc, run.result, want_o, want_l, TOL, False)   # right at this size too
+    instruments.hold_forward(run, order, desc, n, d, br, bc)

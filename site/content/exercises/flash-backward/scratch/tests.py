@@ -11,13 +11,23 @@ fused-backward walk at the same tiles: K and V once and Q once per key tile
 that reaches it (or the other loop order), O once (for D), and no more than
 two key tiles of P held at once. A stored P, or D recomputed inside the
 tiles, gets the numbers right and these counts wrong.
+
+test_holds_no_table_of_p measures the memory the call holds beyond the
+gradients it returns (exercises.skill.measure, tracemalloc) in the memory
+case of exercise.toml (small tiles, N × N many tiles' worth), against
+exercises.instruments.backward_budget: D and a few tiles, from block_rows,
+block_cols and d. Tiles walked in order only to fill a table of P read like
+the fused backward and hold N × N numbers.
+
+Every expected value is computed after the learner's call has returned, so
+no frame holds it while the learner's code runs.
 """
 import math
 
 from emulator.backward import forward64, random_do, reference
 from emulator.i18n import _
 from emulator.inputs import random_qkv
-from exercises import instruments
+from exercises import content, instruments
 from exercises.testing import N_, Failure, describe_case, expect_close, fmt, given, need, titled
 
 TOL = 1e-9
@@ -57,10 +67,11 @@ def run_case(mod, n, d, seed, br, bc, causal=False, key_mask=None, label=None):
     dO = random_do(n, d, seed)
     mask = square_mask(key_mask, n)
     desc = describe(label or _("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed), br, bc, causal, key_mask)
+    O, L = forward64(Q, K, V, causal, mask)
     with given(desc):
-        O, L = forward64(Q, K, V, causal, mask)
-        ref = reference(Q, K, V, dO, causal, mask)
         got = fn(Q, K, V, O, dO, L, br, bc, causal=causal, key_mask=key_mask)
+    ref = reference(Q, K, V, dO, causal, mask)   # after the call: no frame holds it while the code runs
+    with given(desc):
         compare(desc, got, (ref["dQ"], ref["dK"], ref["dV"]))
 
 
@@ -106,14 +117,15 @@ def test_p_is_recomputed_from_the_given_L(mod):
     dO = random_do(n, d, seed)
     desc = _("{case}, L + ln 2 in rows 1, 3 and 5 (so their recomputed P is halved)").format(
         case=describe(_("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed), br, bc, False, None))
+    O, L = forward64(Q, K, V)
+    shifted = [x + SHIFT if i % 2 else x for i, x in enumerate(L)]
     with given(desc):
-        O, L = forward64(Q, K, V)
-        shifted = [x + SHIFT if i % 2 else x for i, x in enumerate(L)]
-        # Halving P in row i halves every gradient term of that row, as halving dO_i
-        # would (D_i = dO_i·O_i, with O the true output, scales with it too).
-        scaled = [[0.5 * x for x in row] if i % 2 else row for i, row in enumerate(dO)]
-        ref = reference(Q, K, V, scaled)
         got = fn(Q, K, V, O, dO, shifted, br, bc, causal=False, key_mask=None)
+    # Halving P in row i halves every gradient term of that row, as halving dO_i
+    # would (D_i = dO_i·O_i, with O the true output, scales with it too).
+    scaled = [[0.5 * x for x in row] if i % 2 else row for i, row in enumerate(dO)]
+    ref = reference(Q, K, V, scaled)
+    with given(desc):
         compare(desc, got, (ref["dQ"], ref["dK"], ref["dV"]))
 
 
@@ -131,3 +143,25 @@ def test_reads_like_the_fused_backward(mod):
         with given(desc):
             O, L = forward64(Q, K, V, causal)
             instruments.run_backward(fn, Q, K, V, O, dO, L, br, bc, causal, desc, key_mask=None)
+
+
+# The case whose memory is measured (exercise.toml; the prompt quotes it): N, d, block_rows, block_cols, seed.
+MEMORY = content.step("flash-backward", "scratch")["memory"]
+MEMORY_CASE = tuple(MEMORY[k] for k in ("n", "d", "block_rows", "block_cols", "seed"))
+
+
+@titled(N_("holds no table of P: at N = {n}, block_rows {br} and block_cols {bc}, no more memory than D and "
+           "a few tiles need"), n=MEMORY_CASE[0], br=MEMORY_CASE[2], bc=MEMORY_CASE[3])
+def test_holds_no_table_of_p(mod):
+    fn = need(mod, "flash_backward")
+    n, d, br, bc, seed = MEMORY_CASE
+    Q, K, V = random_qkv(n, d, seed)
+    dO = random_do(n, d, seed)
+    O, L = forward64(Q, K, V)
+    desc = describe(_("N = {n}, d = {d}, seed {seed}").format(n=n, d=d, seed=seed), br, bc, False, None)
+    with given(desc):
+        run = instruments.measure_backward(fn, Q, K, V, O, dO, L, br, bc, False, key_mask=None)
+    ref = reference(Q, K, V, dO)
+    with given(desc):
+        compare(desc, run.result, (ref["dQ"], ref["dK"], ref["dV"]))  # right at this size too
+    instruments.hold_backward(run, desc, n, d, br, bc)

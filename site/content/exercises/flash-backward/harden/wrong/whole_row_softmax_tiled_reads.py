@@ -1,0 +1,64 @@
+# Wrong: K and V read tile by tile, a row of V right after its row of K, but only to gather each
+# query row's scores over every key (a block_rows x N strip); then a plain softmax of the whole row,
+# masks, empty rows and fp16 handled. Right numbers, the tiled pass's reads, and no online softmax.
+import math
+import struct
+
+
+def to_fp16(x):
+    """x rounded to the nearest IEEE half-precision number (binary16), as a float.
+
+    Values from 65,520 up round to inf (the largest half is 65,504). Uses the
+    standard library's struct format "e"; given, do not change.
+    """
+    try:
+        return struct.unpack("<e", struct.pack("<e", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+# exp(x) rounds to inf in half precision once it reaches 65,520, halfway between
+# the largest half (65,504) and the next power of two's step (65,536).
+FP16_EXP_LIMIT = math.log(65520)   # 11.0901...
+
+
+def flash_forward(Q, K, V, block_rows, block_cols, causal=False, key_mask=None, fp16=False):
+    """Tiled exact attention with masks. Q: N rows of d floats; K, V: N_k rows.
+
+    key_mask: None, or N_k booleans (False = a padding key nobody may see).
+    fp16: round each P entry to half precision at THE FP16 POINT below.
+    Returns (O, L): O is N rows, L the logsumexp of each row (-inf if it saw no key).
+    """
+    n, n_keys = len(Q), len(K)
+    d = len(Q[0])
+    width = len(V[0]) if V else d
+    scale = 1.0 / math.sqrt(d)
+    O, L = [], []
+    for r0 in range(0, n, block_rows):
+        rows = range(r0, min(n, r0 + block_rows))
+        scores = {i: [] for i in rows}                          # each row's scores, every key
+        values = []                                             # the rows of V, as they come
+        for c0 in range(0, n_keys, block_cols):
+            if causal and c0 > rows[-1]:
+                break
+            for j in range(c0, min(n_keys, c0 + block_cols)):
+                k, v = K[j], V[j]                               # K and V read together
+                values.append(v)
+                for i in rows:
+                    hidden = (causal and j > i) or (key_mask is not None and not key_mask[j])
+                    scores[i].append(-math.inf if hidden
+                                     else math.fsum(a * b for a, b in zip(Q[i], k, strict=True)) * scale)
+        for i in rows:                                          # a whole-row softmax
+            s = scores[i]
+            m = max(s)
+            if m == -math.inf:
+                O.append([0.0] * width)
+                L.append(-math.inf)
+                continue
+            p = [math.exp(x - m) for x in s]
+            if fp16:
+                p = [to_fp16(x) for x in p]      # THE FP16 POINT: P held in half precision
+            l = math.fsum(p)
+            O.append([math.fsum(pj * v[c] for pj, v in zip(p, values, strict=False)) / l for c in range(width)])
+            L.append(m + math.log(l))
+    return O, L
