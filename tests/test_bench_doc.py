@@ -57,6 +57,23 @@ def test_the_doc_holds_the_summary_of_the_tuned_backward_run():
     assert f"started {started} UTC on the device, {round(results['elapsed_s'])} s" in doc
 
 
+
+def test_the_doc_holds_the_summary_of_the_register_tiled_forward_run():
+    """The issue 33 section's tables are ``python -m bench.bench_wgsl --summary`` of the saved
+    H200 forward run, line for line, and the section names the run's start and length."""
+    saved = "bench/results/wgsl-forward-h200.json"
+    out = plain_checkout(["-m", "bench.bench_wgsl", "--summary", saved])
+    assert out.returncode == 0, out.stderr
+    doc = (ROOT / "docs" / "BENCHMARKS.md").read_text()
+    lines = [line for line in out.stdout.splitlines() if line.strip()]
+    assert len(lines) > 30 and any("fused-reg" in line for line in lines)
+    assert [line for line in lines if line not in doc] == []
+    results = json.loads((ROOT / saved).read_text())
+    started = results["started"].split()[1]
+    assert f"started {started} UTC on the device,\n{round(results['elapsed_s'])} s" in doc
+    for t in results["torch"]:  # every sample of SDPA is in the doc
+        assert ", ".join(f"{x:.3f}" for x in t["samples"]) in doc
+
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 # `python -m bench.x`, `python3 -m bench.x`, `.venv/bin/python -m bench.x`, in code or prose
 MODULE_COMMAND = re.compile(r"(?<![\w/.-])(?:\.venv/bin/)?python3? -m (bench\.\w+)")

@@ -262,8 +262,8 @@ def test_every_lanes_variant_has_tiles_the_shader_supports():
             continue  # the backward's subgroup shaders: tests/test_wgsl_native_backward.py
         for pass_spec in spec["wgsl"]:
             alt = pass_spec.get("with_subgroups")
-            if not alt:
-                continue
+            if not alt or pass_spec["file"] != "fused.wgsl":
+                continue  # fused_reg.wgsl's twin: test_the_register_tiled_kernel_...
             for key, file in alt["file_by_d"].items():
                 assert file == "fused_lanes.wgsl"
                 d = int(key)
@@ -324,3 +324,85 @@ def test_the_lesson_fused_pair_runs_its_subgroup_or_plain_shader_with_the_same_b
     assert {t: c["write"] for t, c in counts.items()} == expected.writes
     report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel=kernel)
     assert report["passed"] == (kernel == "fused"), report
+
+
+REG = [(65, 64, True), (77, 64, False), (1, 16, False), (300, 64, True), (100, 16, True), (130, 32, True),
+       (77, 128, False), (65, 128, True)]
+
+
+@pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused-reg"], REG))
+def test_the_register_tiled_kernel_passes_and_counts_the_fused_bytes_with_either_shader(
+        runner, runner_no_subgroups, runner_max, kernel, n, d, causal, subgroups):
+    """fused_reg.wgsl and fused_reg_lanes.wgsl (row maxima and sums through workgroup memory,
+    or with subgroupShuffleXor among the B_c / 4 invocations of a row group): the float64
+    check, and the instrumented count equal to the manifest walk's at the kernel's tiles,
+    the same formulas as the lesson's fused kernel (Q once, K and V once per query tile)."""
+    from cannery_host.wgsl import Runner
+    from emulator.tiling import make_tiling
+
+    tiles = make_tiling(kernel, n, d, causal)
+    if tiles.workgroup_bytes > runner_max.max_wg_bytes:
+        pytest.skip(f"{kernel} at d={d} declares {tiles.workgroup_bytes:,} B; this adapter offers "
+                    f"{runner_max.max_wg_bytes:,} B")
+    r = runner_max if subgroups else Runner(limits="max", subgroups=False)
+    need = MANIFEST["kernels"][kernel]["wgsl"][0]["with_subgroups"]["min_subgroup_size_by_d"][str(d)]
+    if subgroups and r.subgroup_min < need:
+        pytest.skip(f"this adapter's subgroups hold {r.subgroup_min}; d = {d} needs {need}")
+    assert r.shader(kernel, d) == ("fused_reg_lanes.wgsl" if subgroups else "fused_reg.wgsl")
+    (q, k, v), O, counts = _run(r, kernel, n, d, causal, seed=9, instrumented=True)
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    if not causal:  # K and V read once per query tile, all N keys: ceil(N / B_r) N d floats
+        assert counts["K"]["read"] == counts["V"]["read"] == -(-n // tiles.block_rows) * n * d * 4
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel="fused")
+    assert report["passed"], report
+    assert report["rows_checked"] == n
+
+
+# The options of fused_reg's body (parts/fused_reg_body.wgsl) that the manifest's own tiles
+# take at d = 64 and 128, at tiles small enough for any adapter's 32 KB: V in K's place
+# (SHARE), unpadded tiles with the K and V bank swizzle, 8 rows an invocation, no prefetch.
+REG_OPTIONS = [
+    ((64, 16), {"SHARE": True}),
+    ((64, 32), {"SHARE": True, "QPAD": 0, "KPAD": 0, "KSWZ": 7, "PPAD": 0}),
+    ((64, 16), {"TM": 8}),
+    ((64, 32), {"SHARE": True, "TM": 8, "QPAD": 0, "KPAD": 0, "KSWZ": 7, "PPAD": 0}),
+    ((32, 32), {"SHARE": True, "PREFETCH": False}),
+]
+
+
+@pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
+@pytest.mark.parametrize("tiles,constants", REG_OPTIONS, ids=[f"{t[0]}x{t[1]}-{c}" for t, c in REG_OPTIONS])
+@pytest.mark.parametrize("n,causal", [(77, False), (130, True)])
+def test_every_option_of_the_register_tiled_body_passes_and_counts_the_same(
+        runner_max, monkeypatch, tiles, constants, n, causal, subgroups):
+    import copy
+
+    from cannery_host.wgsl import Runner
+
+    entry = copy.deepcopy(MANIFEST["kernels"]["fused-reg"])
+    entry["tiling"]["block_rows"]["64"], entry["tiling"]["block_cols"]["64"] = tiles
+    entry["workgroup_bytes"]["64"] = runner_max.max_wg_bytes
+    spec = entry["wgsl"][0]
+    spec["constants_by_d"]["64"] = dict(constants)
+    spec["with_subgroups"]["constants_by_d"]["64"] = dict(constants)
+    spec["with_subgroups"]["min_subgroup_size_by_d"]["64"] = tiles[1] // 4
+    monkeypatch.setitem(MANIFEST["kernels"], "fused-reg", entry)
+    r = runner_max if subgroups else Runner(limits="max", subgroups=False)
+    if subgroups and r.subgroup_min < tiles[1] // 4:
+        pytest.skip(f"this adapter's subgroups hold {r.subgroup_min}; B_c = {tiles[1]} needs {tiles[1] // 4}")
+    try:
+        assert r.shader("fused-reg", 64) == ("fused_reg_lanes.wgsl" if subgroups else "fused_reg.wgsl")
+        (q, k, v), O, counts = _run(r, "fused-reg", n, 64, causal, seed=11, instrumented=True)
+    except Exception as e:  # noqa: BLE001 - a refusal by workgroup memory only
+        if "maxComputeWorkgroupStorageSize" in str(e):
+            pytest.skip(str(e))
+        raise
+    expected = count("fused-reg", n, 64, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel="fused")
+    assert report["passed"], report
+    assert report["rows_checked"] == n

@@ -1,0 +1,165 @@
+"""Time the tuned forward kernels at other tiles and override constants than the manifest
+declares, beside PyTorch SDPA float32, to choose them.
+
+    python -m bench.sweep_forward --n 4096 --heads 32 --d 16 64 128 [--budget-s 240]
+        [--json bench/results/wgsl-forward-sweep.json]
+
+Each configuration is patched into the in-memory manifest (the file is not changed): for one
+kernel, its tiles B_r x B_c at d (with the workgroup memory its shader then declares), and/or
+override constants of one of its passes (the same ones for the pass's subgroup shader);
+"memory" drops the subgroup shader, so the variant any device runs is timed. It is checked
+first on this device against float64 (NumPy) at N = 130 (ragged, full and causal; largest
+|error| over the largest |O| below 1e-4: a screen, not bench.bench_wgsl's check of the
+manifest's own configurations), then timed with cannery_host.wgsl.Runner.time at the given
+size, full attention (one pass alone where a pass is named). The order of CONFIGS is the
+order of importance: the run stops starting new ones after --budget-s.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.bench_wgsl import time_torch
+from cannery_host import wgsl as host
+from emulator.tiling import MANIFEST
+
+REG, FAST, PLAIN = "fused-reg", "fused-fast", "plain"
+
+# (kernel, d, tiles (B_r, B_c) or None, {pass name: constants}, memory variant, pass timed alone or None)
+CONFIGS = [
+    (REG, 64, None, {}, False, None),
+    (REG, 64, None, {"fused": {"TM": 8}}, False, None),
+    (REG, 64, None, {"fused": {"KSWZ": 15}}, False, None),
+    (REG, 64, None, {"fused": {"PREFETCH": False}}, False, None),
+    (REG, 64, (64, 32), {"fused": {"SHARE": True}}, False, None),
+    (REG, 64, (128, 16), {"fused": {"SHARE": True, "QPAD": 1, "KPAD": 0, "KSWZ": 7, "PPAD": 0}}, False, None),
+    (REG, 16, (128, 16), {"fused": {"SHARE": True}}, False, None),
+    (FAST, 64, None, {}, False, None),
+]
+
+
+def reference(Q, K, V, causal):
+    """O in float64 (NumPy), one head: Q, K, V (N, d)."""
+    Q, K, V = (np.asarray(x, np.float64) for x in (Q, K, V))
+    n, d = Q.shape
+    S = Q @ K.T / np.sqrt(d)
+    if causal:
+        S = np.where(np.tril(np.ones((n, n), bool)), S, -np.inf)
+    P = np.exp(S - S.max(1, keepdims=True))
+    return (P / P.sum(1, keepdims=True)) @ V
+
+
+def patched(kernel, d, tiles, constants, memory):
+    """A copy of the manifest's entry for ``kernel`` with these tiles at d, these pass
+    constants (given to the pass and to its subgroup shader at d), and, with ``memory``, no
+    subgroup shader. New tiles declare up to the adapter-independent 65,536 B; the planner
+    measures what the shader really declares."""
+    e = copy.deepcopy(MANIFEST["kernels"][kernel])
+    if tiles:
+        e["tiling"]["block_rows"][str(d)], e["tiling"]["block_cols"][str(d)] = tiles
+        e.setdefault("workgroup_bytes", {})[str(d)] = 65536
+    for spec in e["wgsl"]:
+        if memory:
+            spec.pop("with_subgroups", None)
+        c = constants.get(spec["pass"])
+        if not c:
+            continue
+        spec.setdefault("constants_by_d", {}).setdefault(str(d), {}).update(c)
+        alt = spec.get("with_subgroups")
+        if alt and str(d) in alt["file_by_d"]:
+            alt["constants_by_d"].setdefault(str(d), {}).update(c)
+    return e
+
+
+def screen(runner, kernel, d) -> float:
+    """Largest |error| / largest |O| at N = 130, two heads, full and causal."""
+    rng = np.random.default_rng(5)
+    worst = 0.0
+    for causal in (False, True):
+        Q, K, V = (rng.standard_normal((2, 130, d)).astype(np.float32) for _ in range(3))
+        got, _ = runner.run(kernel, Q, K, V, causal)
+        want = np.stack([reference(Q[h], K[h], V[h], causal) for h in range(2)])
+        worst = max(worst, float(np.abs(got - want).max() / np.abs(want).max()))
+    return worst
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--heads", type=int, default=32)
+    ap.add_argument("--d", type=int, nargs="+", default=[16, 64, 128])
+    ap.add_argument("--limits", default="max", choices=["default", "max"])
+    ap.add_argument("--budget-s", type=float, default=240.0)
+    ap.add_argument("--json", type=Path, default=Path("bench/results/wgsl-forward-sweep.json"))
+    a = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    runner = host.Runner(limits=a.limits)
+    out = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "argv": sys.argv,
+           "adapter": runner.info, "subgroup_min": runner.subgroup_min, "max_workgroup_bytes": runner.max_wg_bytes,
+           "n": a.n, "heads": a.heads, "torch": [], "rows": []}
+    print(f"# adapter {runner.info}, subgroups {runner.subgroup_min}, workgroup memory {runner.max_wg_bytes} B",
+          flush=True)
+    for d in a.d:
+        t = time_torch(a.n, d, a.heads, False)
+        if t:
+            t["d"] = d
+            out["torch"].append(t)
+            print(json.dumps({"sdpa_fp32": d, "medianMs": t["medianMs"], "samples": t["samples"]}), flush=True)
+    for kernel, d, tiles, constants, memory, pass_name in CONFIGS:
+        if d not in a.d:
+            continue
+        row = {"kernel": kernel, "d": d, "tiles": tiles, "constants": constants, "memory": memory,
+               "pass": pass_name or "all"}
+        if time.perf_counter() - t0 > a.budget_s:
+            row["skipped"] = "budget spent"
+            out["rows"].append(row)
+            continue
+        saved = MANIFEST["kernels"][kernel]
+        MANIFEST["kernels"][kernel] = patched(kernel, d, tiles, constants, memory)
+        runner._pipelines.clear()
+        try:
+            row["shaders"] = runner.shaders(kernel, d)
+            row["rel_error"] = screen(runner, kernel, d)
+            if not row["rel_error"] < 1e-4 and not any(c.get("DIAG") for c in constants.values()):
+                row["skipped"] = "failed the float64 screen"
+            else:
+                specs = MANIFEST["kernels"][kernel]["wgsl"]
+                passes = None
+                if pass_name is not None:
+                    passes = (next(i for i, s in enumerate(specs) if s["pass"] == pass_name),)
+                r = runner.time(kernel, a.n, d, a.heads, False, passes=passes, max_config_ms=3000.0)
+                row.update({k: r[k] for k in ("medianMs", "samples", "reps", "method")})
+                row["gflops"] = host.gflops(a.n, d, a.heads, False) / (row["medianMs"] * 1e6)
+        except host.KernelError as e:
+            row["refused"] = str(e)
+        finally:
+            MANIFEST["kernels"][kernel] = saved
+            runner._pipelines.clear()
+        out["rows"].append(row)
+        brief = {k: row[k] for k in ("kernel", "d", "tiles", "constants", "memory", "pass", "shaders", "rel_error",
+                                     "medianMs", "gflops", "skipped", "refused") if k in row}
+        print(json.dumps(brief), flush=True)
+    out["elapsed_s"] = time.perf_counter() - t0
+    a.json.parent.mkdir(parents=True, exist_ok=True)
+    a.json.write_text(json.dumps(out, indent=1))
+    sdpa = {t["d"]: t["medianMs"] for t in out["torch"]}
+    print("| kernel | d | tiles | constants | memory | pass | ms | GFLOP/s | ÷ SDPA speed |")
+    for r in out["rows"]:
+        if "medianMs" in r:
+            share = f"{sdpa[r['d']] / r['medianMs']:.2f}" if r["d"] in sdpa and r["pass"] == "all" else ""
+            print(f"| {r['kernel']} | {r['d']} | {r['tiles']} | {r['constants']} | {r['memory']} | {r['pass']} | "
+                  f"{r['medianMs']:.3f} | {r['gflops']:.0f} | {share} |")
+        else:
+            print(f"| {r['kernel']} | {r['d']} | {r['tiles']} | {r['constants']} | {r['memory']} | {r['pass']} | "
+                  f"{r.get('skipped') or r.get('refused', '')[:60]} | | |")
+    print(f"# wrote {a.json} ({out['elapsed_s']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
