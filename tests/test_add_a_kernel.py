@@ -33,11 +33,12 @@ NAME, FILE = "my-fused", "my_fused.wgsl"
 LABEL = "Fused, a copy added by a test"
 
 # What the copy's Python reads: the emulator, planner and native host, the kernels, the
-# build's page renderer with the lab template and its content, catalogs and facts.
+# build's page renderer (with sitebuild and the course data it imports) and the lab template,
+# its content, catalogs and facts.
 # The tests that cover a kernel run in the copy too (tests/, pyproject.toml's settings).
 COPIED = ("emulator/", "cannery_host/", "kernels_wgsl/", "i18n/", "locale/", "site/templates/",
           "site/content/", "facts/", "film/",
-          "build.py", "tests/", "pyproject.toml")
+          "build.py", "sitebuild/", "course/", "bench/results/", "tests/", "pyproject.toml")
 
 
 def _digests(root: Path) -> dict:
