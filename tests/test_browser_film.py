@@ -392,7 +392,55 @@ def test_a_near_miss_is_not_right_and_is_told_what_it_may_have_misread(page, ser
     assert s["open"] and not s["answered"]
 
 
+@pytest.mark.parametrize("typed, key", [
+    ("16.3", "nearly"), ("16.7", "nearly"), ("15.6", "nearly"),  # near, not whole: d was not misread
+    ("0.06", "inverted"), ("0.0605", "inverted"), ("17301504/285736960", "inverted"),  # fused ÷ plain
+    ("5", "hint"), ("0.5", "hint"), ("-16.5", "hint"),
+])
+def test_each_wrong_guess_gets_the_words_that_fit_it(page, server_url, film_data, typed, key):
+    q = film_data["question"]
+    assert len({q["close"], q["nearly"], q["inverted"], q["hint"]}) == 4
+    open_film(page, server_url)
+    seek(page, q["stop_s"])
+    page.fill("#film-q-input", typed)
+    page.keyboard.press("Enter")
+    assert page.locator(".film-q-feedback").inner_text() == q[key]
+    assert page.locator(".film-q-rewatch").is_visible()
+    assert state(page)["open"] and not state(page)["answered"]
+
+
+@pytest.mark.parametrize("typed", ["272.5/16.5", "272.5 / 16.5", "285,736,960 ÷ 17,301,504"])
+def test_the_answer_box_takes_the_division_the_learner_did(page, server_url, film_data, typed):
+    q = film_data["question"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"])
+    page.fill("#film-q-input", typed)
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.canneryFilm.answered")
+    assert page.locator(".film-status").inner_text() == q["right"]
+
+
+def test_show_me_after_a_wrong_guess_says_show_me_not_the_guess(page, server_url, film_data):
+    q = film_data["question"]
+    open_film(page, server_url)
+    seek(page, q["stop_s"])
+    page.fill("#film-q-input", "5")
+    page.keyboard.press("Enter")
+    assert page.locator(".film-q-feedback").inner_text() == q["hint"]
+    page.click(".film-q-show")
+    page.wait_for_function("() => window.canneryFilm.answered")
+    page.evaluate("window.canneryFilm.pause()")
+    seek(page, cue(film_data, q["answer_cue"])["end_s"] - 0.2)
+    drawn = visible_svg_text(page)
+    assert "you chose Show me" in drawn and "your guess" not in drawn
+    page.reload()
+    page.wait_for_function("() => window.canneryFilm !== undefined")
+    assert "saw the answer" in page.locator(".film-q-remembered").inner_text()
+
+
 @pytest.mark.parametrize("typed, says", [
+    ("1/0", "divides by zero"),
+    ("16.5/", "Type a number"),
     ("1,650", "could be 1.65 or 1650"),
     ("sixteen", "Type a number"),
     ("", "Type a number"),
