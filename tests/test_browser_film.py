@@ -791,6 +791,15 @@ def test_after_the_answer_the_film_shows_the_count_and_the_guess_beside_it(page,
     assert page.locator(f"#line-{q['answer_cue']} .t-text").is_visible()
 
 
+def test_the_head_dimension_names_every_d_the_count_and_the_question_use(page, server_url, film_data):
+    F = film_data["figures"]
+    open_film(page, server_url)
+    seek(page, cue(film_data, "dim")["end_s"] - 0.1)
+    drawn = visible_svg_text(page)
+    assert f"d = {F['d16']['d']} numbers" in drawn
+    assert f"the count takes {F['d64']['d']}, then {F['d16']['d']}" in drawn, drawn
+
+
 def test_the_online_softmax_labels_follow_the_step_on_screen(page, server_url, film_data):
     F = film_data["figures"]
     open_film(page, server_url)
