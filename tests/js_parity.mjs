@@ -7,6 +7,7 @@ import { softwareAdapter } from "../site/static/js/gpu/device.js";
 import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";
 import { parseNumber } from "../site/static/js/parse-number.js";
 import { compared, distinctRuns, fastest, spreadOf, timeResult } from "../site/static/js/lab/time-stats.js";
+import { whyWords } from "../site/static/js/lab/time-backward-words.js";
 import { parse as parseProgress, validate as validateProgress } from "../site/static/js/exercise/progress-schema.js";
 
 const chunks = [];
@@ -27,6 +28,11 @@ const FNS = {
   fastest: (rows) => fastest(rows.map(timeResult)),
   compared: (base, other) => compared(timeResult(base), timeResult(other)),
   distinctRuns: (kernels, sameRun) => distinctRuns(kernels, sameRun),
+  backwardWhy: (plainRow, fusedRow, fewer, software) => {
+    const plain = timeResult(plainRow);
+    const fused = timeResult(fusedRow);
+    return whyWords({ result: plain }, { result: fused, speedup: plain.medianMs / fused.medianMs, fewer }, software);
+  },
 };
 
 const out = calls.map(({ fn, args }) => {
