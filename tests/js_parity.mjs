@@ -8,6 +8,7 @@ import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";
 import { parseNumber } from "../site/static/js/parse-number.js";
 import { compared, distinctRuns, fastest, spreadOf, timeResult } from "../site/static/js/lab/time-stats.js";
 import { whyWords } from "../site/static/js/lab/time-backward-words.js";
+import { sizes } from "../site/static/js/bars.js";
 import { parse as parseProgress, validate as validateProgress } from "../site/static/js/exercise/progress-schema.js";
 
 const chunks = [];
@@ -28,6 +29,7 @@ const FNS = {
   fastest: (rows) => fastest(rows.map(timeResult)),
   compared: (base, other) => compared(timeResult(base), timeResult(other)),
   distinctRuns: (kernels, sameRun) => distinctRuns(kernels, sameRun),
+  sizes: (list) => sizes(list),
   backwardWhy: (plainRow, fusedRow, fewer, software) => {
     const plain = timeResult(plainRow);
     const fused = timeResult(fusedRow);
