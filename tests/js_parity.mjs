@@ -9,6 +9,7 @@ import { parseNumber } from "../site/static/js/parse-number.js";
 import { compared, distinctRuns, fastest, spreadOf, timeResult } from "../site/static/js/lab/time-stats.js";
 import { whyWords } from "../site/static/js/lab/time-backward-words.js";
 import { sizes } from "../site/static/js/bars.js";
+import { placeLabels } from "../site/static/js/lab/roofline-labels.js";
 import { parse as parseProgress, validate as validateProgress } from "../site/static/js/exercise/progress-schema.js";
 
 const chunks = [];
@@ -30,6 +31,7 @@ const FNS = {
   compared: (base, other) => compared(timeResult(base), timeResult(other)),
   distinctRuns: (kernels, sameRun) => distinctRuns(kernels, sameRun),
   sizes: (list) => sizes(list),
+  placeLabels: (marks, bounds, size) => placeLabels(marks, bounds, size),
   backwardWhy: (plainRow, fusedRow, fewer, software) => {
     const plain = timeResult(plainRow);
     const fused = timeResult(fusedRow);
