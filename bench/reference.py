@@ -117,6 +117,22 @@ def table(results: Path = RESULTS) -> dict:
                            "sizes": _sizes(bwd["rows"], "backward", lambda r: True)}
     roof = _load(results / ROOFLINE)
     if roof:
-        out["roofline"] = {**_source(roof, results / ROOFLINE),
-                           **{k: roof[k] for k in ("bytes_per_second", "flop_per_second", "ridge_flop_per_byte")}}
+        out["roofline"] = {**_source(roof, results / ROOFLINE), **arithmetic_roof(roof, fwd)}
     return out
+
+
+def arithmetic_roof(roof: dict, fwd: dict | None) -> dict:
+    """The roofline's figures: bytes_per_second (the copy probe), flop_per_second (the
+    higher of the FMA probe's rate and, on the same device, the forward run's float32
+    SGEMM, ``ceilings.sgemm_gflops``, PyTorch without TF32: a roof a real kernel exceeds
+    is no roof), flop_roof ("fma" or "sgemm": which one), fma_flop_per_second,
+    sgemm_flop_per_second (None where not measured on that device), ridge_flop_per_byte.
+    Units: B/s, FLOP/s, FLOP/B."""
+    fma = roof["flop_per_second"]
+    ceilings = (fwd or {}).get("ceilings") or {}
+    same = ceilings.get("device") and ceilings.get("device") == (roof.get("adapter") or {}).get("device")
+    sgemm = ceilings["sgemm_gflops"] * 1e9 if same and ceilings.get("sgemm_gflops") else None
+    flop = max(fma, sgemm or 0.0)
+    return {"bytes_per_second": roof["bytes_per_second"], "flop_per_second": flop,
+            "flop_roof": "sgemm" if sgemm and sgemm > fma else "fma", "fma_flop_per_second": fma,
+            "sgemm_flop_per_second": sgemm, "ridge_flop_per_byte": flop / roof["bytes_per_second"]}

@@ -116,3 +116,21 @@ def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
 def test_the_build_writes_that_table(built_site):
     assert json.loads((built_site / "data" / "measured-h200.json").read_text()) == json.loads(
         json.dumps(reference.table()))
+
+
+def test_the_h200_arithmetic_roof_is_the_higher_of_the_fma_probe_and_the_sgemm_and_says_which():
+    """The FMA probe's 44.6 TFLOP/s sat under the 50 TFLOP/s SGEMM the forward bench
+    recorded on the same H200 (issue 32, item 15): the roof drawn is the SGEMM's."""
+    roof = json.loads((reference.RESULTS / reference.ROOFLINE).read_text())
+    fwd = json.loads((reference.RESULTS / reference.FORWARD).read_text())
+    sgemm = fwd["ceilings"]["sgemm_gflops"] * 1e9
+    r = reference.table()["roofline"]
+    assert sgemm > roof["flop_per_second"]  # the case the issue found
+    assert r["flop_per_second"] == sgemm and r["flop_roof"] == "sgemm"
+    assert r["fma_flop_per_second"] == roof["flop_per_second"]
+    assert r["ridge_flop_per_byte"] == pytest.approx(sgemm / roof["bytes_per_second"])
+    # another device's SGEMM is no roof for this one; a probe above the SGEMM stays the roof
+    other = {**fwd, "ceilings": {**fwd["ceilings"], "device": "llvmpipe"}}
+    assert reference.arithmetic_roof(roof, other)["flop_roof"] == "fma"
+    high = {**roof, "flop_per_second": 2 * sgemm}
+    assert reference.arithmetic_roof(high, fwd)["flop_per_second"] == 2 * sgemm
