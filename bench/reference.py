@@ -87,10 +87,36 @@ def _sizes(rows: list, direction: str, keep) -> list:
         s = sizes.setdefault(key, {"n": r["n"], "d": r["d"], "causal": bool(r["causal"]), "heads": r["heads"],
                                    "kernels": [], "passes": []})
         s["kernels"].append(_entry(r))
+        s.setdefault("_subgroups", bool(r.get("subgroups", False)))
         for p in r.get("passes") or []:
             if "medianMs" in p:
                 s["passes"].append(_entry(p))
-    return [sizes[k] for k in sorted(sizes)]
+    return [_fold(sizes[k]) for k in sorted(sizes)]
+
+
+def _fold(size: dict) -> dict:
+    """One row per distinct run, as the visitor's Time does (emulator/plan.py same_runs):
+    a kernel whose plan repeats another's (same shaders, tiles, workgroup size and
+    constants) and whose counted bytes are the same leaves the rows and is named in
+    ``same`` as [{"kernel", "as"}]."""
+    from emulator import plan as planner
+    from emulator.tiling import M_DEFAULT, InputError
+
+    subgroups = size.pop("_subgroups", False)
+    plans = {}
+    for k in size["kernels"]:
+        try:
+            plans[k["kernel"]] = planner.kernel_plan(k["kernel"], size["n"], size["d"], size["causal"], M_DEFAULT,
+                                                     size["heads"], 32 if subgroups else 0)
+        except (InputError, KeyError):
+            continue
+    by_name = {k["kernel"]: k for k in size["kernels"]}
+    same = [{"kernel": k, "as": a} for k, a in planner.same_runs(plans).items()
+            if by_name[k].get("bytes") == by_name[a].get("bytes")]
+    gone = {x["kernel"] for x in same}
+    size["kernels"] = [k for k in size["kernels"] if k["kernel"] not in gone]
+    size["same"] = same
+    return size
 
 
 def _load(path: Path):

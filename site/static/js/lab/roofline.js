@@ -422,6 +422,13 @@ export async function renderMeasured(container, p, why, software = null) {
       <td data-label="${w.intensity}">${rate(k.intensity)}</td>
       <td data-label="${w.speedup}">${plain && k !== plain ? times(plain.medianMs / k.medianMs) : "–"}</td></tr>`,
   );
+  // kernels the plan says repeat another's run (bench/reference.py _fold, plan.same_runs), as Time folds them
+  const sameWords = ({ kernel, as }) =>
+    _("{kernel} runs the same shaders at the same tiles and constants as {as}: it is timed once, in {as}'s row.", {
+      kernel,
+      as,
+    });
+  const same = (s.same || []).map((x) => html`<li id="h200-${x.kernel}-same">${sameWords(x)}</li>`);
   setHtml(
     container,
     html`<section class="h200-figures" aria-labelledby="h200-title"><h4 id="h200-title">${w.title}</h4>
@@ -429,6 +436,7 @@ export async function renderMeasured(container, p, why, software = null) {
     <div class="table-scroll" tabindex="0" role="region" aria-label="${w.caption}"><table class="numbers stack" id="h200-table"><caption>${w.caption}</caption>
       <thead><tr><th scope="col">${w.kernel}</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">${w.gbps}</th><th scope="col">${w.intensity}</th><th scope="col">${w.speedup}</th></tr></thead>
       <tbody>${rows}</tbody></table></div>
+    ${same.length ? html`<ul class="note" id="h200-same">${same}</ul>` : ""}
     <p class="note" id="h200-source">${h200Words(source)}.</p>
     <p class="note" id="h200-roofline">${w.roofline}</p></section>`,
   );
