@@ -163,3 +163,27 @@ def test_the_h200_table_lists_each_distinct_run_once_as_the_visitors_time_does()
             if direction == "forward" and s["d"] == 16 and not s["causal"] and s["n"] == 1024:
                 assert {x["kernel"] for x in s["same"]} == {"fused-fast", "fused-fast-16k"}
     assert folded > 0
+
+
+@pytest.mark.gpu
+def test_the_backward_bench_holds_passes_to_the_roofline_copy_probe_and_no_other():
+    """The backward bench once reported its own WGSL copy kernel's 1,725 GB/s beside the
+    roofline probe's 3,979 GB/s on the same H200 (issue 32, item 15): one copy ceiling,
+    measured one way. Its ceiling is probes.measure_copy over probe_plan's copy."""
+    from bench import bench_wgsl_backward as bwd
+    from cannery_host.wgsl import KernelError, Runner
+
+    assert not hasattr(bwd, "wgsl_copy_ceiling") and not hasattr(bwd, "COPY_SHADER")
+    # a run's ceiling is the probe's, never PyTorch's or another kernel's
+    run = {"ceilings": {"probe": {"copy_gbps": 3979.0}, "torch": {"copy_gbps": 4127.7}}}
+    assert bwd.copy_gbps(run) == (3979.0, "the roofline's copy probe")
+    assert bwd.copy_gbps({"ceilings": {"torch": {"copy_gbps": 4127.7}}}) == (None, None)
+    try:
+        runner = Runner()
+    except KernelError as e:
+        pytest.skip(f"no WebGPU adapter for wgpu-py: {e}")
+    c = bwd.copy_ceiling(runner)
+    plan = planner.probe_plan(runner.limits)
+    assert c["copy_bytes"] == plan["copy"]["bytes_per_run"]
+    assert c["copy_gbps"] == pytest.approx(c["copy_bytes"] / (c["copy_ms"] / 1e3) / 1e9)
+    assert c["shader"].startswith("probes/copy.wgsl")
