@@ -75,6 +75,11 @@ function roofLine(roof, X, Y, x0, x1) {
   return pts.map(([x, y]) => `${X(x).toFixed(1)},${Y(y / 1e9).toFixed(1)}`).join(" ");
 }
 
+// The chart last drawn is drawn again when the phone layout starts or stops applying
+// (a phone turned, a window narrowed), so that its words keep their size (as Count's).
+let redraw = null;
+window.matchMedia(NARROW).addEventListener("change", () => redraw && redraw());
+
 function chart(points, roof, h200, words, narrow = window.matchMedia(NARROW).matches) {
   const { W, H, M, size } = narrow ? PHONE : WIDE;
   const xs = [roof.ridge, ...points.map((p) => p.intensity), ...h200.points.map((p) => p.intensity)];
@@ -321,7 +326,15 @@ export function renderRoofline(container, results, probes) {
     <p class="note">${w.convention} ${results.passesNote || ""}</p>
     ${w.h200 ? html`<p class="note" id="roofline-h200-note">${w.h200}</p>` : ""}`,
   );
-  $("roofline-figure").appendChild(chart(points, roof, { points: h200Points, roof: h200.roof }, w));
+  const figure = $("roofline-figure");
+  const draw = () => chart(points, roof, { points: h200Points, roof: h200.roof }, w);
+  const old = figure.querySelector("#roofline-chart");
+  if (old) old.replaceWith(draw());
+  else figure.appendChild(draw());
+  redraw = () => {
+    const now = figure.isConnected && figure.querySelector("#roofline-chart");
+    if (now) now.replaceWith(draw());
+  };
   container.hidden = false;
 }
 
