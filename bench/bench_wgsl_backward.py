@@ -39,10 +39,10 @@ matrix product it forms (plain's scores, dp and dq one, its dkv two; the fused d
 S, dP, dV and dK; the fused dq pass three, S, dP and dQ), the elementwise passes 2 per score
 (softmax: subtract, exp; ds: subtract, multiply), the D pass 2 N d.
 
-``--ceilings`` measures the copy bandwidth the passes are held to: a WGSL copy kernel (vec4
-loads and stores, a grid-stride loop) over a buffer as large as the device's storage binding
-allows (up to 1 GiB), bytes read plus written, median of 9 timestamped samples; and, with
-PyTorch and CUDA, bench.bench_wgsl's device-to-device copy and float32 matrix product.
+``--ceilings`` measures the copy bandwidth the passes are held to with the roofline's copy
+probe (cannery_host/probes.py, probes/copy.wgsl: the one copy ceiling the lab's roofline and
+bench.bench_roofline use), bytes read plus written; and, with PyTorch and CUDA, records
+bench.bench_wgsl's device-to-device copy and float32 matrix product beside it.
 
 On a CPU adapter (lavapipe, SwiftShader) the tables add each row's CPU time per run
 (Runner.time's "cpuMedianMs": this process's CPU time, whose threads include the adapter's
@@ -179,66 +179,20 @@ def pass_flop(kernel, pass_name, n, d, heads, causal) -> float:
     return f * heads / (2 if causal else 1)
 
 
-COPY_SHADER = """
-@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
-  let stride = nw.x * 256u;
-  for (var i = g.x; i < arrayLength(&src); i += stride) { dst[i] = src[i]; }
-}
-"""
+def copy_ceiling(runner: Runner) -> dict:
+    """The copy ceiling on ``runner``'s device, measured one way everywhere: the roofline's
+    copy probe (cannery_host.probes.measure_copy, probes/copy.wgsl, planned by
+    emulator.plan.probe_plan from the device's limits), bytes read plus written per
+    second. Returns {"copy_gbps", "copy_ms", "copy_bytes", "samples", "reps", "method",
+    "shader"}."""
+    from cannery_host import probes
+    from emulator import plan as planner
 
-
-def wgsl_copy_ceiling(runner: Runner, max_bytes: int = 2**30, samples: int = 9) -> dict:
-    """Copy bandwidth through WGSL on ``runner``'s device: GB/s of bytes read plus written
-    by COPY_SHADER over the largest buffer (a multiple of 1 MiB) within the storage binding
-    limit and ``max_bytes``; median of ``samples`` timestamped runs after a warm-up, each of
-    enough copies to hold 10 ms of GPU work (wall time where there are no timestamps)."""
-    dev, wgpu = runner.device, runner.wgpu
-    nbytes = min(max_bytes, runner.max_binding, runner.max_buffer) // 2**20 * 2**20
-    src, dst = runner._storage(nbytes), runner._storage(nbytes)
-    pipe = dev.create_compute_pipeline(layout="auto", compute={
-        "module": dev.create_shader_module(code=COPY_SHADER), "entry_point": "main"})
-    group = dev.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[
-        {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": nbytes}},
-        {"binding": 1, "resource": {"buffer": dst, "offset": 0, "size": nbytes}}])
-    groups = min(65535, max(1, nbytes // 16 // 256 // 4))
-
-    def run(reps: int) -> float:
-        enc = dev.create_command_encoder()
-        qs = tw = None
-        if runner.timestamps:
-            qs = dev.create_query_set(type="timestamp", count=2)
-            tw = {"query_set": qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
-        cpass = enc.begin_compute_pass(timestamp_writes=tw)
-        cpass.set_pipeline(pipe)
-        cpass.set_bind_group(0, group)
-        for _ in range(reps):
-            cpass.dispatch_workgroups(groups)
-        cpass.end()
-        if qs is not None:
-            rb = dev.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
-            enc.resolve_query_set(qs, 0, 2, rb, 0)
-        t0 = time.perf_counter()
-        dev.queue.submit([enc.finish()])
-        runner._wait()
-        wall = (time.perf_counter() - t0) * 1e3
-        if qs is None:
-            return wall / reps
-        ts = np.frombuffer(dev.queue.read_buffer(rb), np.uint64)
-        return float(ts[1] - ts[0]) / 1e6 / reps
-
-    run(1)
-    one = max(run(1), 1e-3)
-    reps = max(1, math.ceil(10.0 / one))
-    times = sorted(run(reps) for _ in range(samples))
-    med = times[len(times) // 2]
-    src.destroy()
-    dst.destroy()
-    return {"copy_gbps": 2 * nbytes / (med * 1e6), "copy_ms": med, "copy_bytes": 2 * nbytes,
-            "samples": times, "reps": reps, "method": "timestamp" if runner.timestamps else "wall",
-            "shader": "WGSL vec4 copy, grid-stride"}
+    plan = planner.probe_plan(runner.limits)
+    c = probes.measure_copy(runner, plan, time.perf_counter() + plan["budget_ms"] / 2e3)
+    return {"copy_gbps": c["bytes_per_second"] / 1e9, "copy_ms": c["ms_per_run"], "copy_bytes": c["bytes_per_run"],
+            "samples": c["samples"], "reps": c["reps"], "method": c["method"],
+            "shader": "probes/copy.wgsl, the roofline's copy probe"}
 
 
 def _timed(runner, kern, n, d, heads, causal, a, passes=None) -> dict:
@@ -316,12 +270,8 @@ def main(argv=None):
     print(f"# {len(results['checks'])} backward checks passed against float64 (N = {CHECK_N})", flush=True)
 
     if a.ceilings:
-        # The largest copy (the memory's own rate) and one of a head batch's N x N table for the
-        # first N (what the plain's elementwise passes stream: on a CPU adapter at small N it stays
-        # in the caches).
-        table = min(a.heads[0], 32) * a.n[0] ** 2 * 4
-        results["ceilings"] = {"wgsl": wgsl_copy_ceiling(runner),
-                               "wgsl_table": wgsl_copy_ceiling(runner, max_bytes=max(2**20, table))}
+        # one copy ceiling, the roofline's probe; PyTorch's figures are kept beside it, for reference
+        results["ceilings"] = {"probe": copy_ceiling(runner)}
         try:
             from bench.bench_wgsl import measure_ceilings
             results["ceilings"]["torch"] = measure_ceilings()
@@ -421,15 +371,12 @@ def _ms(r, key="medianMs", span="rangeMs") -> str:
 
 
 def copy_gbps(results):
-    """The copy ceiling of a run, GB/s, and where it came from: PyTorch's 2 GiB copy where
-    measured (as bench_wgsl), else the WGSL copy kernel's over one table's bytes, else over
-    the largest buffer; (None, None) without --ceilings."""
-    ceil = results.get("ceilings") or {}
-    for key, label in (("torch", "PyTorch copy, 2 GiB"), ("wgsl_table", "WGSL copy of one table's bytes"),
-                       ("wgsl", "WGSL copy, largest buffer")):
-        c = ceil.get(key) or {}
-        if "copy_gbps" in c:
-            return c["copy_gbps"], label
+    """The copy ceiling of a run, GB/s, and where it came from: the roofline's copy probe
+    (copy_ceiling), the one copy ceiling the lab and the benchmarks share; (None, None)
+    without --ceilings, or for a run recorded before the probe was used here."""
+    c = (results.get("ceilings") or {}).get("probe") or {}
+    if "copy_gbps" in c:
+        return c["copy_gbps"], "the roofline's copy probe"
     return None, None
 
 

@@ -88,10 +88,36 @@ def _sizes(rows: list, direction: str, keep) -> list:
         s = sizes.setdefault(key, {"n": r["n"], "d": r["d"], "causal": bool(r["causal"]), "heads": r["heads"],
                                    "kernels": [], "passes": []})
         s["kernels"].append(_entry(r))
+        s.setdefault("_subgroups", bool(r.get("subgroups", False)))
         for p in r.get("passes") or []:
             if "medianMs" in p:
                 s["passes"].append(_entry(p))
-    return [sizes[k] for k in sorted(sizes)]
+    return [_fold(sizes[k]) for k in sorted(sizes)]
+
+
+def _fold(size: dict) -> dict:
+    """One row per distinct run, as the visitor's Time does (emulator/plan.py same_runs):
+    a kernel whose plan repeats another's (same shaders, tiles, workgroup size and
+    constants) and whose counted bytes are the same leaves the rows and is named in
+    ``same`` as [{"kernel", "as"}]."""
+    from emulator import plan as planner
+    from emulator.tiling import M_DEFAULT, InputError
+
+    subgroups = size.pop("_subgroups", False)
+    plans = {}
+    for k in size["kernels"]:
+        try:
+            plans[k["kernel"]] = planner.kernel_plan(k["kernel"], size["n"], size["d"], size["causal"], M_DEFAULT,
+                                                     size["heads"], 32 if subgroups else 0)
+        except (InputError, KeyError):
+            continue
+    by_name = {k["kernel"]: k for k in size["kernels"]}
+    same = [{"kernel": k, "as": a} for k, a in planner.same_runs(plans).items()
+            if by_name[k].get("bytes") == by_name[a].get("bytes")]
+    gone = {x["kernel"] for x in same}
+    size["kernels"] = [k for k in size["kernels"] if k["kernel"] not in gone]
+    size["same"] = same
+    return size
 
 
 def _load(path: Path):
@@ -118,6 +144,22 @@ def table(results: Path = RESULTS) -> dict:
                            "sizes": _sizes(bwd["rows"], "backward", lambda r: True)}
     roof = _load(results / ROOFLINE)
     if roof:
-        out["roofline"] = {**_source(roof, results / ROOFLINE),
-                           **{k: roof[k] for k in ("bytes_per_second", "flop_per_second", "ridge_flop_per_byte")}}
+        out["roofline"] = {**_source(roof, results / ROOFLINE), **arithmetic_roof(roof, fwd)}
     return out
+
+
+def arithmetic_roof(roof: dict, fwd: dict | None) -> dict:
+    """The roofline's figures: bytes_per_second (the copy probe), flop_per_second (the
+    higher of the FMA probe's rate and, on the same device, the forward run's float32
+    SGEMM, ``ceilings.sgemm_gflops``, PyTorch without TF32: a roof a real kernel exceeds
+    is no roof), flop_roof ("fma" or "sgemm": which one), fma_flop_per_second,
+    sgemm_flop_per_second (None where not measured on that device), ridge_flop_per_byte.
+    Units: B/s, FLOP/s, FLOP/B."""
+    fma = roof["flop_per_second"]
+    ceilings = (fwd or {}).get("ceilings") or {}
+    same = ceilings.get("device") and ceilings.get("device") == (roof.get("adapter") or {}).get("device")
+    sgemm = ceilings["sgemm_gflops"] * 1e9 if same and ceilings.get("sgemm_gflops") else None
+    flop = max(fma, sgemm or 0.0)
+    return {"bytes_per_second": roof["bytes_per_second"], "flop_per_second": flop,
+            "flop_roof": "sgemm" if sgemm and sgemm > fma else "fma", "fma_flop_per_second": fma,
+            "sgemm_flop_per_second": sgemm, "ridge_flop_per_byte": flop / roof["bytes_per_second"]}

@@ -12,6 +12,9 @@ reason and message for every row.
 
 Rules (both languages):
 
+* control and format marks (Unicode categories Cc and Cf: a right-to-left
+  override, a zero-width space, a byte-order mark) are dropped first, from the
+  value as from the text a message quotes, so "\u202e4096" is 4096;
 * surrounding white space is ignored; a sign ``+``, ``-`` or ``−`` may lead;
 * digits are ASCII 0–9 only (another script's digits get reason "digits");
 * ``_`` may stand between two digits and is dropped (Python's own rule);
@@ -42,6 +45,12 @@ hold as they are. Where it is ``,`` (pt-BR: 285.736.960 and 16,5):
 * "16,5" is 16.5 and "16.5" is 16.5 in both languages (a mark before one,
   two or four digits is never a group separator).
 
+A field that takes a fraction (``fraction=True``, decimal fields only: the
+film's answer box, where a learner may type the division they did) also reads
+one ``/`` or ``÷`` between two numbers, each read by the rules above:
+"272.5/16.5" is 16.515…; "1/0" is refused (reason "zero-division"), and a side
+that cannot be read refuses the whole as that side would be refused.
+
 Messages are written in the active language (``emulator.i18n``), and the
 value in them with its marks.
 """
@@ -65,7 +74,8 @@ class Parsed:
 
     ok: whether ``value`` holds the number; value: int (whole-number fields)
     or float; reason: "" or one of "empty", "digits", "not-a-number",
-    "ambiguous", "not-integer", "too-long"; message: a sentence for the learner.
+    "ambiguous", "not-integer", "too-long", "zero-division"; message: a
+    sentence for the learner.
     """
 
     ok: bool
@@ -74,9 +84,14 @@ class Parsed:
     message: str = ""
 
 
+def _visible(text: str) -> str:
+    """``text`` without control and format marks (categories Cc and Cf: bidi overrides, zero-width spaces)."""
+    return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf"))
+
+
 def _shown(text: str) -> str:
     """The learner's text for a message: control and format marks removed, at most 20 characters."""
-    kept = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf")).strip()
+    kept = _visible(text).strip()
     return kept if len(kept) <= 20 else kept[:19] + "…"
 
 
@@ -97,6 +112,9 @@ def _messages(label: str, shown: str, reason: str, hint: tuple[str, str] = ("", 
     if reason == "too-long":
         return _("{label} takes at most {limit} digits; “{text}” has more.").format(
             label=who, limit=MAX_DIGITS, text=shown)
+    if reason == "zero-division":
+        return _("“{text}” divides by zero: type a number, or a division by a number other than zero.").format(
+            text=shown)
     return _("{label} must be a whole number, not {text}.").format(label=who, text=shown)
 
 
@@ -164,12 +182,31 @@ def _split(body: str, integer: bool):
     return whole or "0", frac
 
 
-def parse_number(raw, integer: bool = False, label: str = "") -> Parsed:
+_FRACTION = re.compile(r"[/÷]")
+
+
+def _fraction(text: str, label: str) -> Parsed:
+    """``a/b`` or ``a ÷ b`` (one mark), each side a decimal number; see the module docstring."""
+    shown = _shown(text)
+    top, bottom = (side.strip() for side in _FRACTION.split(text))
+    if not top or not bottom:
+        return Parsed(False, reason="not-a-number", message=_messages(label, shown, "not-a-number"))
+    a, b = parse_number(top, False, label), parse_number(bottom, False, label)
+    for side in (a, b):
+        if not side.ok:
+            return side
+    if b.value == 0:
+        return Parsed(False, reason="zero-division", message=_messages(label, shown, "zero-division"))
+    return Parsed(True, a.value / b.value)
+
+
+def parse_number(raw, integer: bool = False, label: str = "", fraction: bool = False) -> Parsed:
     """Read a number as a person typed it (see the module docstring).
 
     raw: the field's text (str); ints and floats pass through (a float must
     be whole in a whole-number field). integer: True for whole-number fields
     (N, d, M, seed, head). label: the field's visible name, used in messages.
+    fraction: also read one division "a/b" (decimal fields only).
     Returns a Parsed; never raises.
     """
     if isinstance(raw, bool):
@@ -189,7 +226,9 @@ def parse_number(raw, integer: bool = False, label: str = "") -> Parsed:
                 return Parsed(False, reason="not-integer", message=_messages(label, repr(raw), "not-integer"))
             return Parsed(True, int(raw))
         return Parsed(True, raw)
-    text = "" if raw is None else str(raw)
+    text = _visible("" if raw is None else str(raw))
+    if fraction and not integer and len(_FRACTION.findall(text)) == 1:
+        return _fraction(text, label)
     shown = _shown(text)
     body = text.strip().replace("\u2212", "-")
     if body == "":

@@ -214,7 +214,7 @@ def render_script(script: Mapping[str, Any], values: Mapping[str, Any], read_max
     }
     if not 0 < question["within"] < question["near"]:
         raise FilmError("question: within must be above 0 and below near")
-    for key in ("prompt", "right", "hint", "close", "reveal"):
+    for key in ("prompt", "right", "hint", "close", "nearly", "inverted", "reveal"):
         bad = typed_numbers(q[key], allowed)
         if bad:
             raise FilmError(f"question {key}: number(s) typed {bad}")

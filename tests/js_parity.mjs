@@ -7,6 +7,9 @@ import { softwareAdapter } from "../site/static/js/gpu/device.js";
 import { quickErrors, readBoolean } from "../site/static/js/lab/rules.js";
 import { parseNumber } from "../site/static/js/parse-number.js";
 import { compared, distinctRuns, fastest, spreadOf, timeResult } from "../site/static/js/lab/time-stats.js";
+import { whyWords } from "../site/static/js/lab/time-backward-words.js";
+import { sizes } from "../site/static/js/bars.js";
+import { placeLabels } from "../site/static/js/lab/roofline-labels.js";
 import { parse as parseProgress, validate as validateProgress } from "../site/static/js/exercise/progress-schema.js";
 
 const chunks = [];
@@ -27,6 +30,13 @@ const FNS = {
   fastest: (rows) => fastest(rows.map(timeResult)),
   compared: (base, other) => compared(timeResult(base), timeResult(other)),
   distinctRuns: (kernels, sameRun) => distinctRuns(kernels, sameRun),
+  sizes: (list) => sizes(list),
+  placeLabels: (marks, bounds, size) => placeLabels(marks, bounds, size),
+  backwardWhy: (plainRow, fusedRow, fewer, software) => {
+    const plain = timeResult(plainRow);
+    const fused = timeResult(fusedRow);
+    return whyWords({ result: plain }, { result: fused, speedup: plain.medianMs / fused.medianMs, fewer }, software);
+  },
 };
 
 const out = calls.map(({ fn, args }) => {

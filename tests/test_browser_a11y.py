@@ -17,6 +17,8 @@ import pytest
 from playwright.sync_api import expect
 from test_browser_hardening import open_page, press, wait_idle
 
+import i18n
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -423,5 +425,47 @@ def test_the_language_switch_by_keyboard_keeps_the_labs_state_both_ways(width, b
             else:
                 expect(page.locator("#causal")).not_to_be_checked()
             assert page.evaluate("document.documentElement.scrollWidth") <= width
+    finally:
+        ctx.close()
+
+
+# Scrolling regions and page navigation on a phone (issue 32, item 17): at 390 px the module
+# page's code block scrolled sideways with no way in by keyboard, and the module's and
+# teachers' contents ran off the right edge ("The episod…").
+SCROLLERS_UNREACHABLE = """() => {
+  const focusable = 'a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])';
+  return [...document.querySelectorAll('body *')].filter((el) => {
+    const cs = getComputedStyle(el);
+    if (cs.display === 'none' || cs.visibility === 'hidden' || !el.getClientRects().length) return false;
+    const scrolls = (/(auto|scroll)/.test(cs.overflowX) && el.scrollWidth > el.clientWidth + 1)
+      || (/(auto|scroll)/.test(cs.overflowY) && el.scrollHeight > el.clientHeight + 1);
+    return scrolls && el.tabIndex < 0 && !el.querySelector(focusable);
+  }).map((el) => el.tagName.toLowerCase() + (el.className ? '.' + el.className : ''));
+}"""
+
+
+def _phone_pages(built_site):
+    """The module page, the teachers' page and every exercise page, as paths from the root."""
+    slugs = sorted(p.parent.name for p in (built_site / "module").glob("*/index.html") if p.parent.name != "class")
+    return ["module/index.html", "teachers/index.html", *[f"module/{s}/index.html" for s in slugs]]
+
+
+@pytest.mark.parametrize("lang", ["en", "pt-BR"])
+def test_at_390_every_scrolling_region_takes_the_keyboard_and_the_contents_fit(browser, server_url,
+                                                                                built_site, lang):
+    prefix = "" if lang == "en" else i18n.language(lang).prefix
+    ctx = browser.new_context(viewport={"width": 390, "height": 844})
+    page = ctx.new_page()
+    found = {}
+    try:
+        for path in _phone_pages(built_site):
+            page.goto(server_url + prefix + path)
+            unreachable = page.evaluate(SCROLLERS_UNREACHABLE)
+            cut = page.evaluate("""() => [...document.querySelectorAll('header nav a')].filter((a) => {
+                const r = a.getBoundingClientRect(); return r.width > 0 && (r.right > innerWidth + 0.5 || r.left < 0);
+              }).map((a) => a.textContent.trim())""")
+            if unreachable or cut:
+                found[path] = {"unreachable": unreachable, "cut": cut}
+        assert found == {}, json.dumps(found, indent=1, ensure_ascii=False)
     finally:
         ctx.close()

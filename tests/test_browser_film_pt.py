@@ -272,3 +272,24 @@ def test_on_a_phone_the_film_and_its_play_button_are_on_the_first_screen(browser
         assert where["meta"] > where["stage"]["bottom"], "the film's description comes after it on a phone"
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize("typed, key", [
+    ("272,5/16,5", "right"), ("285.736.960 ÷ 17.301.504", "right"),
+    ("16,3", "nearly"), ("17", "close"), ("0,06", "inverted"), ("5", "hint"),
+])
+def test_the_pt_br_answer_box_reads_divisions_and_names_the_slip_in_portuguese(page, pt_url, pt_data, typed, key):
+    q = pt_data["question"]
+    page.goto(pt_url)
+    ready(page)
+    page.evaluate("window.canneryFilm.load()")
+    loaded(page)
+    page.evaluate("window.canneryFilm.pause()")
+    seek(page, q["stop_s"])
+    page.locator("#film-q-input").fill(typed)
+    page.keyboard.press("Enter")
+    if key == "right":
+        expect(page.locator(".film-status")).to_have_text(q["right"])
+    else:
+        expect(page.locator(".film-q-feedback")).to_have_text(q[key])
+        assert re.search(r"[ãçéõ]", q[key]), q[key]

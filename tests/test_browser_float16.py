@@ -20,6 +20,7 @@ on SwiftShader, the pt-BR one with the stand-in GPU.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,23 @@ def test_the_cards_gpu_path_shows_the_gpu_columns_and_its_verdict(card_pt):
     assert page.inner_text("#f16-gpu-broken") == group(lost[BROKEN] - SUMMARY["sentences"])
     assert page.inner_text("#f16-cpu-broken") == group(lost[BROKEN])
     assert page.console_errors == []
+
+
+def test_each_named_lost_row_shows_its_sentence_with_the_token_marked(card):
+    """A lost row named as "“wa”, sentence 6, token 27" shows that sentence, the model's
+    input, with the row's token marked (its WordPiece pieces joined into the word)."""
+    tokens = json.loads((ROOT / "facts" / "held_out_f16.json").read_text(encoding="utf-8"))["tokens"]
+
+    def words(ts):
+        return re.sub(r"\W", "", "".join(t.removeprefix("##") for t in ts if t not in ("[CLS]", "[SEP]")))
+    named = card.locator("#f16-body .f16-rows li:has(.f16-sentence)")
+    assert named.count() > 0
+    for i in range(named.count()):
+        li = named.nth(i)
+        text = li.inner_text()
+        s, t = (int(x) for x in re.search(r"sentence (\d+), token (\d+)", text).groups())
+        sentence = tokens[s - 1]
+        shown = li.locator(".f16-sentence").inner_text().replace("[CLS]", "").replace("[SEP]", "")
+        assert words([shown]) == words(sentence), text
+        assert li.locator(".f16-sentence mark").inner_text() == sentence[t - 1].removeprefix("##"), text
+        assert li.locator(".f16-sentence").get_attribute("lang") == "en"

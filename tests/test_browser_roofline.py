@@ -98,9 +98,40 @@ def test_time_draws_the_roofline_with_a_point_per_kernel(roofline_page, artifact
     assert page.console_errors == []
     page.locator("#time-result").screenshot(path=str(artifacts / "time-card-1280.png"))
     page.locator("#time-roofline").screenshot(path=str(artifacts / "roofline-1280.png"))
+    assert_labels_readable_and_apart(page, 11)
     page.set_viewport_size({"width": 390, "height": 900})
+    page.locator("#roofline-chart.is-narrow").wait_for()  # drawn again for the phone
     page.locator("#time-roofline").screenshot(path=str(artifacts / "roofline-390.png"))
+    assert_labels_readable_and_apart(page, 11)
     page.set_viewport_size({"width": 1280, "height": 900})
+    page.locator("#roofline-chart:not(.is-narrow)").wait_for()
+
+
+def assert_labels_readable_and_apart(page, min_px):
+    """Every word of the chart at least min_px CSS px tall; no point label on another; every
+    point named, the H200's faint ones too (issue 32, item 14)."""
+    got = page.evaluate("""() => {
+      const svg = document.getElementById('roofline-chart');
+      const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      const texts = [...svg.querySelectorAll('text')].map((t) => ({ text: t.textContent,
+        px: parseFloat(getComputedStyle(t).fontSize) * k, r: t.getBoundingClientRect(),
+        label: t.classList.contains('pt-label') }));
+      const meet = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5
+        && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+      const labels = texts.filter((t) => t.label);
+      const clash = [];
+      labels.forEach((a, i) => labels.slice(i + 1).forEach((b) => {
+        if (meet(a.r, b.r)) clash.push([a.text, b.text]);
+      }));
+      const named = labels.flatMap((t) => t.text.split(', '));
+      return { small: texts.filter((t) => t.px < MIN).map((t) => `${t.text} ${t.px.toFixed(1)}`), clash,
+               h200: svg.querySelectorAll('.pt-h200').length,
+               h200Named: named.filter((n) => n.startsWith('H200 ')).length,
+               kernels: svg.querySelectorAll('.pt-kernel, .pt-pass').length,
+               kernelsNamed: named.filter((n) => !n.startsWith('H200 ')).length };
+    }""".replace("MIN", str(min_px)))
+    assert got["small"] == [] and got["clash"] == [], got
+    assert got["h200Named"] == got["h200"] > 0 and got["kernelsNamed"] == got["kernels"], got
 
 
 @pytest.mark.gpu

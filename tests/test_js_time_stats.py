@@ -109,3 +109,33 @@ def test_backward_plans_name_their_repeats_through_float_overrides(d):
         assert a["tiling"]["block_rows"] == b["tiling"]["block_rows"]
     # fused-backward-no-D runs the dK/dV shader with USE_D = false: never fused-backward's run
     assert plan["same_run"].get("fused-backward-no-D") != "fused-backward"
+
+
+# The backward card's paragraph (site/static/js/lab/time-backward-words.js): its words
+# follow the medians and their ranges. At N = 1,024, d = 64, causal, on SwiftShader, it
+# once said "1.71× as fast (measured), a difference within the noise … here the fused
+# backward did not win" beside medians of 580 ms and 990 ms.
+WIDE_PLAIN, WIDE_FUSED = [520.0, 990.0, 1500.0], [410.0, 580.0, 1210.0]  # medians 990 and 580; ranges overlap
+CLEAR_PLAIN, CLEAR_FUSED = [980.0, 990.0, 1000.0], [570.0, 580.0, 590.0]
+
+
+def why(plain, fused, software="SwiftShader"):
+    return call("backwardWhy", row("plain-backward", plain), row("fused-backward", fused), 2.5, software)
+
+
+@pytest.mark.parametrize("software", ["SwiftShader", ""], ids=["cpu-adapter", "gpu"])
+def test_overlapping_ranges_give_both_medians_and_ranges_and_name_no_winner(software):
+    said = why(WIDE_PLAIN, WIDE_FUSED, software)
+    assert "580.00 ms against 990.00 ms (1.71× as fast)" in said
+    assert "410.00–1210.00 ms against 520.00–1500.00 ms" in said
+    assert "does not show which is faster" in said
+    assert "did not win" not in said and "won here" not in said
+
+
+def test_a_clear_win_is_called_a_win_and_a_clear_loss_a_loss():
+    won = why(CLEAR_PLAIN, CLEAR_FUSED)
+    assert "1.71× as fast (measured: a median of 580.00 ms against 990.00 ms)" in won
+    assert "won here all the same" in won and "did not win" not in won and "overlap" not in won
+    lost = why(CLEAR_FUSED, CLEAR_PLAIN)
+    assert "0.59× as fast (measured: a median of 990.00 ms against 580.00 ms)" in lost
+    assert "did not win" in lost and "won here" not in lost and "overlap" not in lost

@@ -31,7 +31,7 @@ def _id(case):
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_python_reads_each_text_as_the_table_says(case):
     with python_speaks(case.get("lang", "en")):
-        got = parse_number(case["text"], case["integer"], case["label"])
+        got = parse_number(case["text"], case["integer"], case["label"], fraction=case.get("fraction", False))
     want = case["expect"]
     assert got.ok == want["ok"]
     if want["ok"]:
@@ -50,7 +50,8 @@ def test_javascript_reads_every_text_exactly_as_python_does(lang, tmp_path):
         "const { readFileSync } = await import('node:fs');\n"
         "const cases = JSON.parse(readFileSync('tests/number_cases.json', 'utf8')).cases"
         f".filter((c) => (c.lang || 'en') === {json.dumps(lang)});\n"
-        "console.log(JSON.stringify(cases.map((c) => parseNumber(c.text, {integer: c.integer, label: c.label}))));\n"
+        "const read = (c) => parseNumber(c.text, {integer: c.integer, label: c.label, fraction: !!c.fraction});\n"
+        "console.log(JSON.stringify(cases.map(read)));\n"
     )
     out = subprocess.run(["node", "--input-type=module", "-e", script], cwd=ROOT, env=node_env(lang, tmp_path),
                          capture_output=True, text=True, check=True).stdout

@@ -101,7 +101,9 @@ def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
     d64 = next(s for s in fwd["sizes"] if s["d"] == 64 and s["n"] == 4096)
     want = [r for r in raw["rows"] if r["d"] == 64 and r["n"] == 4096 and r["limits"] == "default"
             and r["subgroups"] and "medianMs" in r]
-    assert [k["kernel"] for k in d64["kernels"]] == [r["kernel"] for r in want]
+    # one row per distinct run: those the plan folds are named in "same" instead
+    folded = {x["kernel"] for x in d64["same"]}
+    assert [k["kernel"] for k in d64["kernels"]] == [r["kernel"] for r in want if r["kernel"] not in folded]
     assert d64["kernels"][0]["medianMs"] == pytest.approx(want[0]["medianMs"], rel=1e-5)
     assert [p["pass"] for p in d64["passes"]] == ["scores", "softmax", "pv"]
     assert d64["kernels"][0]["intensity"] == pytest.approx(want[0]["intensity"], rel=1e-5)
@@ -116,3 +118,72 @@ def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
 def test_the_build_writes_that_table(built_site):
     assert json.loads((built_site / "data" / "measured-h200.json").read_text()) == json.loads(
         json.dumps(measured.table()))
+
+
+def test_the_h200_arithmetic_roof_is_the_higher_of_the_fma_probe_and_the_sgemm_and_says_which():
+    """The FMA probe's 44.6 TFLOP/s sat under the 50 TFLOP/s SGEMM the forward bench
+    recorded on the same H200 (issue 32, item 15): the roof drawn is the SGEMM's."""
+    roof = json.loads((measured.RESULTS / measured.ROOFLINE).read_text())
+    fwd = json.loads((measured.RESULTS / measured.FORWARD).read_text())
+    sgemm = fwd["ceilings"]["sgemm_gflops"] * 1e9
+    r = measured.table()["roofline"]
+    assert sgemm > roof["flop_per_second"]  # the case the issue found
+    assert r["flop_per_second"] == sgemm and r["flop_roof"] == "sgemm"
+    assert r["fma_flop_per_second"] == roof["flop_per_second"]
+    assert r["ridge_flop_per_byte"] == pytest.approx(sgemm / roof["bytes_per_second"])
+    # another device's SGEMM is no roof for this one; a probe above the SGEMM stays the roof
+    other = {**fwd, "ceilings": {**fwd["ceilings"], "device": "llvmpipe"}}
+    assert measured.arithmetic_roof(roof, other)["flop_roof"] == "fma"
+    high = {**roof, "flop_per_second": 2 * sgemm}
+    assert measured.arithmetic_roof(high, fwd)["flop_per_second"] == 2 * sgemm
+
+
+def test_the_h200_table_lists_each_distinct_run_once_as_the_visitors_time_does():
+    """fused, fused-fast and fused-fast-16k were three rows where two were the same shader at
+    the same tiles and the same counted bytes (issue 32, item 15): every size now keeps one
+    row per distinct run (plan.same_runs) and names the others."""
+    from emulator.tiling import M_DEFAULT
+
+    folded = 0
+    for direction in ("forward", "backward"):
+        for s in measured.table()[direction]["sizes"]:
+            names = [k["kernel"] for k in s["kernels"]]
+            plans = {}
+            for k in names:
+                try:
+                    plans[k] = planner.kernel_plan(k, s["n"], s["d"], s["causal"], M_DEFAULT, s["heads"], 32)
+                except Exception:  # a kernel the planner cannot plan here is never folded
+                    continue
+            bytes_of = {k["kernel"]: k.get("bytes") for k in s["kernels"]}
+            repeats = {k: a for k, a in planner.same_runs(plans).items() if bytes_of[k] == bytes_of[a]}
+            assert repeats == {}, (direction, s["n"], s["d"], s["causal"], repeats)
+            for x in s["same"]:
+                assert x["as"] in names and x["kernel"] not in names
+            folded += len(s["same"])
+            if direction == "forward" and s["d"] == 16 and not s["causal"] and s["n"] == 1024:
+                assert {x["kernel"] for x in s["same"]} == {"fused-fast", "fused-fast-16k"}
+    assert folded > 0
+
+
+@pytest.mark.gpu
+def test_the_backward_bench_holds_passes_to_the_roofline_copy_probe_and_no_other():
+    """The backward bench once reported its own WGSL copy kernel's 1,725 GB/s beside the
+    roofline probe's 3,979 GB/s on the same H200 (issue 32, item 15): one copy ceiling,
+    measured one way. Its ceiling is probes.measure_copy over probe_plan's copy."""
+    from bench import bench_wgsl_backward as bwd
+    from cannery_host.wgsl import KernelError, Runner
+
+    assert not hasattr(bwd, "wgsl_copy_ceiling") and not hasattr(bwd, "COPY_SHADER")
+    # a run's ceiling is the probe's, never PyTorch's or another kernel's
+    run = {"ceilings": {"probe": {"copy_gbps": 3979.0}, "torch": {"copy_gbps": 4127.7}}}
+    assert bwd.copy_gbps(run) == (3979.0, "the roofline's copy probe")
+    assert bwd.copy_gbps({"ceilings": {"torch": {"copy_gbps": 4127.7}}}) == (None, None)
+    try:
+        runner = Runner()
+    except KernelError as e:
+        pytest.skip(f"no WebGPU adapter for wgpu-py: {e}")
+    c = bwd.copy_ceiling(runner)
+    plan = planner.probe_plan(runner.limits)
+    assert c["copy_bytes"] == plan["copy"]["bytes_per_run"]
+    assert c["copy_gbps"] == pytest.approx(c["copy_bytes"] / (c["copy_ms"] / 1e3) / 1e9)
+    assert c["shader"].startswith("probes/copy.wgsl")

@@ -29,6 +29,16 @@ export function size(bytes) {
   return `${num(bytes)} B`;
 }
 
+/** Sizes that stand side by side (a chart's totals): each in its unit as size() picks
+ *  it, and every GiB figure with the same decimals, two where one of them needs them
+ *  ("1.00 GiB" beside "1.25 GiB", not "1.0 GiB"); MiB and KiB always have one. */
+export function sizes(list) {
+  const gib = list.filter((b) => b >= 2 ** 30).map((b) => b / 2 ** 30);
+  const places = gib.some((v) => Math.abs(Math.round(v * 10) - v * 10) > 1e-9) ? 2 : 1;
+  const fmt = new Intl.NumberFormat(lang, { maximumFractionDigits: places, minimumFractionDigits: places });
+  return list.map((b) => (b >= 2 ** 30 ? `${fmt.format(b / 2 ** 30)} GiB` : size(b)));
+}
+
 // A phone draws the chart in fewer units, each kernel's name above its bar, so
 // that the scaled-down drawing keeps its words at least 12 px tall (a 720-unit
 // chart shrunk to 350 px would draw 13-unit words about 6 px tall).
@@ -51,6 +61,7 @@ export function barChart(rows, { title, tensors = TENSORS, narrow = window.match
   const height = top + rows.length * step + 24;
   const max = Math.max(...rows.map((r) => r.traffic.total_bytes), 1);
   const scale = (width - left - right) / max;
+  const totals = sizes(rows.map((r) => r.traffic.total_bytes));
   const svg = el("svg", {
     viewBox: `0 0 ${width} ${height}`,
     class: narrow ? "bars is-narrow" : "bars",
@@ -76,7 +87,7 @@ export function barChart(rows, { title, tensors = TENSORS, narrow = window.match
         );
       x += w;
     }
-    svg.appendChild(el("text", { x: x + 6, y: y + barH / 2 + 5 }, size(row.traffic.total_bytes)));
+    svg.appendChild(el("text", { x: x + 6, y: y + barH / 2 + 5 }, totals[i]));
   });
   const axisY = top + rows.length * step - gap / 2;
   svg.appendChild(el("line", { x1: left, x2: left, y1: top - 4, y2: axisY, class: "axis" }));

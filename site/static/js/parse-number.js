@@ -7,7 +7,8 @@
 //
 // parseNumber(text, {integer, label}) ->
 //   {ok: true, value} | {ok: false, reason, message}
-// reason: "empty" | "digits" | "not-a-number" | "ambiguous" | "not-integer" | "too-long".
+// reason: "empty" | "digits" | "not-a-number" | "ambiguous" | "not-integer" | "too-long" | "zero-division".
+// With {fraction: true} (decimal fields only) one "a/b" or "a ÷ b" is read too.
 //
 // The page's language settles "4.096", "12.000" and "1,650" as its readers
 // write numbers (i18n.js decimalMark; emulator/numbers.py says how), and the
@@ -20,11 +21,11 @@ export const MAX_DIGITS = 15;
 const BODY = /^[0-9.,_ \u00a0\u2009\u202f]+$/;
 const OTHER_DIGIT = /\p{Nd}/u;
 
+// control and format marks (Cc, Cf: bidi overrides, zero-width spaces), dropped from the value and the message alike
+const visible = (text) => text.replace(/[\p{Cc}\p{Cf}]/gu, "");
+
 function shown(text) {
-  const kept = Array.from(text)
-    .filter((ch) => !/[\p{Cc}\p{Cf}]/u.test(ch))
-    .join("")
-    .trim();
+  const kept = visible(text).trim();
   const chars = Array.from(kept);
   return chars.length <= 20 ? kept : chars.slice(0, 19).join("") + "…";
 }
@@ -41,6 +42,8 @@ function message(label, text, reason, hint = ["", ""]) {
       return _("“{text}” could be {one} or {other}. Type the one you mean.", { text, one: hint[0], other: hint[1] });
     case "too-long":
       return _("{label} takes at most {limit} digits; “{text}” has more.", { label: who, limit: MAX_DIGITS, text });
+    case "zero-division":
+      return _("“{text}” divides by zero: type a number, or a division by a number other than zero.", { text });
     default:
       return _("{label} must be a whole number, not {text}.", { label: who, text });
   }
@@ -107,14 +110,29 @@ function split(rawBody, integer) {
   return [whole || "0", frac];
 }
 
+const FRACTION = /[/÷]/g;
+
+// "a/b" or "a ÷ b" (one mark), each side a decimal number (numbers.py _fraction)
+function fractionOf(text, label) {
+  const [top, bottom] = text.split(FRACTION).map((side) => side.trim());
+  const refuse = (reason) => ({ ok: false, reason, message: message(label, shown(text), reason) });
+  if (!top || !bottom) return refuse("not-a-number");
+  const a = parseNumber(top, { label });
+  const b = parseNumber(bottom, { label });
+  for (const side of [a, b]) if (!side.ok) return side;
+  if (b.value === 0) return refuse("zero-division");
+  return { ok: true, value: a.value / b.value };
+}
+
 /**
  * Read a number as a person typed it.
  * @param {string|number} raw the field's text
- * @param {{integer?: boolean, label?: string}} options integer: whole-number
- *   field (N, d, M, seed, head); label: the field's visible name for messages
+ * @param {{integer?: boolean, label?: string, fraction?: boolean}} options integer: whole-number
+ *   field (N, d, M, seed, head); label: the field's visible name for messages;
+ *   fraction: also read one division "a/b" (decimal fields only)
  * @returns {{ok: true, value: number} | {ok: false, reason: string, message: string}}
  */
-export function parseNumber(raw, { integer = false, label = "" } = {}) {
+export function parseNumber(raw, { integer = false, label = "", fraction = false } = {}) {
   const refuse = (reason, text, hint) => ({ ok: false, reason, message: message(label, text, reason, hint) });
   if (typeof raw === "number") {
     if (!Number.isFinite(raw)) return refuse("not-a-number", String(raw));
@@ -122,7 +140,8 @@ export function parseNumber(raw, { integer = false, label = "" } = {}) {
     if (integer && !Number.isInteger(raw)) return refuse("not-integer", String(raw));
     return { ok: true, value: raw };
   }
-  const text = raw == null ? "" : String(raw);
+  const text = visible(raw == null ? "" : String(raw));
+  if (fraction && !integer && (text.match(FRACTION) || []).length === 1) return fractionOf(text, label);
   const seen = shown(text);
   let body = text.trim().replace(/\u2212/g, "-");
   if (body === "") return refuse("empty", seen);

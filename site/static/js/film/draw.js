@@ -93,13 +93,14 @@ export function bars(g, list, x0, y0, h, maxBytes) {
   el(g, "line", { x1: x0 - 20, y1: y0, x2: 900, y2: y0, class: "film-axis" });
   el(g, "line", { x1: x0 - 20, y1: y0, x2: x0 - 20, y2: y0 - h - 10, class: "film-axis" });
   const step = 100 * MIB;
-  // the top tick names the unit
-  for (let v = 0; v <= maxBytes; v += step) {
+  // the zero tick names the unit; no tick within half a step of the top, where
+  // the tallest bar's total stands
+  for (let v = 0; v <= maxBytes - step / 2; v += step) {
     el(
       g,
       "text",
       { x: x0 - 26, y: y0 - px(v) + 5, "text-anchor": "end", class: "film-label" },
-      `${group(v / MIB)}${v + step > maxBytes ? " MiB" : ""}`,
+      `${group(v / MIB)}${v === 0 ? " MiB" : ""}`,
     );
   }
   return list.map(({ fig, kernel, x, label }) => {

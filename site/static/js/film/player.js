@@ -68,7 +68,6 @@ function initialState() {
     open: false,
     skipped: false,
     record: null,
-    lastGuess: null,
     tracksSettled: false,
     cue: null,
     announced: null,

@@ -118,7 +118,25 @@ function strip(data, lost) {
   return html`<div class="f16-strip" aria-hidden="true">${lines}</div>`;
 }
 
-function lostList(rep, broken) {
+const SPECIAL = new Set(["[CLS]", "[SEP]", "[PAD]"]);
+const CLOSE_UP = /^[,.;:!?')]/; // no space before these
+
+/** The held-out sentence (the model's input, in English) with the lost row's token marked:
+ *  WordPiece pieces ("wa", "##gg", "##ling") joined into their word, [CLS]/[SEP] shown
+ *  only when the lost row is one of them. */
+function sentenceWith(tokens, lost) {
+  const parts = [];
+  tokens.forEach((t, i) => {
+    if (SPECIAL.has(t) && i !== lost) return;
+    const piece = t.startsWith("##") ? t.slice(2) : t;
+    const glued = parts.length === 0 || t.startsWith("##") || CLOSE_UP.test(t) || tokens[i - 1] === "'";
+    if (!glued) parts.push(" ");
+    parts.push(i === lost ? html`<mark>${piece}</mark>` : piece);
+  });
+  return html`<q class="f16-sentence" lang="en">${parts}</q>`;
+}
+
+function lostList(rep, broken, data) {
   const lost = rep.kernels[broken].lost;
   const w = {
     every: _("Every row: each has a score past the edge."),
@@ -141,7 +159,8 @@ function lostList(rep, broken) {
             "“{token}” (sentence {s}, token {row}): its largest score, {score}, stays below the edge, but its running total l passes it.",
             values,
           );
-    return html`<li>${line}</li>`;
+    const said = data.tokens && data.tokens[r.sentence] ? sentenceWith(data.tokens[r.sentence], r.token) : "";
+    return html`<li>${line} ${said}</li>`;
   });
   const rest = _("and {n} more", { n: fmt(lost.length - MAX_LISTED) });
   const more = lost.length > MAX_LISTED ? html`<li>${rest}</li>` : "";
@@ -230,7 +249,7 @@ function render(reports, gs, labels, data) {
   };
   const heads = reports.map(
     (r) =>
-      html`<figure class="f16-head"><figcaption>${name(r)}</figcaption>${strip(data, r.kernels[broken].lost)}${lostList(r, broken)}</figure>`,
+      html`<figure class="f16-head"><figcaption>${name(r)}</figcaption>${strip(data, r.kernels[broken].lost)}${lostList(r, broken, data)}</figure>`,
   );
   const done = _("The CPU mirror has done {i} of {k} heads…", { i: String(reports.length), k: String(first.heads) });
   const pending = reports.length < first.heads ? html`<p class="note">${done}</p>` : "";

@@ -8,12 +8,13 @@
 // measured GFLOP/s; plain's passes at their counted intensity, on the roof (they are not
 // timed alone here). The H200's figures come from data/measured-h200.json, which build.py
 // writes from bench/results/ (course/measured.py); nothing here types a figure.
-import { el } from "../bars.js";
+import { NARROW, el } from "../bars.js";
 import { _, pgettext } from "../i18n.js";
 import { client } from "./client.js";
 import { $, status } from "./form.js";
 import { fmt, rate, size, times } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
+import { placeLabels } from "./roofline-labels.js";
 
 let table = null;
 
@@ -48,9 +49,10 @@ const underWhich = (roof, intensity) => (intensity < roof.ridge ? "memory" : "ar
 
 // ---- the chart ---------------------------------------------------------------------------
 
-const W = 640;
-const H = 380;
-const M = { left: 74, right: 18, top: 16, bottom: 48 };
+// A phone draws the chart in fewer units, so that its words (13 units there, 12 here;
+// .roofline text in cannery.css) are 11 px or more at 390 px.
+const WIDE = { W: 640, H: 380, M: { left: 74, right: 18, top: 16, bottom: 48 }, size: 12 };
+const PHONE = { W: 360, H: 300, M: { left: 52, right: 8, top: 14, bottom: 42 }, size: 13 };
 
 function logScale(lo, hi, a, b) {
   const l0 = Math.log10(lo);
@@ -73,7 +75,13 @@ function roofLine(roof, X, Y, x0, x1) {
   return pts.map(([x, y]) => `${X(x).toFixed(1)},${Y(y / 1e9).toFixed(1)}`).join(" ");
 }
 
-function chart(points, roof, h200, words) {
+// The chart last drawn is drawn again when the phone layout starts or stops applying
+// (a phone turned, a window narrowed), so that its words keep their size (as Count's).
+let redraw = null;
+window.matchMedia(NARROW).addEventListener("change", () => redraw && redraw());
+
+function chart(points, roof, h200, words, narrow = window.matchMedia(NARROW).matches) {
+  const { W, H, M, size } = narrow ? PHONE : WIDE;
   const xs = [roof.ridge, ...points.map((p) => p.intensity), ...h200.points.map((p) => p.intensity)];
   if (h200.roof) xs.push(h200.roof.ridge);
   const [x0, x1] = decades(xs);
@@ -89,7 +97,7 @@ function chart(points, roof, h200, words) {
   const Y = logScale(y0, y1, H - M.bottom, M.top);
   const svg = el("svg", {
     viewBox: `0 0 ${W} ${H}`,
-    class: "roofline",
+    class: narrow ? "roofline is-narrow" : "roofline",
     role: "img",
     "aria-labelledby": "roofline-title roofline-desc",
     id: "roofline-chart",
@@ -119,10 +127,12 @@ function chart(points, roof, h200, words) {
   );
   if (h200.roof)
     svg.appendChild(el("polyline", { points: roofLine(h200.roof, X, Y, x0, x1), class: "roof roof-h200" }));
+  const marks = []; // every point, H200's too, for the labels: {x, y, label, cls}
   for (const p of h200.points) {
     const dot = el("circle", { cx: X(p.intensity), cy: Y(p.gflops), r: 4, class: "pt-h200" });
     dot.appendChild(el("title", {}, p.words));
     svg.appendChild(dot);
+    marks.push({ x: X(p.intensity), y: Y(p.gflops), label: `H200 ${p.label}`, cls: "pt-label pt-h200-label" });
   }
   svg.appendChild(el("polyline", { points: roofLine(roof, X, Y, x0, x1), class: "roof", id: "roofline-roof" }));
   const ridge = el("circle", { cx: X(roof.ridge), cy: Y(roof.flopPerSecond / 1e9), r: 5, class: "ridge" });
@@ -131,7 +141,6 @@ function chart(points, roof, h200, words) {
   svg.appendChild(
     el("text", { x: X(roof.ridge) + 8, y: Y(roof.flopPerSecond / 1e9) - 8, class: "ridge-label" }, words.ridge),
   );
-  const labels = []; // one label for marks that fall together: {x, y, node}
   for (const p of points) {
     const cx = X(p.intensity);
     const cy = Y(p.gflops);
@@ -141,19 +150,14 @@ function chart(points, roof, h200, words) {
         : el("circle", { cx, cy, r: 6, class: "pt-kernel", "data-kernel": p.label });
     mark.appendChild(el("title", {}, p.words));
     svg.appendChild(mark);
-    const near = labels.find((l) => Math.abs(l.x - cx) < 14 && Math.abs(l.y - cy) < 14);
-    if (near) {
-      near.node.textContent += `, ${p.label}`;
-      continue;
-    }
-    const right = cx > W - 200;
-    const node = el(
-      "text",
-      { x: right ? cx - 10 : cx + 10, y: cy + 16, "text-anchor": right ? "end" : "start", class: "pt-label" },
-      p.label,
-    );
-    svg.appendChild(node);
-    labels.push({ x: cx, y: cy, node });
+    marks.push({ x: cx, y: cy, label: p.label, cls: "pt-label" });
+  }
+  // the visitor's points first: where space is short, theirs get the first places
+  const order = [...marks.filter((m) => m.cls === "pt-label"), ...marks.filter((m) => m.cls !== "pt-label")];
+  const bounds = { left: M.left + 2, right: W - M.right, top: M.top, bottom: H - M.bottom - 2 };
+  for (const l of placeLabels(order, bounds, size)) {
+    const cls = l.marks.every((i) => order[i].cls !== "pt-label") ? "pt-label pt-h200-label" : "pt-label";
+    svg.appendChild(el("text", { x: l.x, y: l.y, "text-anchor": l.anchor, class: cls }, l.text));
   }
   return svg;
 }
@@ -322,7 +326,15 @@ export function renderRoofline(container, results, probes) {
     <p class="note">${w.convention} ${results.passesNote || ""}</p>
     ${w.h200 ? html`<p class="note" id="roofline-h200-note">${w.h200}</p>` : ""}`,
   );
-  $("roofline-figure").appendChild(chart(points, roof, { points: h200Points, roof: h200.roof }, w));
+  const figure = $("roofline-figure");
+  const draw = () => chart(points, roof, { points: h200Points, roof: h200.roof }, w);
+  const old = figure.querySelector("#roofline-chart");
+  if (old) old.replaceWith(draw());
+  else figure.appendChild(draw());
+  redraw = () => {
+    const now = figure.isConnected && figure.querySelector("#roofline-chart");
+    if (now) now.replaceWith(draw());
+  };
   container.hidden = false;
 }
 
@@ -395,16 +407,28 @@ export async function renderMeasured(container, p, why, software = null) {
               "The H200 was timed here with the causal mask only: your form's full attention visits every tile pair, about twice the work.",
             ),
     roofline: data.roofline
-      ? _(
-          "Its roofline, by the same probes as the lab's: copy {gbps} GB/s, float32 {gflops} GFLOP/s, ridge {ridge} FLOP per byte, measured on {date} with {command}.",
-          {
-            gbps: rate(data.roofline.bytes_per_second / 1e9),
-            gflops: rate(data.roofline.flop_per_second / 1e9),
-            ridge: rate(data.roofline.ridge_flop_per_byte),
-            date: data.roofline.date,
-            command: data.roofline.command,
-          },
-        )
+      ? data.roofline.flop_roof === "sgemm"
+        ? _(
+            "Its roofline: copy {gbps} GB/s by the lab's copy probe, measured on {date} with {command}; float32 {gflops} GFLOP/s, the SGEMM the forward benchmark recorded on the same card (PyTorch, no TF32), above the lab's FMA probe's {fma} GFLOP/s, since a kernel can pass the probe's rate; ridge {ridge} FLOP per byte.",
+            {
+              gbps: rate(data.roofline.bytes_per_second / 1e9),
+              gflops: rate(data.roofline.flop_per_second / 1e9),
+              fma: rate(data.roofline.fma_flop_per_second / 1e9),
+              ridge: rate(data.roofline.ridge_flop_per_byte),
+              date: data.roofline.date,
+              command: data.roofline.command,
+            },
+          )
+        : _(
+            "Its roofline, by the same probes as the lab's: copy {gbps} GB/s, float32 {gflops} GFLOP/s, ridge {ridge} FLOP per byte, measured on {date} with {command}.",
+            {
+              gbps: rate(data.roofline.bytes_per_second / 1e9),
+              gflops: rate(data.roofline.flop_per_second / 1e9),
+              ridge: rate(data.roofline.ridge_flop_per_byte),
+              date: data.roofline.date,
+              command: data.roofline.command,
+            },
+          )
       : _("The H200's roofline (copy bandwidth and float32 rate by the lab's probes) has not been measured yet."),
   };
   const rows = s.kernels.map(
@@ -413,6 +437,13 @@ export async function renderMeasured(container, p, why, software = null) {
       <td data-label="${w.intensity}">${rate(k.intensity)}</td>
       <td data-label="${w.speedup}">${plain && k !== plain ? times(plain.medianMs / k.medianMs) : "–"}</td></tr>`,
   );
+  // kernels the plan says repeat another's run (course/measured.py _fold, plan.same_runs), as Time folds them
+  const sameWords = ({ kernel, as }) =>
+    _("{kernel} runs the same shaders at the same tiles and constants as {as}: it is timed once, in {as}'s row.", {
+      kernel,
+      as,
+    });
+  const same = (s.same || []).map((x) => html`<li id="h200-${x.kernel}-same">${sameWords(x)}</li>`);
   setHtml(
     container,
     html`<section class="h200-figures" aria-labelledby="h200-title"><h4 id="h200-title">${w.title}</h4>
@@ -420,6 +451,7 @@ export async function renderMeasured(container, p, why, software = null) {
     <div class="table-scroll" tabindex="0" role="region" aria-label="${w.caption}"><table class="numbers stack" id="h200-table"><caption>${w.caption}</caption>
       <thead><tr><th scope="col">${w.kernel}</th><th scope="col">ms</th><th scope="col">GFLOP/s</th><th scope="col">${w.gbps}</th><th scope="col">${w.intensity}</th><th scope="col">${w.speedup}</th></tr></thead>
       <tbody>${rows}</tbody></table></div>
+    ${same.length ? html`<ul class="note" id="h200-same">${same}</ul>` : ""}
     <p class="note" id="h200-source">${h200Words(source)}.</p>
     <p class="note" id="h200-roofline">${w.roofline}</p></section>`,
   );

@@ -6,6 +6,7 @@ import { gradientTable } from "./backward.js";
 import { $, status } from "./form.js";
 import { fmt, msText, rate, size, times } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
+import { whyWords } from "./time-backward-words.js";
 import { drawRatios, spreadText, speedupText } from "./time-render.js";
 import { compared, timeResult } from "./time-stats.js";
 
@@ -48,42 +49,6 @@ function cardWords({ n, d, causal, checkN }, result) {
           ? _("Wall clock from submit to done (no timestamp queries).")
           : "",
   };
-}
-
-/** Why the measured ratio and the counted one differ here, in plain words. */
-function whyWords(plain, fused, software) {
-  if (!plain || !fused) return "";
-  const values = {
-    plain: plain.result.kernel,
-    fused: fused.result.kernel,
-    fewer: times(fused.fewer),
-    speedup: times(fused.speedup),
-  };
-  const said =
-    compared(plain.result, fused.result) === "noise"
-      ? _(
-          "{fused} moves {fewer} fewer bytes than {plain} (counted); it ran {speedup} as fast (measured), a difference within the noise: the two ranges overlap.",
-          values,
-        )
-      : _("{fused} moves {fewer} fewer bytes than {plain} (counted) and ran {speedup} as fast (measured).", values);
-  const cost = _(
-    "The bytes are not the whole price: the fused backward never stores the N×N tables P and dS, so it recomputes S and P from Q, K and the saved logsumexp L, more arithmetic than plain does.",
-  );
-  const won = compared(plain.result, fused.result) !== "noise" && fused.speedup > 1;
-  const here = software
-    ? won
-      ? _(
-          "On {adapter}, a CPU adapter, arithmetic is the limit and bytes are cheaper than on a GPU, so the speed-up is not the count's ratio. The fused backward won here all the same: writing plain's N×N tables out and reading them back costs a CPU time too, more than fused spends recomputing P.",
-          { adapter: software },
-        )
-      : _(
-          "On {adapter}, a CPU adapter, bytes are cheap and arithmetic is the limit, so recomputing P can cost more than the bytes it saves: here the fused backward did not win, whatever the count says.",
-          { adapter: software },
-        )
-    : _(
-        "On a GPU that waits on memory (a large one at large N), the bytes saved can outweigh the extra arithmetic and the fused backward wins; where arithmetic is the limit, it loses. Which holds depends on the GPU, and on how well each kernel is tuned: the lesson's are written to be read.",
-      );
-  return `${said} ${cost} ${here}`;
 }
 
 function backwardRow(name, k, st, check, w, counted) {

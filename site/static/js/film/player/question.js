@@ -11,7 +11,18 @@ function readAnswer(text) {
     .trim()
     .replace(/^[x×]\s*/i, "")
     .replace(/\s*(x|×|times|vezes)$/i, "");
-  return parseNumber(bare, { integer: false });
+  return parseNumber(bare, { integer: false, fraction: true });
+}
+
+/** Which of the question's words a wrong guess gets (film.toml [question]):
+ *  "close" for a whole number near the answer (d = 16 read as the answer, or
+ *  the ratio rounded), "nearly" for any other guess near it, "inverted" for
+ *  the ratio the other way round (fused ÷ plain), else the "hint". */
+export function hintFor(q, value) {
+  const off = Math.abs(value - q.answer);
+  if (off <= q.near) return Number.isInteger(value) ? "close" : "nearly";
+  if (value > 0 && Math.abs(1 / value - q.answer) <= q.near) return "inverted";
+  return "hint";
 }
 
 // An answered question is remembered in this browser only (localStorage);
@@ -42,8 +53,9 @@ function forget() {
 
 /** The words the drawing shows beside the count for an answer record. */
 function guessText(rec) {
+  if (rec.how === "shown") return _("you chose Show me");
   if (rec.guess !== null && rec.guess !== undefined) return _("your guess: {guess}", { guess: num(rec.guess) });
-  return rec.how === "shown" ? _("you chose Show me") : _("your guess: not given");
+  return _("your guess: not given");
 }
 
 /** The answer's lines of the transcript, hidden until the question is answered. */
@@ -119,7 +131,7 @@ function check(p) {
   const q = st.film.question;
   const read = readAnswer(ui.input.value);
   if (!read.ok) {
-    if (read.reason === "ambiguous") wrong(p, read.message);
+    if (read.reason === "ambiguous" || read.reason === "zero-division") wrong(p, read.message);
     else if (read.reason === "empty") wrong(p, _("Type a number, or choose Show me."));
     else
       wrong(
@@ -130,20 +142,19 @@ function check(p) {
     return;
   }
   const value = read.value;
-  st.lastGuess = value;
   // right only within q.within of the answer (so 16.5, not 16 or 17); a near
-  // miss (d read as the answer, or the ratio rounded) is told why it is not it
-  const off = Math.abs(value - q.answer);
-  if (off <= q.within) {
+  // miss or a likely slip is told what it may be (hintFor)
+  if (Math.abs(value - q.answer) <= q.within) {
     finish(p, "right", value, q.right);
     return;
   }
-  wrong(p, off <= q.near ? q.close : q.hint);
+  wrong(p, q[hintFor(q, value)]);
   ui.rewatch.hidden = false;
   ui.input.select();
 }
 
-const showMe = (p) => finish(p, "shown", p.st.lastGuess, p.st.film.question.reveal);
+// Show me reveals the answer: the drawing says so, not the last wrong guess
+const showMe = (p) => finish(p, "shown", null, p.st.film.question.reveal);
 
 // the panel's form and buttons
 function wirePanel(p) {
@@ -182,7 +193,7 @@ function applyRemembered(p) {
   if (!remembered) return;
   applyRecord(p, remembered);
   p.ui.rememberedText.textContent =
-    remembered.guess !== null && remembered.guess !== undefined
+    remembered.how !== "shown" && remembered.guess !== null && remembered.guess !== undefined
       ? _("You answered the film’s question before ({guess}), so it will not stop for it.", {
           guess: guessText(remembered),
         })

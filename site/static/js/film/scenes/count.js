@@ -124,7 +124,8 @@ function slotsAtD16(g, { F, T, hide, fadeIn }) {
   fadeIn(why16, T("d16") + 0.8);
   // right of the d = 64 bars (and of their totals, at a phone's font size)
   const recipe = el(g, "g", {});
-  const line = (y, text, cls) => dual(recipe, { x: 420, y, class: cls }, text, text, { class: "film-label" });
+  const line = (y, text, cls) =>
+    dual(recipe, { x: 428, y, class: cls }, text, text, { class: "film-label film-tight" });
   line(170, _("fused = Q + O + {tiles} × (K + V)", { tiles: F.d16.q_tiles }), "film-text");
   line(215, _("plain = fused + {times} × table", { times: F.cross.times_raw }), "film-text");
   line(255, _("table = {mib} MiB", { mib: F.table.mib }), "film-label");

@@ -18,13 +18,17 @@ function axes(g, { T, hide, fadeIn }) {
   const a = el(g, "g", {});
   el(a, "line", { x1: X0, y1: Y0, x2: X0 + CW, y2: Y0, class: "film-axis" });
   el(a, "line", { x1: X0, y1: Y0, x2: X0, y2: Y0 - CH, class: "film-axis" });
+  // on a phone the last tick gives its place to the axis's name
   for (let x = 0; x <= X_MAX; x += 2)
-    el(a, "text", { x: X(x), y: Y0 + 22, "text-anchor": "middle", class: "film-label" }, num(x));
-  for (let y = 0; y <= 60000; y += 20000)
+    dual(a, { x: X(x), y: Y0 + 22, "text-anchor": "middle", class: "film-label" }, num(x), x < X_MAX ? num(x) : "");
+  // the origin's one "0" is the x axis's (a second, the y axis's, would sit on it)
+  for (let y = 20000; y <= 60000; y += 20000)
     el(a, "text", { x: X0 - 8, y: Y(y) + 5, "text-anchor": "end", class: "film-label" }, group(y));
   dual(a, { x: X0 + CW, y: Y0 + 50, "text-anchor": "end", class: "film-label" }, _("score x"), _("score x"), {
-    x: X0 + CW + 25,
-    y: Y0 + 6,
+    // on a phone: at the axis's end, on the row of its ticks, in the last
+    // tick's place (above it sits the model's score; under it, the held-out count)
+    x: X0 + CW - 8,
+    y: Y0 + 22,
     "text-anchor": "start",
   });
   el(a, "text", { x: X0 - 10, y: Y0 - CH + 10, "text-anchor": "end", class: "film-label" }, "e^x");
@@ -110,7 +114,8 @@ function subtractM(g, { T, hide, fadeIn }) {
   el(small, "path", { d: d2, class: "film-curve-safe" });
   el(small, "text", { x: px0 + pw + 6, y: py0 - ph + 5, class: "film-label" }, num(1));
   el(small, "text", { x: px0 + pw, y: py0 + 22, "text-anchor": "end", class: "film-label" }, _("score − m ≤ 0"));
-  dual(small, { x: px0, y: py0 - ph - 14, class: "film-text text-m" }, _("e^(score − m) ≤ 1"), "e^(s − m) ≤ 1", {
+  // above the small chart's "1", clear of it in a language with longer words
+  dual(small, { x: px0, y: py0 - ph - 24, class: "film-text text-m" }, _("e^(score − m) ≤ 1"), "e^(s − m) ≤ 1", {
     x: 660,
   });
   hide(small);

@@ -137,7 +137,8 @@ function headDimension(g, F) {
   dual(
     dims,
     { x: 60, y: 200, class: "film-text" },
-    _("d = {d} numbers: the head dimension ({later} in the count, later)", { d: dd, later: F.d64.d }),
+    // the count, later, takes d = 64 first, then asks about d = 16 (this row's d)
+    _("d = {d} numbers: the head dimension (the count takes {first}, then {d})", { d: dd, first: F.d64.d }),
     _("d = {d} numbers", { d: dd }),
   );
   return dims;

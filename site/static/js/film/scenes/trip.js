@@ -11,7 +11,7 @@ const BENCH_Y = 60;
 const BENCH_H = 210;
 const UP = 300;
 const NOTE = { x: 20, y: 305 }; // left of the door: what stays on the bench
-const SIDE = { x: 548, y: 335 }; // right of the door: what is done to O
+const SIDE = { x: 548, y: 345 }; // right of the door, under its name: what is done to O
 // Q, K, V and O in the warehouse
 const STORES = [
   ["Q", "fill-q", 150],
