@@ -167,7 +167,7 @@ ELEMENTWISE_FLOP = {"softmax": 2, "ds": 2}  # per score
 
 def pass_flop(kernel, pass_name, n, d, heads, causal) -> float:
     """FLOP of one backward pass alone (see the module's convention)."""
-    from emulator.plan import writes_scores
+    from planner import writes_scores
 
     kind = "plain" if writes_scores(kernel) else "fused"
     if pass_name == "preprocess":
