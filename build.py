@@ -59,6 +59,9 @@ from emulator.tiling import (  # noqa: E402
 from sitebuild.markdown import markdown  # noqa: E402
 from sitebuild.server import CSP, make_server  # noqa: E402
 
+# The Python packages the page's worker runs besides the checker (py/bundle.json).
+PAGE_PACKAGES = ("emulator", "planner", "lab_api")
+
 # Only the Pyodide files the page needs (core runtime, stdlib, lock file).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
                  "python_stdlib.zip", "pyodide-lock.json")
@@ -113,12 +116,14 @@ def sri(path: Path) -> str:
 
 
 def python_bundle(out: Path) -> None:
-    """Write py/bundle.json: the emulator's own source files, the kernel
-    manifest and the WGSL sources (emulator/shaders.py sizes each pass from
-    them), which the Pyodide worker writes into its file system."""
+    """Write py/bundle.json: the source files of the emulator, the GPU planner
+    and the lab's request API (PAGE_PACKAGES), the kernel manifest and the WGSL
+    sources (planner/shaders.py sizes each pass from them), which the Pyodide
+    worker writes into its file system."""
     files = {}
-    for path in sorted((ROOT / "emulator").glob("*.py")):
-        files[f"emulator/{path.name}"] = path.read_text(encoding="utf-8")
+    for package in PAGE_PACKAGES:
+        for path in sorted((ROOT / package).glob("*.py")):
+            files[f"{package}/{path.name}"] = path.read_text(encoding="utf-8")
     files["kernels_wgsl/manifest.json"] = (ROOT / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8")
     kernels = ROOT / "kernels_wgsl"
     for path in sorted(kernels.rglob("*.wgsl")):  # gpu_plan reads each pass's limits; parts/ for the includes
@@ -363,9 +368,9 @@ def lab_content(code: str) -> dict:
 
 def lab_rules(code: str) -> dict:
     """The lab form's data-rules in language ``code``: the manifest's input rules and the
-    planner's table of what the page refuses before Python starts (emulator.plan.cold_rules,
+    planner's table of what the page refuses before Python starts (planner.cold_rules,
     the tiling rule's messages in that language), which site/static/js/lab/rules.js reads."""
-    from emulator import plan
+    import planner as plan
 
     with i18n.python_speaks(code):
         cold = plan.cold_rules()

@@ -1,6 +1,6 @@
 """The roofline of a native WebGPU device: the copy bandwidth and float32 arithmetic rate
 that the lab's Time card measures on a visitor's GPU, with the same probe shaders
-(kernels_wgsl/probes/), the same plan (emulator.plan.probe_plan) and the same sample rule
+(kernels_wgsl/probes/), the same plan (planner.probe_plan) and the same sample rule
 (cannery_host.probes), through wgpu-py.
 
 Usage (on the H200, from the repository root; a few seconds):

@@ -167,7 +167,7 @@ ELEMENTWISE_FLOP = {"softmax": 2, "ds": 2}  # per score
 
 def pass_flop(kernel, pass_name, n, d, heads, causal) -> float:
     """FLOP of one backward pass alone (see the module's convention)."""
-    from emulator.plan import writes_scores
+    from planner import writes_scores
 
     kind = "plain" if writes_scores(kernel) else "fused"
     if pass_name == "preprocess":
@@ -182,11 +182,11 @@ def pass_flop(kernel, pass_name, n, d, heads, causal) -> float:
 def copy_ceiling(runner: Runner) -> dict:
     """The copy ceiling on ``runner``'s device, measured one way everywhere: the roofline's
     copy probe (cannery_host.probes.measure_copy, probes/copy.wgsl, planned by
-    emulator.plan.probe_plan from the device's limits), bytes read plus written per
+    planner.probe_plan from the device's limits), bytes read plus written per
     second. Returns {"copy_gbps", "copy_ms", "copy_bytes", "samples", "reps", "method",
     "shader"}."""
+    import planner
     from cannery_host import probes
-    from emulator import plan as planner
 
     plan = planner.probe_plan(runner.limits)
     c = probes.measure_copy(runner, plan, time.perf_counter() + plan["budget_ms"] / 2e3)

@@ -1,6 +1,6 @@
 """The roofline probes (kernels_wgsl/probes/) on a native WebGPU device through wgpu-py.
 
-The same shaders, the same plan (emulator.plan.probe_plan, from the device's limits) and the
+The same shaders, the same plan (planner.probe_plan, from the device's limits) and the
 same sample rule as the page (site/static/js/gpu/probes.js): a warm-up run, one run timed to
 size the work, then ``samples`` samples of at least ``sample_ms`` each (copy: that many
 copies in one command buffer; fma: that many FMA steps a chain), median reported. GPU
@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from emulator import plan as _plan
-from emulator.shaders import read_source
+import planner as _plan
+from planner.shaders import read_source
 
 from .wgsl import KernelError, Runner
 
@@ -154,7 +154,7 @@ def measure_fma(runner: Runner, plan: dict, deadline: float) -> dict:
 
 
 def measure(runner: Runner) -> dict:
-    """Both probes on ``runner``'s device, planned from its limits (emulator.plan.probe_plan),
+    """Both probes on ``runner``'s device, planned from its limits (planner.probe_plan),
     within the plan's budget_ms where the device allows: {"plan", "copy", "fma", "ridge"
     (FLOP per byte where the roofs meet), "elapsed_ms"}."""
     t0 = time.perf_counter()

@@ -1,8 +1,8 @@
 """Run the WGSL attention kernels of ``kernels_wgsl/`` natively through wgpu-py.
 
 The same ``.wgsl`` files and ``manifest.json`` the page's ``site/static/js/gpu/``
-loads are used here, with the same instrument transform (``emulator.shaders``), and
-every run is planned by the page's planner (``emulator.plan``: tiles, the shader and
+loads are used here, with the same instrument transform (``planner.shaders``), and
+every run is planned by the page's planner (``planner``: tiles, the shader and
 override constants of each pass, dispatch sizes, buffer sizes, head batches, and the
 refusal when this device offers too little), so the native tests
 (tests/test_wgsl_native.py) and the native benchmark (``python -m bench.bench_wgsl``)
@@ -30,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emulator import plan as _plan
-from emulator.shaders import DEFAULT_LIMITS, instrument, read_source
+import planner as _plan
 from emulator.tiling import (  # one manifest for the host and the emulator
     DTYPES,
     M_DEFAULT,
@@ -40,6 +39,7 @@ from emulator.tiling import (  # one manifest for the host and the emulator
     dtype_of,
     element_bytes,
 )
+from planner.shaders import DEFAULT_LIMITS, instrument, read_source
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels_wgsl"
 __all__ = ["BROWSER_DEFAULT_LIMITS", "KERNEL_DIR", "MANIFEST", "KernelError", "Runner", "TooSlow",
@@ -65,7 +65,7 @@ def direction(kernel: str) -> str:
 
 def storage_buffers_needed(instrumented: bool = True) -> int:
     """The most storage buffers any pass of the manifest binds (one shader stage), at
-    every d and shader variant, as emulator.plan plans them, the instrument's counters
+    every d and shader variant, as planner plans them, the instrument's counters
     included when ``instrumented``: fused-backward's dkv pass binds Q, K, V, dO, L, D,
     dK, dV, one more than WebGPU's default 8 once counters are added.
     """
@@ -146,7 +146,7 @@ class Runner:
             }
         # The instrumented build of fused-backward's dkv pass binds 9 storage buffers, one
         # past WebGPU's default 8: ask for it where the adapter offers it, as the page asks
-        # for what emulator.plan.gpu_plan's required_limits name.
+        # for what planner.gpu_plan's required_limits name.
         storage = storage_buffers_needed(instrumented=True)
         offered = adapter.limits["max-storage-buffers-per-shader-stage"]
         if storage > BROWSER_DEFAULT_LIMITS["max-storage-buffers-per-shader-stage"]:
@@ -155,7 +155,7 @@ class Runner:
         self.device = adapter.request_device_sync(required_features=feats, required_limits=req)
         self.limit_mode = limits
         lim = self.device.limits
-        # What emulator.plan holds each run to: this device's limits under their WebGPU
+        # What planner holds each run to: this device's limits under their WebGPU
         # names; with limits="default", the buffer and workgroup-memory sizes a page gets.
         self.limits = {name: int(lim[wgpu_name(name)]) for name in DEFAULT_LIMITS if wgpu_name(name) in lim}
         if limits == "default":
@@ -224,7 +224,7 @@ class Runner:
 
     # ----------------------------------------------------------------- pipelines
     def pipeline(self, kernel: str, pass_index: int, pass_plan: dict, instrumented: bool):
-        """The compute pipeline of one planned pass (emulator.plan.pass_plan: its file,
+        """The compute pipeline of one planned pass (planner.pass_plan: its file,
         entry point and override constants), compiled once per device; (pipeline, spec)."""
         feature = DTYPES[dtype_of(kernel)]["feature"]
         if feature and feature not in self.features:
@@ -274,11 +274,11 @@ class Runner:
 
     def plan(self, kernel: str, n: int, d: int, heads: int, workgroup_bytes: int = M_DEFAULT,
              causal: bool = False, instrumented: bool = False) -> dict:
-        """emulator.plan's plan of one run on this device: tiles, each pass's shader,
+        """planner's plan of one run on this device: tiles, each pass's shader,
         constants and dispatch, buffer sizes (bytes) and the head batch (heads of S and
         P one buffer holds), held to this device's limits (``self.limits``).
 
-        Returns emulator.plan.kernel_plan's dict. Raises KernelError with the planner's
+        Returns planner.kernel_plan's dict. Raises KernelError with the planner's
         message (the limit, the need, the offer, and a size that fits).
         """
         try:

@@ -9,7 +9,7 @@ folder::
     python3 -m exercises check online-softmax my_solution.py
 
 It holds the checker (``exercises/``), the emulator that it and the tests import
-(``emulator/``, with ``kernels_wgsl/manifest.json`` and the WGSL sources the
+(``emulator/`` and the GPU planner ``planner/``, with ``kernels_wgsl/manifest.json`` and the WGSL sources the
 emulator sizes each pass from), and for each exercise its ``exercise.toml``, the
 files its judge reads (``bundle``), the files an exercise run elsewhere offers
 (``files``), and per step ``tests.py`` and the starter. Each prompt and its hints
@@ -56,7 +56,7 @@ def source_files() -> dict[str, bytes]:
     def add(path: Path) -> None:
         files[path.relative_to(ROOT).as_posix()] = path.read_bytes()
 
-    for folder in ("exercises", "emulator"):
+    for folder in ("exercises", "emulator", "planner"):
         for path in sorted((ROOT / folder).glob("*.py")):
             add(path)
     add(ROOT / "kernels_wgsl" / "manifest.json")

@@ -96,11 +96,11 @@ def _sizes(rows: list, direction: str, keep) -> list:
 
 
 def _fold(size: dict) -> dict:
-    """One row per distinct run, as the visitor's Time does (emulator/plan.py same_runs):
+    """One row per distinct run, as the visitor's Time does (planner.same_runs):
     a kernel whose plan repeats another's (same shaders, tiles, workgroup size and
     constants) and whose counted bytes are the same leaves the rows and is named in
     ``same`` as [{"kernel", "as"}]."""
-    from emulator import plan as planner
+    import planner
     from emulator.tiling import M_DEFAULT, InputError
 
     subgroups = size.pop("_subgroups", False)

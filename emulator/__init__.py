@@ -6,5 +6,5 @@ tile (:mod:`emulator.attention` forward, :mod:`emulator.backward_mirrors`
 backward, each found through the manifest by :mod:`emulator.mirrors`), and
 checks it against an exact float64 answer (:mod:`emulator.check`,
 :mod:`emulator.backward`). The same source runs in CPython 3.11 and in
-the page's Pyodide (Python 3.14) worker, through :func:`emulator.api.handle`.
+the page's Pyodide (Python 3.14) worker, through :func:`lab_api.handle`.
 """

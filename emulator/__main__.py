@@ -15,7 +15,9 @@ import argparse
 import json
 import sys
 
-from . import api, backward
+import lab_api as api
+
+from . import backward
 from .tiling import KERNELS, M_DEFAULT
 
 
@@ -50,7 +52,7 @@ def main(argv=None) -> int:
               "input": getattr(args, "input", "random"), "head": getattr(args, "head", "0"),
               "direction": args.direction}
     if params["input"] == "model":
-        from .api import _load_model_qkv
+        from lab_api import _load_model_qkv
         try:
             data = _load_model_qkv()
         except FileNotFoundError:

@@ -258,7 +258,7 @@ def float16_kernels() -> list:
 
 def gpu_plans(lengths, d: int, heads: int, limits: dict | None = None, subgroup_min: int = 0) -> dict:
     """The GPU plans of the float16 kernels on the held-out sentences, from the one
-    planner (emulator.plan.gpu_plan): one device plan per distinct sentence length N,
+    planner (planner.gpu_plan): one device plan per distinct sentence length N,
     all the float16 kernels in it, ``heads`` heads side by side, full attention, the
     build without counters.
 
@@ -269,7 +269,8 @@ def gpu_plans(lengths, d: int, heads: int, limits: dict | None = None, subgroup_
     buffers in bytes. Raises emulator.tiling.InputError from the planner when a size does
     not fit, ValueError for lengths that are not positive integers.
     """
-    from . import plan as _plan
+    import planner as _plan
+
     from .tiling import DTYPES
 
     kernels = float16_kernels()

@@ -154,7 +154,7 @@ def _fmt(x: int) -> str:
 
 def lesson_too_small(d: int, m: str, half: str) -> str:
     """The refusal of an M too small for d's lesson tiles, M and ⌊M/2⌋ given as text
-    (written, or the placeholders "{m}" and "{half}" of emulator.plan.cold_rules)."""
+    (written, or the placeholders "{m}" and "{half}" of planner.cold_rules)."""
     row_bytes = BYTES * d
     need = 2 * 2 * row_bytes * MIN_KEY_TILE
     return _("M = {m} B is too small for d = {d}: half of it ({half} B) must hold a key tile "

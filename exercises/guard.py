@@ -46,7 +46,7 @@ from emulator.i18n import _
 #: The project's own packages: code that imports them borrows the answer (the
 #: emulator's counts and reference are what the tests compare with).
 OWN_PACKAGES = ("emulator", "exercises", "course", "bench", "build", "cannery_host", "film", "facts", "i18n",
-                "sitebuild", "kernels_wgsl", "tests", "conftest")
+                "sitebuild", "planner", "lab_api", "kernels_wgsl", "tests", "conftest")
 
 #: Modules that reach the interpreter's insides: the callers' frames (and so the
 #: tests' expected values), the module table, the garbage collector's view of every

@@ -50,7 +50,7 @@ import math
 import re
 from array import array
 
-from emulator import plan as _plan
+import planner as _plan
 from emulator.check import check_arrays, check_output
 from emulator.i18n import _, group, short
 from emulator.inputs import random_qkv
@@ -324,7 +324,7 @@ def tiling(d: int, workgroup_bytes: int) -> dict:
 
 def run_plan(n: int, d: int, causal: bool, workgroup_bytes: int, limits: dict | None = None,
              subgroup_min: int = 0, instrumented: bool = True) -> dict:
-    """emulator.plan.gpu_plan of one run of the learner's shader: the lesson's fused kernel
+    """planner.gpu_plan of one run of the learner's shader: the lesson's fused kernel
     at (N, d, causal, M bytes), whose bindings and tiles the learner's shader takes. The
     page asks its device for the plan's required_limits and dispatches its workgroups.
     Raises emulator.tiling.InputError when the size does not fit ``limits``."""

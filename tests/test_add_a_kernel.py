@@ -7,7 +7,7 @@ fused kernel's, on its one file ``my_fused.wgsl``) and that file, a copy of
 ``parts/fused_tiles.wgsl``, ``parts/fused_body.wgsl``). No other file is edited (the test
 holds every other file's bytes to the tree's). The copy's own Python then shows the
 kernel counted (emulator.traffic: fused's bytes at the same tiles), checked (the lab's
-Check against float64), planned (emulator.plan, sized from my_fused.wgsl), in the
+Check against float64), planned (planner, sized from my_fused.wgsl), in the
 page's kernel list (the lab template's Kernel menu and the build's data-rules table) and,
 where wgpu-py has an adapter (lavapipe here), run natively with the instrument's counts
 equal to the emulator's, checked, and timed (cannery_host.wgsl.Runner). The copy's own
@@ -38,7 +38,7 @@ LABEL = "Fused, a copy added by a test"
 # The tests that cover a kernel run in the copy too (tests/, pyproject.toml's settings).
 COPIED = ("emulator/", "cannery_host/", "kernels_wgsl/", "i18n/", "locale/", "site/templates/",
           "site/content/", "facts/", "film/",
-          "build.py", "sitebuild/", "course/", "bench/results/", "tests/", "pyproject.toml")
+          "build.py", "sitebuild/", "planner/", "lab_api/", "course/", "bench/results/", "tests/", "pyproject.toml")
 
 
 def _digests(root: Path) -> dict:
@@ -90,7 +90,8 @@ def _run_in(tree: Path, script: str) -> dict:
 PYTHON_SIDE = r'''
 import json, os, sys
 import emulator, build
-from emulator import plan, traffic
+import planner as plan
+from emulator import traffic
 from emulator.check import check
 from emulator.tiling import LESSON_KERNELS, MANIFEST, make_tiling
 assert emulator.__file__.startswith(os.getcwd()) and build.__file__.startswith(os.getcwd()), emulator.__file__

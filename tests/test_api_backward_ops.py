@@ -1,10 +1,11 @@
-"""The worker ops a GPU backward run uses: backward_inputs and check_backward_output (emulator/api.py)."""
+"""The worker ops a GPU backward run uses: backward_inputs and check_backward_output (lab_api/__init__.py)."""
 from __future__ import annotations
 
 import pytest
 
-from emulator import api, mirrors
+import lab_api as api
 from emulator import backward as bwd
+from emulator import mirrors
 from emulator.inputs import random_qkv
 from emulator.tiling import lesson_blocks
 

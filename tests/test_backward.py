@@ -348,7 +348,7 @@ def test_unknown_kernel_and_large_check_are_refused():
 # ---- the page's entry point and the CLI -----------------------------------------
 
 def test_api_counts_and_checks_backward():
-    from emulator import api
+    import lab_api as api
     params = {"kernel": "fused", "n": "4,096", "d": "64", "direction": "backward"}
     reply = api.handle({"op": "count", "params": params})
     assert reply["ok"], reply
@@ -376,7 +376,7 @@ def test_api_counts_and_checks_backward():
 def test_the_tuned_backward_kernels_are_counted_and_checked_at_their_own_tiles(kernel, mirror):
     """Every manifest backward kernel goes through Count and Check (the page lists them all):
     the tuned ones by their manifest names, with their manifest tiles and mirrors."""
-    from emulator import api
+    import lab_api as api
     from emulator.tiling import make_tiling
     from emulator.traffic import count
 
@@ -400,7 +400,7 @@ def test_the_tuned_backward_kernels_are_counted_and_checked_at_their_own_tiles(k
     ({"kernel": "fused", "n": "64", "d": "17", "direction": "backward"}, "d"),
 ])
 def test_api_backward_bad_input(params, field):
-    from emulator import api
+    import lab_api as api
     for op in ("count", "check"):
         reply = api.handle({"op": op, "params": params})
         assert not reply["ok"] and reply["errors"][0]["field"] == field, reply

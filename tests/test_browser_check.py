@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from emulator import api
+import lab_api as api
 
 pytestmark = pytest.mark.browser
 

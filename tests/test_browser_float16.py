@@ -230,7 +230,7 @@ export function subgroupMinOf(probe) {
   return 0;
 }
 export async function runFloat16({ plan, kernel, Q, K, V }) {
-  // the card must pass Python's plan (emulator/plan.py): float16, sized at 2 bytes an element
+  // the card must pass Python's plan (planner/__init__.py): float16, sized at 2 bytes an element
   const kp = plan.plans[kernel];
   const { n, d } = kp;
   for (const [name, a] of [["Q", Q], ["K", K], ["V", V]]) {

@@ -1,7 +1,7 @@
 """The WGSL kernels in headless Chromium on SwiftShader WebGPU, through site/static/js/gpu/.
 
 What is held here:
-* every run follows a plan emulator/plan.py made (here in CPython, as the page's worker
+* every run follows a plan planner/__init__.py made (here in CPython, as the page's worker
   makes it): the page asks its device for the plan's limits and reads them back;
 * every shader, plain and instrumented build, compiles in Chromium (Tint) with
   getCompilationInfo() reporting no errors, and every pipeline the adapter has the
@@ -17,7 +17,7 @@ import math
 
 import pytest
 
-from emulator import plan as planner
+import planner
 from emulator.check import check_output
 from emulator.inputs import random_qkv
 from emulator.traffic import count
@@ -60,7 +60,7 @@ def gpu_page(browser, server_url):
 
 
 def plan_for(page, kernels, n, d, causal=False, instrumented=False, m=16384):
-    """emulator.plan's plan of these kernels on this page's adapter, as the worker makes it."""
+    """planner's plan of these kernels on this page's adapter, as the worker makes it."""
     return planner.gpu_plan({"n": n, "d": d, "causal": causal, "workgroup_bytes": m}, page.probe["limits"],
                             list(kernels), page.probe["subgroupMin"], instrumented=instrumented)
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from emulator import api
+import lab_api as api
 
 pytestmark = pytest.mark.browser
 
@@ -586,7 +586,7 @@ def test_a_plainly_bad_n_on_a_cold_page_gets_its_message_before_python_starts(br
             assert page.get_attribute("#lab-form", "aria-busy") != "true"
             assert not page.evaluate("window.cannery.lab.client.ready")
         # An M too small for d: the tiling rule's refusal, from the planner's table the build
-        # wrote into the form (emulator/plan.py cold_rules), in Python's words.
+        # wrote into the form (planner/__init__.py cold_rules), in Python's words.
         page.fill("#n", "1024")
         page.fill("#d", "128")
         page.fill("#workgroup_bytes", "8192")

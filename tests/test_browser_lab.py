@@ -13,7 +13,7 @@ from conftest import open_lab
 from playwright.sync_api import expect
 from test_emulator import CASES, dig
 
-from emulator import api
+import lab_api as api
 from emulator.tiling import MANIFEST
 
 pytestmark = pytest.mark.browser
@@ -177,7 +177,7 @@ def test_time_checks_every_kernel_on_the_gpu_before_timing(lab, artifacts):
         assert lab.inner_text(f"#time-{kernel}-check").startswith("passed"), kernel
     assert lab.locator("#time-check-warning").count() == 0
     # d = 16: fused-fast and fused-fast-16k run fused.wgsl at fused's 128 x 64 tiles with the
-    # same constants (emulator/plan.py same_runs), so each distinct run is one row, timed once;
+    # same constants (planner/__init__.py same_runs), so each distinct run is one row, timed once;
     # fused-reg has tiles of its own and a row where the adapter has its workgroup memory.
     offered = lab.evaluate("async () => (await (await navigator.gpu.requestAdapter()).limits)"
                            ".maxComputeWorkgroupStorageSize")

@@ -1,7 +1,7 @@
 """The lab's Direction: Count, Check and Time of the backward kernels in the page (Chromium).
 
 Count and Check go through the Pyodide worker and must equal CPython's
-emulator.api.handle for the same request; Time runs the WGSL backward kernels on
+lab_api.handle for the same request; Time runs the WGSL backward kernels on
 SwiftShader and checks their dQ, dK, dV against float64 first.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from closed_forms import backward as closed_form
 from conftest import open_lab
 from playwright.sync_api import expect
 
-from emulator import api
+import lab_api as api
 from emulator.backward import CHECK_MAX_N
 from emulator.tiling import LESSON_KERNELS, MANIFEST
 
@@ -229,8 +229,8 @@ def test_backward_cards_fit_a_phone(browser, server_url, artifacts, width):
 # ---- Time: the WGSL backward kernels on SwiftShader ------------------------------
 
 def gpu_plan(page, kernel, n, d, causal, instrumented=False):
-    """emulator.plan's plan of one backward run on this page's adapter, as the lab's worker makes it."""
-    from emulator import plan
+    """planner's plan of one backward run on this page's adapter, as the lab's worker makes it."""
+    import planner as plan
     probe = page.evaluate("""async () => {
         const g = await import('./static/js/gpu/index.js');
         const p = await g.probeGpu();

@@ -264,8 +264,8 @@ class _FormRules(html.parser.HTMLParser):
 @pytest.mark.parametrize("code", [lang.code for lang in i18n.languages()])
 def test_the_lab_forms_rules_are_the_manifests_and_the_planners_table_in_its_language(built_site, code):
     """What the cold page refuses (site/static/js/lab/rules.js reads data-rules) is the
-    planner's own table, emulator.plan.cold_rules, in the page's language."""
-    from emulator import plan
+    planner's own table, planner.cold_rules, in the page's language."""
+    import planner as plan
     from emulator.i18n import group
     from emulator.tiling import MANIFEST, InputError, make_tiling
 

@@ -24,7 +24,7 @@ SEED_M, NEW_M = 16384, 32768
 # its templates, content, catalogs, facts and film, its Markdown and server (sitebuild), and the
 # course data with the measured results it reads.
 COPIED = ("emulator/", "cannery_host/", "kernels_wgsl/", "i18n/", "locale/", "site/templates/", "site/content/",
-          "facts/", "film/", "build.py", "sitebuild/", "course/", "bench/results/")
+          "facts/", "film/", "build.py", "sitebuild/", "planner/", "lab_api/", "course/", "bench/results/")
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,9 @@ from closed_forms import forward as closed_form
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator import api
+import lab_api as api
+import planner
 from emulator import attention as att
-from emulator import plan as planner
 from emulator.check import check, check_arrays, rows_to_check
 from emulator.inputs import random_do, random_qkv
 from emulator.tiling import HEAD_DIMS, M_DEFAULT, M_MAX, M_MIN, InputError, make_tiling, parse_request
@@ -342,7 +342,7 @@ def test_time_leaves_out_a_tuned_kernel_past_the_workgroup_memory_and_keeps_the_
 @pytest.mark.parametrize("kernel", list(MANIFEST_KERNELS))
 @pytest.mark.parametrize("d", HEAD_DIMS)
 def test_every_pass_is_sized_from_its_shader_within_what_the_tiling_declares(kernel, d):
-    from emulator.plan import pass_plan
+    from planner import pass_plan
 
     tiling = make_tiling(kernel, 1000, d, False, 16384)
     for index in range(len(MANIFEST_KERNELS[kernel]["wgsl"])):
@@ -362,7 +362,7 @@ def test_every_pass_is_sized_from_its_shader_within_what_the_tiling_declares(ker
 
 
 def test_webgpus_default_limits_have_one_copy_in_the_manifest():
-    from emulator.shaders import DEFAULT_LIMITS
+    from planner.shaders import DEFAULT_LIMITS
 
     assert DEFAULT_LIMITS["maxComputeInvocationsPerWorkgroup"] == 256
     assert DEFAULT_LIMITS["maxComputeWorkgroupsPerDimension"] == 65535
@@ -373,7 +373,7 @@ def test_webgpus_default_limits_have_one_copy_in_the_manifest():
 
 
 def test_the_shader_evaluator_sizes_a_sample():
-    from emulator.shaders import Shader
+    from planner.shaders import Shader
 
     src = """
     override BR: u32 = 32u;

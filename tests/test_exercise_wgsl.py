@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from emulator.shaders import instrument, read_source
 from emulator.tiling import MANIFEST
 from exercises import content, wgsl
+from planner.shaders import instrument, read_source
 
 ROOT = Path(__file__).resolve().parent.parent
 EX = ROOT / "site" / "content" / "exercises" / "wgsl-kernel"

@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emulator import api, mirrors, traffic
+import lab_api as api
 from emulator import float16 as f16
+from emulator import mirrors, traffic
 from emulator.inputs import random_qkv
 from emulator.tiling import DTYPES, MANIFEST, dtype_of, element_bytes, make_tiling
 from facts import float16 as facts16
@@ -245,9 +246,9 @@ def test_struct_e_is_what_the_mirror_rounds_with():
 # ---- the GPU plan: the one planner, at 2 bytes an element ----------------------------------
 
 def test_the_float16_kernels_are_planned_by_emulator_plan_at_two_bytes_an_element():
-    """emulator.plan sizes a float16 kernel's buffers and head batch at its dtype's bytes and
+    """planner sizes a float16 kernel's buffers and head batch at its dtype's bytes and
     names the feature it needs; the card's plans (float16.gpu_plans) are that planner's."""
-    from emulator import plan
+    import planner as plan
 
     lengths, d, heads = DATA["lengths"], DATA["d"], len(DATA["heads"])
     got = f16.gpu_plans(lengths, d, heads)

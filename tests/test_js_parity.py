@@ -5,7 +5,7 @@ softwareAdapter) run under node; tests/lab_rule_cases.json (raw form values → 
 fields refused and the words) is read by both sides: rules.js quickErrors, which
 answers before Pyodide starts, against emulator/tiling.py parse_request, the judge.
 
-The page plans no GPU run itself: every plan is emulator/plan.py's (tests/test_emulator.py,
+The page plans no GPU run itself: every plan is planner/__init__.py's (tests/test_emulator.py,
 tests/gpu_plan_cases.json), and the page only applies it (tests/test_browser_gpu.py).
 """
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator import api, plan
+import lab_api as api
+import planner as plan
 from emulator.tiling import HEAD_DIMS, M_MAX, M_MIN, MANIFEST, InputError, parse_request
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 def lab_rules() -> dict:
     """The lab form's data-rules as build.py writes them, in the emulator's active language:
-    the manifest's input rules and the planner's table (emulator.plan.cold_rules)."""
+    the manifest's input rules and the planner's table (planner.cold_rules)."""
     return {"head_dims": MANIFEST["head_dims"], "lesson": MANIFEST["lesson"], **plan.cold_rules()}
 
 

@@ -1,6 +1,6 @@
 """Time's words about its samples (site/static/js/lab/time-stats.js, under node): each
 row's spread, a winner named only where the ranges do not overlap, and each distinct
-run (emulator/plan.py same_runs) timed once."""
+run (planner/__init__.py same_runs) timed once."""
 from __future__ import annotations
 
 import statistics
@@ -8,7 +8,7 @@ import statistics
 import pytest
 from test_js_parity import NODE, js
 
-from emulator import plan as planner
+import planner
 from emulator.tiling import parse_request
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")

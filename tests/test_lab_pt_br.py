@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 from page_language import node_env, python_speaks
 
-from emulator import api, check, plan
+import lab_api as api
+import planner as plan
+from emulator import check
 from emulator import i18n as emulator_i18n
 from emulator.tiling import MANIFEST, make_tiling
 

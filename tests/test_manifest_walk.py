@@ -147,7 +147,8 @@ def test_the_fused_pass_at_a_learners_tiles_reads_k_once_per_query_tile():
 
 _NEW_KERNELS_SCRIPT = r"""
 import json
-from emulator import api, tiling
+import lab_api as api
+from emulator import tiling
 out = {"lesson": list(tiling.LESSON_KERNELS)}
 for name, direction in (("fused-copy", "forward"), ("fused-unmirrored", "forward"),
                         ("copy", "backward"), ("unmirrored", "backward")):
@@ -158,7 +159,7 @@ print(json.dumps(api._clean(out)))
 
 
 def test_a_kernel_added_to_the_manifest_alone_is_counted_and_checked_or_refused(tmp_path):
-    """In a copy of emulator/ and kernels_wgsl/ whose manifest alone gains four kernels, two
+    """In a copy of emulator/, planner/, lab_api/ and kernels_wgsl/ whose manifest alone gains four kernels, two
     with a mirror and two declared with "mirror": null, the first are counted and checked
     and the others counted and refused by Check, saying why."""
     import json
@@ -168,7 +169,7 @@ def test_a_kernel_added_to_the_manifest_alone_is_counted_and_checked_or_refused(
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    for folder in ("emulator", "kernels_wgsl"):
+    for folder in ("emulator", "planner", "lab_api", "kernels_wgsl"):
         shutil.copytree(root / folder, tmp_path / folder)
     manifest = json.loads((root / "kernels_wgsl" / "manifest.json").read_text(encoding="utf-8"))
     kernels = manifest["kernels"]
@@ -189,7 +190,8 @@ def test_a_kernel_added_to_the_manifest_alone_is_counted_and_checked_or_refused(
         count = out[name]["count"]
         assert count["ok"], (name, count)
         assert count["result"]["selected"]["total_bytes"] == want.total_bytes > 0
-    from emulator import api, backward, check
+    import lab_api as api
+    from emulator import backward, check
     checked = out["fused-copy"]["check"]["result"]  # the op's reply: figures to api.EXACT_DIGITS digits
     want = api.exact_digits(check.check("fused", 64, 16, seed=3)["max_abs_error"])
     assert checked["passed"] and checked["max_abs_error"] == want

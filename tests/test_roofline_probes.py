@@ -1,5 +1,5 @@
 """The roofline probes (kernels_wgsl/probes/): planned within an adapter's
-limits by emulator.plan.probe_plan, and run natively through wgpu-py (lavapipe here) by
+limits by planner.probe_plan, and run natively through wgpu-py (lavapipe here) by
 cannery_host.probes, the code behind `python -m bench.bench_roofline`."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import shutil
 
 import pytest
 
+import planner
 from course import measured
-from emulator import plan as planner
-from emulator.shaders import DEFAULT_LIMITS, Shader, read_source
+from planner.shaders import DEFAULT_LIMITS, Shader, read_source
 
 
 def test_probe_plan_sizes_fit_the_limits_they_are_given():
@@ -39,7 +39,7 @@ def test_probe_plan_sizes_fit_the_limits_they_are_given():
 
 
 def test_the_worker_op_answers_the_same_plan():
-    from emulator.api import handle_json
+    from lab_api import handle_json
 
     reply = json.loads(handle_json(json.dumps({"op": "probe_plan", "params": {}, "limits": {}})))
     assert reply["ok"] and reply["result"] == json.loads(json.dumps(planner.probe_plan({})))

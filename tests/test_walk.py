@@ -14,7 +14,8 @@ import pytest
 from closed_forms import backward as backward_closed_form
 from closed_forms import forward as forward_closed_form
 
-from emulator import api, traffic
+import lab_api as api
+from emulator import traffic
 from emulator import walk as picture_walk
 from emulator.tiling import MANIFEST, make_tiling
 

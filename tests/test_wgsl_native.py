@@ -151,7 +151,7 @@ def test_instrumented_bytes_equal_the_emulator_count(runner, runner_max, kernel,
 
 def test_instrumented_build_differs_only_in_uncommented_lines():
     from cannery_host.wgsl import KERNEL_DIR, MANIFEST, instrument
-    from emulator.shaders import read_source
+    from planner.shaders import read_source
 
     marker = MANIFEST["instrument"]["marker"]
     for path in sorted(KERNEL_DIR.glob("*.wgsl")):
@@ -167,10 +167,10 @@ def test_instrumented_build_differs_only_in_uncommented_lines():
 
 
 def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
-    """The host plans through emulator.plan: the page's refusal, word for word."""
+    """The host plans through planner: the page's refusal, word for word."""
     from cannery_host.wgsl import KernelError
-    from emulator.plan import gpu_plan
     from emulator.tiling import InputError
+    from planner import gpu_plan
 
     with pytest.raises(KernelError, match=r"binds S as one storage buffer of 268,435,456 B, but this GPU allows "
                                           r"134,217,728 B \(maxStorageBufferBindingSize\)\. Try N ≤ 5,792\.") as err:
@@ -184,8 +184,8 @@ def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
 
 
 def test_the_host_runs_the_plan_the_page_gets(runner):
-    """Tiles, shaders, dispatches and buffers of a run: emulator.plan's, for this device."""
-    from emulator.plan import kernel_plan
+    """Tiles, shaders, dispatches and buffers of a run: planner's, for this device."""
+    from planner import kernel_plan
 
     p = runner.plan("plain", 300, 32, 2, causal=True)
     assert p == kernel_plan("plain", 300, 32, True, 16384, heads=2, subgroup_min=runner.subgroup_min,
@@ -298,7 +298,7 @@ def test_every_lanes_variant_has_tiles_the_shader_supports():
 def test_only_the_lanes_shader_uses_subgroups():
     """fused.wgsl and fused_lanes.wgsl share their body (parts/fused_body.wgsl); only the
     lanes shader's own lane sum uses subgroup built-ins, behind `enable subgroups;`."""
-    from emulator.shaders import read_source
+    from planner.shaders import read_source
 
     def code(name):
         return [line for line in read_source(name).splitlines() if not line.lstrip().startswith("//")]

@@ -279,7 +279,7 @@ def test_each_tuned_subgroup_shader_is_its_twin_with_only_the_lane_sum_changed()
     sets SUBGROUPS and sums with three subgroupShuffleXor (parts/lanes_shuffle.wgsl). Every
     subgroup shader of the tuned kernels is one."""
     from cannery_host.wgsl import KERNEL_DIR
-    from emulator.shaders import INCLUDE, read_source
+    from planner.shaders import INCLUDE, read_source
 
     def code(name, joined=True):
         text = read_source(name) if joined else (KERNEL_DIR / name).read_text()
@@ -311,9 +311,9 @@ def test_every_tuned_tile_fits_what_its_shaders_support(kernel, d):
     R per tile, chunks of at least one row or key, the same tiles (so the same bytes) on
     either shader; the plain's key-tile passes write exactly the blocks its query-tile passes
     read back only when B_r = B_c."""
-    from emulator.plan import pass_plan
-    from emulator.shaders import Shader, instrument, pass_variant, read_source
     from emulator.tiling import make_tiling
+    from planner import pass_plan
+    from planner.shaders import Shader, instrument, pass_variant, read_source
 
     tiling = make_tiling(kernel, 300, d, True)
     entry = MANIFEST["kernels"][kernel]
@@ -361,7 +361,7 @@ LESSON_M = [(4096, 70, 16, True), (4096, 77, 32, False), (6000, 100, 16, True), 
 @pytest.fixture(scope="module")
 def lesson_runners(runner):
     """Two devices at the adapter's largest limits, with and without subgroups. The planner
-    (emulator.plan) holds each pass's declared workgroup memory, not M, to the device: the
+    (planner) holds each pass's declared workgroup memory, not M, to the device: the
     lesson shaders that plain-backward's scores and dp passes run declare M/2 + M/4, the
     tuned shaders of every other pass fit their chunks to 16,384 B whatever M."""
     from cannery_host.wgsl import Runner
@@ -373,8 +373,8 @@ def _lesson_device(lesson_runners, subgroups, kernel, d, m):
     """The device of one case at M bytes: every pass at the lesson's tiles declares at most
     256 invocations and, a tuned shader, WebGPU's default 16,384 B of workgroup memory (a
     lesson shader: M); skipped, saying so, where the device has less than a pass declares."""
-    from emulator.plan import pass_plan
     from emulator.tiling import make_tiling
+    from planner import pass_plan
 
     r = lesson_runners[subgroups]
     tiling = make_tiling(kernel, 300, d, True, m)

@@ -6,7 +6,7 @@
    with the manifest's slot for that tensor and direction. A storage buffer named
    anywhere else (indexed, read, or aliased by a pointer) fails. Only the instrument's
    own ``counters`` buffer, used inside ``tally``, is exempt. A kernel of kernels_wgsl/
-   is checked as the hosts compile it, its parts joined (emulator.shaders.read_source),
+   is checked as the hosts compile it, its parts joined (planner.shaders.read_source),
    so the rule covers every part through the kernels that include it.
 2. The shared header, ``kernels_wgsl/parts/header.wgsl`` (the instrument's counters
    binding, its slot table and ``tally``), agrees with the manifest's "instrument" block.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.shaders import instrument, read_source
+from planner.shaders import instrument, read_source
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "kernels_wgsl"

@@ -1,5 +1,5 @@
 // The lab's client of the page's Python worker (./worker.js, serving the
-// emulator: emulator.api.handle_json). request() resolves with the emulator's
+// emulator: lab_api.handle_json). request() resolves with the emulator's
 // reply, {ok, op, result | errors: [{field, message}]}, or with a reply of that
 // shape that says what went wrong. Cancel terminates the worker (the only way to
 // stop Python mid-loop) and the next request starts a fresh one.
@@ -39,7 +39,7 @@ export class EmulatorClient extends PythonWorker {
     super("lab", { onProgress, onStop, freshAfterFailedBoot: true });
   }
 
-  /** Ask the emulator: {op, params, ...extra} (emulator/api.py names the ops). */
+  /** Ask the emulator: {op, params, ...extra} (lab_api/__init__.py names the ops). */
   async request(op, params, extra = {}) {
     return labReply(await this.send({ op, params, ...extra }), op);
   }

@@ -53,7 +53,7 @@ async function labPrepare(py, request) {
 // first also holds the page languages' catalogs), the module answering requests,
 // and what a request may need loaded before it runs.
 const SERVES = {
-  lab: { bundles: ["py/bundle.json"], module: "emulator.api", prepare: labPrepare },
+  lab: { bundles: ["py/bundle.json"], module: "lab_api", prepare: labPrepare },
   exercises: { bundles: ["py/bundle.json", "py/exercises.json"], module: "exercises.runner", prepare: null },
 };
 const serve = new URL(self.location.href).searchParams.get("serve");

@@ -95,7 +95,7 @@ async function precheck(w) {
   }));
   let compiled = { messages: [] };
   if (w.gpu) {
-    // Python plans the run (the exercise worker's wgsl-plan: emulator/plan.py), the device included.
+    // Python plans the run (the exercise worker's wgsl-plan: planner/__init__.py), the device included.
     const asked = { op: "wgsl-plan", step, workgroup_bytes: Number(w.select.value) };
     const plans = await w.send(section, asked, _("Compiling your shader on this GPU…"));
     if (!plans) return { clean: false, compiled: false };

@@ -1,6 +1,6 @@
 // The WGSL backward kernels (kernels_wgsl/bwd_*.wgsl) on the visitor's GPU: every pass
 // the manifest's "wgsl" list gives, in order, over one head, as Python's plan lays them
-// out (emulator/plan.py: tiles, shaders, dispatches, buffers). The native host runs the
+// out (planner/__init__.py: tiles, shaders, dispatches, buffers). The native host runs the
 // same plan (cannery_host/wgsl.py Runner.run_backward), so the bytes the counters read
 // back are the emulator's.
 //

@@ -1,5 +1,5 @@
 // The GPU device: one adapter and device at a time, with the limits a run needs (Python's
-// plan names them: emulator/plan.py gpu_plan's needs and required_limits), error scopes,
+// plan names them: planner/__init__.py gpu_plan's needs and required_limits), error scopes,
 // and the adapter's description for the page.
 import { asGpuError, fail } from "./errors.js";
 import { _, num } from "../i18n.js";
@@ -55,7 +55,7 @@ export async function getAdapter() {
   return adapter;
 }
 
-// The limits the planner holds a run to (emulator/plan.py LIMITS), read from an adapter
+// The limits the planner holds a run to (planner/__init__.py LIMITS), read from an adapter
 // for Python and from a device to compare a held one on.
 export const LIMIT_NAMES = [
   "maxStorageBufferBindingSize",

@@ -39,7 +39,7 @@ export function loadManifest() {
   return manifestPromise;
 }
 
-// WGSL from parts (emulator/shaders.py join_source, byte for byte): a line that is only
+// WGSL from parts (planner/shaders.py join_source, byte for byte): a line that is only
 // `// #include "parts/x.wgsl"` (relative to kernels/) is replaced by that part's text.
 const INCLUDE = /^[ \t]*\/\/ #include "([^"]*)"[ \t]*$/;
 const PART_PATH = /^[A-Za-z0-9_][\w.-]*(?:\/[A-Za-z0-9_][\w.-]*)*\.wgsl$/;

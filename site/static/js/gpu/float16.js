@@ -1,6 +1,6 @@
 // The float16 kernels (manifest "dtype": "float16", kernels_wgsl/fused_f16.wgsl) on the
 // visitor's GPU: one run, read back as float16 bit patterns, as Python's plan says
-// (emulator/plan.py through the worker's "float16_plan" op: tiles, shader constants,
+// (planner/__init__.py through the worker's "float16_plan" op: tiles, shader constants,
 // dispatch and buffer bytes at 2 bytes an element). They need the WebGPU feature the
 // plan names (shader-f16); device.js asks for it where the adapter has it. Nothing here
 // decides what a row's numbers mean: the page sends the bits to Python

@@ -1,5 +1,5 @@
 // The lesson's WGSL kernels on the visitor's GPU, through WebGPU: the one entry the
-// lab and the tests import. Every run follows a plan Python made (emulator/plan.py,
+// lab and the tests import. Every run follows a plan Python made (planner/__init__.py,
 // the worker's "gpu_plan" op), the plan the native host (cannery_host/wgsl.py) runs
 // too, so the bytes the lab counts are the bytes these kernels ask for.
 //

@@ -27,7 +27,7 @@ async function compileModule(s, manifest, file, instrumented) {
 }
 
 /**
- * The pipeline of pass `passIndex` of a kernel plan (emulator/plan.py kernel_plan: the
+ * The pipeline of pass `passIndex` of a kernel plan (planner/__init__.py kernel_plan: the
  * pass's file, entry point and override constants): {pipeline, spec, file}. Throws a
  * "input" GpuError when the plan picked shaders for larger subgroups than this device has.
  */
@@ -65,7 +65,7 @@ function lacking(s, manifest, kernel) {
 
 /**
  * Compile every shader file the manifest names (plain and instrumented builds), then
- * build the pipelines of the given kernel plans (Python's emulator/plan.py kernel_plan,
+ * build the pipelines of the given kernel plans (Python's planner/__init__.py kernel_plan,
  * one per kernel, d and build). The device asks for the largest need of the plans,
  * within what the adapter offers; a plan that needs more is reported as skipped.
  * Returns [{file, instrumented, d, kernel?, errors: [string], skipped?}] (empty errors = fine).

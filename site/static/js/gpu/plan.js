@@ -1,4 +1,4 @@
-// Applies a plan Python made: emulator/plan.py gpu_plan, through the worker's "gpu_plan"
+// Applies a plan Python made: planner/__init__.py gpu_plan, through the worker's "gpu_plan"
 // op (or, in tests, CPython). A plan names, for each kernel, its tiles, the shader file,
 // entry point, override constants and dispatch of every pass, the bytes of every buffer
 // and the heads of S and P one buffer holds; and, for the device, the limits to ask for.

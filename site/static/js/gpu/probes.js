@@ -1,6 +1,6 @@
 // The roofline probes (kernels_wgsl/probes/) on the visitor's GPU: its copy bandwidth and
 // float32 arithmetic rate, the two roofs the lab draws under Time. Python plans them
-// (emulator/plan.py probe_plan, the worker's "probe_plan" op): buffer sizes within the
+// (planner/__init__.py probe_plan, the worker's "probe_plan" op): buffer sizes within the
 // adapter's limits and every dispatch. The sample rule is the manifest's ("probes"),
 // the one cannery_host/probes.py follows natively for `python -m bench.bench_roofline`.
 //

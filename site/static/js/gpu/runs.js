@@ -1,5 +1,5 @@
 // Attention runs on the device: buffers, dispatches, read-back, and the timing loop, each
-// as Python's plan gives it (emulator/plan.py, through plan.js).
+// as Python's plan gives it (planner/__init__.py, through plan.js).
 import { _ } from "../i18n.js";
 import { asGpuError, fail } from "./errors.js";
 import { loadManifest } from "./files.js";

@@ -2,7 +2,7 @@
 // on the device the lab's runs use (device.js), with the lesson's fused bindings:
 // params 0, Q 1, K 2, V 3, O 4, and the instrument's counters (manifest.instrument)
 // when instrumented. Overrides D, BR, BC are the tiling the learner declares. The learner
-// writes the lesson's fused kernel, so Python plans the run as fused's (emulator/plan.py,
+// writes the lesson's fused kernel, so Python plans the run as fused's (planner/__init__.py,
 // through the exercise worker's "wgsl-plan" and "wgsl-cases"): device limits, dispatch.
 import { asGpuError, fail } from "./errors.js";
 import { instrumentSource, loadManifest } from "./files.js";

@@ -49,7 +49,7 @@ function setupSentence(s, label) {
       );
 }
 
-/** Draw a backward count reply (emulator/api.py _backward_count). */
+/** Draw a backward count reply (lab_api/__init__.py _backward_count). */
 export function renderBackwardCount(r) {
   const s = r.selected;
   const label = kernelLabel(s.kernel, r.label);

@@ -45,7 +45,7 @@ async function gpuState() {
   return { state: probe.features.f16 ? "ok" : "no-f16", adapter, software: probe.software, g, probe };
 }
 
-/** Python's plans of the float16 kernels (emulator/plan.py, "float16_plan" op), one per sentence length. */
+/** Python's plans of the float16 kernels (planner/__init__.py, "float16_plan" op), one per sentence length. */
 async function planOnGpu(gs, data) {
   const reply = await client.request(
     "float16_plan",

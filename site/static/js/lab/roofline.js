@@ -3,7 +3,7 @@
 // (item 4). Loaded only when Time is pressed (time.js imports it then).
 //
 // Roofs: the copy bandwidth and float32 FMA rate that gpu/probes.js measures (the plan is
-// Python's, emulator/plan.py probe_plan). Points: each timed kernel at its FLOP (the Time
+// Python's, planner/__init__.py probe_plan). Points: each timed kernel at its FLOP (the Time
 // card's convention) over its bytes (the emulator's count, Count's numbers), at its
 // measured GFLOP/s; plain's passes at their counted intensity, on the roof (they are not
 // timed alone here). The H200's figures come from data/measured-h200.json, which build.py

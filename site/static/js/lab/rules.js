@@ -5,7 +5,7 @@
 // case table (tests/lab_rule_cases.json) through both.
 //
 // Pure: no DOM, so node runs it. `rules` is {head_dims, lesson} from
-// kernels_wgsl/manifest.json and {tiling} from the planner (emulator/plan.py cold_rules,
+// kernels_wgsl/manifest.json and {tiling} from the planner (planner/__init__.py cold_rules,
 // in the page's language): the page reads both from the form's data-rules attribute,
 // which build.py writes. The tiling rule itself is Python's alone: this file only looks
 // its refusals up.

@@ -55,7 +55,7 @@ export async function doBackwardTime() {
     const n = Number(s.n);
     const d = Number(s.d);
     const causal = Boolean(s.causal);
-    // The emulator plans every run (emulator/plan.py) and names the limit this GPU
+    // The emulator plans every run (planner/__init__.py) and names the limit this GPU
     // offers too little of (the build without counters: the instrumented one's 9 storage
     // buffers are asked for only by test runs). Each distinct run is timed once.
     const planned = kernelsFor(counts);

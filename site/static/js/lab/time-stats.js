@@ -70,7 +70,7 @@ export function fastest(results) {
 
 /**
  * The kernels to time, once each: `kernels` less those the plan says repeat another's
- * run (plan.same_run, emulator/plan.py same_runs: same shaders, tiles, workgroup size
+ * run (plan.same_run, planner/__init__.py same_runs: same shaders, tiles, workgroup size
  * and constants). Returns {timed: [kernels], same: [{kernel, as}]}.
  */
 export function distinctRuns(kernels, sameRun = {}) {

@@ -125,7 +125,7 @@ export async function doTime() {
     }
     renderGpuCard(probe);
     stopIfCancelled();
-    // The emulator plans every run (emulator/plan.py): whether this size fits this GPU,
+    // The emulator plans every run (planner/__init__.py): whether this size fits this GPU,
     // each kernel's tiles, shaders and dispatches, and the limits to ask for. Time runs
     // the lesson's kernels, plus the tuned fused kernels that fit this GPU's workgroup
     // memory ("optional": the others come back in left_out).

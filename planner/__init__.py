@@ -2,7 +2,7 @@
 refusal, with a size that fits, when a device offers less.
 
 Standard library only: it runs in the page's Pyodide worker (op ``gpu_plan`` of
-emulator.api), in the native host (cannery_host.wgsl.Runner) and in the build, which
+lab_api), in the native host (cannery_host.wgsl.Runner) and in the build, which
 writes the table the page needs before Python has started (:func:`cold_rules`). The
 page's WebGPU code (site/static/js/gpu/) derives nothing: it allocates the buffers,
 builds the pipelines and lays out the dispatches this module gives.
@@ -11,7 +11,7 @@ Every figure comes from one of two sources:
 
 * the tiling rule, once, in emulator.tiling (``make_tiling``: the lesson's B_r and B_c
   from M and d, or a tuned kernel's own table);
-* each pass's WGSL source, read by emulator.shaders with the pass's override constants:
+* each pass's WGSL source, read by planner.shaders with the pass's override constants:
   workgroup size (x, y, z), ``var<workgroup>`` bytes, ``var<storage>`` bindings.
 
 Each is held to the WebGPU limit that bounds it (WebGPU §3.6.2 "Limits"; a limit an
@@ -38,9 +38,8 @@ Public API
 """
 from __future__ import annotations
 
-from . import shaders as _shaders
-from .i18n import _, group
-from .tiling import (
+from emulator.i18n import _, group
+from emulator.tiling import (
     DTYPES,
     HEAD_DIMS,
     LESSON_KERNELS,
@@ -55,6 +54,8 @@ from .tiling import (
     make_tiling,
     parse_int,
 )
+
+from . import shaders as _shaders
 
 #: WebGPU's default limits (WebGPU §3.6.2), by their WebGPU names: what a device has
 #: when nothing more is asked for.
@@ -130,7 +131,7 @@ def pass_plan(kernel: str, index: int, tiling, heads: int = 1, subgroup_min: int
 
     tiling: an emulator.tiling.Tiling. heads: heads in Q, K, V; head_batch: heads of
     S and P one dispatch covers (default: all). subgroup_min: the device's smallest
-    subgroup (0: none), which picks the pass's shader (emulator.shaders.pass_variant).
+    subgroup (0: none), which picks the pass's shader (planner.shaders.pass_variant).
     instrumented: whether the build binds the instrument's counters.
 
     Returns {"pass", "file", "entry_point", "constants": {name: int}, "grid",
@@ -298,7 +299,7 @@ def _plans(kernels, n, d, causal, m, heads, subgroup_min, instrumented, limits) 
 
 def _most_counted(plan: dict) -> int:
     """The largest instrument counter of a run: elements one tensor moves, all heads."""
-    from .traffic import count  # the manifest walk: the counts the instrument must equal
+    from emulator.traffic import count  # the manifest walk: the counts the instrument must equal
 
     t = count(plan["kernel"], plan["n"], plan["d"], plan["causal"], plan["tiling"]["workgroup_bytes"])
     most = max([*t.reads.values(), *t.writes.values(), 0])

@@ -4,7 +4,7 @@
 the lab's form and returns {"ok": True, "op": ..., "result": ...} or
 {"ok": False, "op": ..., "errors": [{"field": ..., "message": ...}]}.
 It never raises for bad input: every input rule lives in emulator.tiling, every
-GPU plan in emulator.plan, and the page only shows the messages. The float
+GPU plan in planner, and the page only shows the messages. The float
 figures of a check's reply are given to 6 significant digits, the ones every
 platform's exp and log agree on (see :func:`exact_digits`).
 
@@ -21,9 +21,9 @@ ops
   check_merge  merge partial reports ("parts": [...]) into check's report, with
                "complete": false when some planned rows were never checked
   gpu_plan  whether the chosen size fits a GPU's limits ("limits": {...}), and the
-            plan of each kernel's run (emulator.plan.gpu_plan)
+            plan of each kernel's run (planner.gpu_plan)
   probe_plan  the roofline probes' buffers and dispatches within a GPU's limits
-            ("limits": {...}; emulator.plan.probe_plan)
+            ("limits": {...}; planner.probe_plan)
   inputs    the seeded random Q, K, V (flat, row-major) for a GPU run
   check_output  check a GPU's O ("outputs": N·d floats) on those inputs
   backward_inputs  Q, K, V, dO and the float32 forward's O and L (flat) for a
@@ -46,15 +46,15 @@ import math
 import os
 import time
 
-from . import backward as _backward
-from . import check as _check
-from . import mirrors as _mirrors
-from . import plan as _plan
-from . import traffic as _traffic
-from . import walk as _walk
-from .i18n import _, group
-from .inputs import random_qkv
-from .tiling import (
+import planner as _plan
+from emulator import backward as _backward
+from emulator import check as _check
+from emulator import mirrors as _mirrors
+from emulator import traffic as _traffic
+from emulator import walk as _walk
+from emulator.i18n import _, group
+from emulator.inputs import random_qkv
+from emulator.tiling import (
     CHECK_MAX_N,
     COUNT_MAX_N,
     LESSON_KERNELS,
@@ -261,7 +261,7 @@ def _kernel_list(raw):
 
 
 def _gpu_plan_op(request: dict, raw: dict) -> dict:
-    """emulator.plan.gpu_plan for the page: "limits" (the adapter's, WebGPU names),
+    """planner.gpu_plan for the page: "limits" (the adapter's, WebGPU names),
     "kernels" (default: the chosen kernel, plain and fused), "optional" ("timed" or a
     list), "subgroup_min_size", "instrumented" (default true)."""
     optional = request.get("optional")
@@ -377,7 +377,7 @@ def _check_backward_output_op(p: dict, outputs) -> dict:
 def _float16_op(request: dict) -> dict:
     """emulator.float16.held_out_report for the request's "head" (an index), on its "data"
     (facts/held_out_f16.json parsed; read from the file when absent) and "outputs"."""
-    from . import float16 as _f16
+    from emulator import float16 as _f16
 
     index = parse_int("op", request.get("head", 0), _("The float16 card's head"))
     data = request.get("data")
@@ -393,7 +393,7 @@ def _float16_op(request: dict) -> dict:
 def _float16_plan_op(request: dict) -> dict:
     """emulator.float16.gpu_plans for the float16 card: the request's "lengths" (the
     sentences' N), "d", "heads", "limits" and "subgroup_min_size"."""
-    from . import float16 as _f16
+    from emulator import float16 as _f16
 
     d = parse_int("d", request.get("d"), _("Head dimension d"))
     heads = parse_int("op", request.get("heads", 1), _("The float16 card's heads"))

@@ -5,7 +5,7 @@ Standard library only (it runs in the page's Pyodide worker, which gets the
 head dimension d and a tiling, :func:`pass_shader` gives the shader it runs,
 and its :class:`Shader` the figures WebGPU limits bound (WebGPU §3.6.2
 "Limits"; the defaults are the manifest's ``webgpu_default_limits``), which
-emulator.plan turns into a plan:
+planner turns into a plan:
 
 * the workgroup size (x, y, z) and invocations per workgroup, from the entry
   point's ``@workgroup_size`` evaluated with the pipeline's override constants
@@ -29,7 +29,7 @@ import functools
 import os
 import re
 
-from .tiling import BYTES, MANIFEST, Tiling
+from emulator.tiling import BYTES, MANIFEST, Tiling
 
 KERNEL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels_wgsl")
 INSTRUMENT_MARKER = MANIFEST["instrument"]["marker"]
