@@ -126,7 +126,9 @@ function render() {
     const tr = el("tr");
     const th = el("th", undefined, "class-learner");
     th.scope = "row";
-    th.append(isolated(row.learner));
+    const name = isolated(row.learner, "class-name");
+    name.title = plainText(row.learner);
+    th.append(name);
     const also = doubles.get(row.id);
     if (also) {
       tr.classList.add("class-twice");
