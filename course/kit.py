@@ -17,8 +17,10 @@ come as Markdown with their figures written in, in every language
 (``prompt.md``, ``prompt.pt-BR.md``), and a README per language sits at the top.
 The checker's messages come in every language too (``locale/<locale>/``, compiled
 from the catalogs: ``check --lang pt-BR``).
-Left out: our solutions and the ``wrong/`` answers (a page offers a solution after
-a pass), and the teacher notes.
+Left out: the solutions of the steps checked here and the ``wrong/`` answers (a page
+offers a solution after a pass), and the teacher notes. An exercise run elsewhere
+(Triton) has no page to offer its solution, so its ``solution.py`` comes among its
+``files``; the README names every solution the zip holds (:func:`solutions`).
 
 Deterministic: entries sorted by path, every timestamp 1980-01-01 00:00, the same
 permissions, deflate at level 9; the same sources give the same bytes.
@@ -94,10 +96,17 @@ def texts(exercises: list, render: Callable[..., str], code: str) -> dict[str, s
     return out
 
 
-def readme(render: Callable[..., str], code: str) -> dict[str, str]:
-    """{"README.md" or "README.pt-BR.md": text}: site/content/kit/README.md in language ``code``."""
+def solutions(files: dict[str, bytes]) -> list[str]:
+    """The paths in ``files`` (the kit's) that hold one of our solutions (``solution.py``, ``solution.wgsl``)."""
+    return sorted(p for p in files if Path(p).stem == "solution")
+
+
+def readme(render: Callable[..., str], code: str, held: list[str]) -> dict[str, str]:
+    """{"README.md" or "README.pt-BR.md": text}: site/content/kit/README.md in language ``code``;
+    ``held``: the solutions the kit holds (:func:`solutions`), which the README names."""
     text = i18n.read_text(i18n.CONTENT / README, code)
-    return {f"README{_suffix(code)}.md": render(text, kit={"folder": NAME, "python_min": PYTHON_MIN})}
+    kit = {"folder": NAME, "python_min": PYTHON_MIN, "solutions": held}
+    return {f"README{_suffix(code)}.md": render(text, kit=kit)}
 
 
 def zip_bytes(files: dict[str, bytes]) -> bytes:
@@ -126,8 +135,9 @@ def write(out: Path, languages: dict[str, tuple[list, Callable[..., str]]]) -> d
                                                                      sort_keys=True).encode()
             for path in sorted((i18n.CONTENT / lang.code / "exercises").glob("*/exercise.toml")):
                 files[path.relative_to(ROOT).as_posix()] = path.read_bytes()  # the judges' words
+    held = solutions(files)
     for code, (exercises, render) in languages.items():
-        for path, text in {**texts(exercises, render, code), **readme(render, code)}.items():
+        for path, text in {**texts(exercises, render, code), **readme(render, code, held)}.items():
             files[path] = text.encode("utf-8")
     data = zip_bytes(files)
     target = out / HREF

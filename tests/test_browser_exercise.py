@@ -109,8 +109,14 @@ def test_predict_a_wrong_guess_fails_and_a_close_one_passes_then_the_reasoning_s
     page.fill("#predict-plain", "21,000,000")   # within 10% of the emulator's 21,233,664
     page.fill("#predict-fused", "4,500,000")    # within 10% of 4,456,448
     check(page, "predict")
-    expect(section.locator(".step-status")).to_have_text("All 2 tests pass. Step passed.")
-    expect(section.locator(".step-state")).to_have_text("passed")
+    # graded by the first whole prediction (issue 30, section 3): the second guess, told "too low", passes late
+    expect(section.locator(".step-status")).to_have_text(
+        "All 2 tests pass. Step passed after the reveal: the grade is your first whole prediction, "
+        "and that one missed.")
+    expect(section.locator(".step-state")).to_have_text("passed after the reveal")
+    record = json.loads(page.evaluate("localStorage.getItem('cannery.progress.v1')"))["steps"][f"{SLUG}/predict"]
+    assert record["afterReveal"] is True and record["firstAnswer"] == {"plain_bytes": "4,194,304",
+                                                                       "fused_bytes": "524288"}
     expect(section.locator(".solution .after")).to_be_visible()
     expect(section.locator(".solution .after")).to_contain_text("21,233,664")
 
@@ -311,7 +317,7 @@ def test_progress_survives_reload_and_export_reset_import_restores_it(browser, s
         saved = tmp_path / "progress.json"
         info.value.save_as(saved)
         data = json.loads(saved.read_text())
-        assert data["version"] == 1 and data["steps"][f"{SLUG}/scratch"]["passed"] is True
+        assert data["version"] == 2 and data["steps"][f"{SLUG}/scratch"]["passed"] is True
         page.click("#progress-reset")
         expect(page.locator("#reset-dialog")).to_be_visible()
         page.click("#reset-confirm")
@@ -344,7 +350,7 @@ def test_progress_from_an_older_unversioned_key_is_migrated(browser, server_url)
         page.reload()
         expect(page.locator("#progress-line")).to_have_text(f"Progress: 2 of {TOTAL} steps")
         stored = json.loads(page.evaluate("localStorage.getItem('cannery.progress.v1')"))
-        assert stored["version"] == 1 and stored["steps"]["online-softmax/compose"]["code"] == "# old"
+        assert stored["version"] == 2 and stored["steps"]["online-softmax/compose"]["code"] == "# old"
         assert page.evaluate("localStorage.getItem('cannery.progress')") is None
     finally:
         ctx.close()

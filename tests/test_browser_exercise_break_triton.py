@@ -30,6 +30,8 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 BREAK = "module/break-it/index.html"
 TRITON = "module/triton-port/index.html"
+AFTER = ("All 5 tests pass. Step passed after the reveal: the grade is your first whole prediction, "
+         "and that one missed.")
 CASES = {c["bug"]: c for c in tomllib.loads(
     (ROOT / "site/content/exercises/break-it/break/solution.toml").read_text(encoding="utf-8"))["inputs"]}
 
@@ -94,11 +96,11 @@ def test_a_partial_prediction_gives_nothing_away_then_the_truth_shows_and_a_righ
     expect(section.locator('fieldset.bug[data-bug="4"] .truth')).to_contain_text(
         "Right. Weak tests that fail on this bug: test_zero_queries_average_the_values.")
     expect(section.locator(".result-values", has_text="tests that fail: none")).to_have_count(1)
-    _tick(page, 2, [])
+    _tick(page, 2, [])  # the truth of bug 2 copied: a pass, but after the reveal (issue 30, section 3)
     section.locator(".check-button").click()
-    expect(section.locator(".step-status")).to_have_text("All 5 tests pass. Step passed.", timeout=LONG)
+    expect(section.locator(".step-status")).to_have_text(AFTER, timeout=LONG)
     expect(section.locator(".truth.right")).to_have_count(5)
-    expect(section.locator(".step-state")).to_have_text("passed")
+    expect(section.locator(".step-state")).to_have_text("passed after the reveal")
     expect(section.locator(".solution .after")).to_be_visible()
 
 
@@ -116,7 +118,47 @@ def test_show_the_answers_reveals_the_truth_without_a_prediction(breakit_page):
     for bug, tests in breakit.truth().items():  # back to the right answer, for the reload test
         _tick(page, bug, tests)
     section.locator(".check-button").click()
-    expect(section.locator(".step-status")).to_have_text("All 5 tests pass. Step passed.", timeout=LONG)
+    expect(section.locator(".step-status")).to_have_text(AFTER, timeout=LONG)
+
+
+def test_predict_is_graded_by_the_first_whole_prediction(browser, server_url, tmp_path):
+    """Issue 30, section 3: "none" ticked five times, Check, then the revealed truth copied passes,
+    but as passed after the reveal, in progress and in the exported file; a first whole prediction
+    that is right passes outright."""
+    ctx, page = open_page(browser, server_url + BREAK)
+    try:
+        section = page.locator("#step-predict")
+        truth = breakit.truth()
+        assert any(truth.values())  # "none" for every bug is wrong
+        for bug in truth:
+            _tick(page, bug, [])
+        section.locator(".check-button").click()
+        expect(section.locator(".step-status")).to_contain_text("tests pass.", timeout=LONG)
+        expect(section.locator(".truth.wrong").first).to_be_visible()
+        for bug, tests in truth.items():  # copied from what the page now shows
+            _tick(page, bug, tests)
+        section.locator(".check-button").click()
+        expect(section.locator(".step-status")).to_have_text(AFTER, timeout=LONG)
+        expect(section.locator(".step-state")).to_have_text("passed after the reveal")
+        expect(page.locator("#progress-line")).to_contain_text("1 of")  # it still counts as passed
+        with page.expect_download() as info:
+            page.click("#progress-export")
+        info.value.save_as(tmp_path / "p.json")
+        record = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))["steps"]["break-it/predict"]
+        assert record["passed"] is True and record["afterReveal"] is True
+        assert record["firstAnswer"] == {str(b): [] for b in truth}
+        page.click("#progress-reset")
+        page.click("#reset-confirm")
+        expect(section.locator(".step-state")).to_have_text("not passed yet")
+        for bug, tests in truth.items():  # a learner who knew: the first whole prediction is right
+            _tick(page, bug, tests)
+        section.locator(".check-button").click()
+        expect(section.locator(".step-status")).to_have_text("All 5 tests pass. Step passed.", timeout=LONG)
+        expect(section.locator(".step-state")).to_have_text("passed")
+        stored = page.evaluate("() => JSON.parse(localStorage.getItem('cannery.progress.v1'))")
+        assert stored["steps"]["break-it/predict"]["afterReveal"] is False
+    finally:
+        ctx.close()
 
 
 @pytest.mark.parametrize("bug", [1, 2, 3, 4, 5])

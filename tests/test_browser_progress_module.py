@@ -93,7 +93,64 @@ def test_the_name_goes_into_the_exported_file(page, tmp_path):
         page.click("#progress-export")
     path = tmp_path / "progress.json"
     info.value.save_as(path)
+    # issue 30, section 4: the file is named for the learner
+    assert info.value.suggested_filename == "cannery-progress-ana-souza.json"
+    expect(page.locator("#progress-status")).to_have_text("Exported to cannery-progress-ana-souza.json.")
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["name"] == "Ana Souza" and data["steps"] == KEPT["steps"]
     page.reload()
     expect(page.locator("#progress-name")).to_have_value("Ana Souza")
+
+
+# Issue 32, item 9: Import asks (merge or replace), and what it replaced can be restored.
+OTHER = {"version": 2, "steps": {"online-softmax/compose": {"passed": True, "code": "# theirs\n"},
+                                 "online-softmax/scratch": {"code": "# theirs, unfinished\n"}}}
+
+
+def test_import_asks_merge_or_replace_and_the_replaced_progress_can_be_restored(page, tmp_path):
+    with_progress(page, json.dumps(KEPT))
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(OTHER), encoding="utf-8")
+    dialog, restore = page.locator("#import-dialog"), page.locator("#progress-restore")
+    expect(restore).to_be_hidden()
+    page.set_input_files("#progress-import", str(path))
+    expect(dialog).to_be_visible()
+    expect(page.locator("#import-what")).to_contain_text("other.json holds 1 passed steps; this browser holds 2.")
+    assert stored(page) == KEPT  # nothing changes until the teacher or learner chooses
+    page.keyboard.press("Escape")
+    expect(page.locator("#progress-status")).to_have_text("Nothing imported. Your progress is unchanged.")
+    assert stored(page) == KEPT
+    # merge, by keyboard: every step of both, and for scratch the record that passed
+    page.set_input_files("#progress-import", str(path))
+    page.locator("#import-merge").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#progress-status")).to_have_text("Merged other.json: 3 steps passed now.")
+    expect(page.locator("#progress-line")).to_have_text(f"Progress: 3 of {TOTAL} steps")
+    compose = OTHER["steps"]["online-softmax/compose"]
+    assert stored(page)["steps"] == {**KEPT["steps"], "online-softmax/compose": compose}
+    expect(restore).to_be_visible()
+    expect(restore).to_have_accessible_name("Undo the import")
+    restore.click()
+    expect(page.locator("#progress-status")).to_have_text("Restored: 2 steps passed, as before the import.")
+    assert stored(page)["steps"] == KEPT["steps"]
+    expect(restore).to_be_hidden()
+    # replace: the file's progress alone, and undone the same way
+    page.set_input_files("#progress-import", str(path))
+    page.click("#import-replace")
+    expect(page.locator("#progress-status")).to_have_text("Replaced with other.json: 1 step passed.")
+    assert stored(page)["steps"] == OTHER["steps"]
+    page.reload()  # the record kept survives a reload
+    page.click("#progress-restore")
+    expect(page.locator("#progress-line")).to_have_text(f"Progress: 2 of {TOTAL} steps")
+    assert stored(page)["steps"] == KEPT["steps"]
+    assert page.console_errors == []
+
+
+def test_a_file_too_large_is_refused_before_it_is_read(page, tmp_path):
+    with_progress(page, json.dumps(KEPT))
+    huge = tmp_path / "huge.json"
+    huge.write_bytes(b" " * (5 * 1024 * 1024))
+    page.set_input_files("#progress-import", str(huge))
+    expect(page.locator("#progress-status")).to_have_text(
+        "Could not import huge.json: it is 5.0 MiB, and a progress file is at most 4 MiB. Your progress is unchanged.")
+    assert stored(page) == KEPT

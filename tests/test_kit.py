@@ -121,3 +121,18 @@ def test_every_module_and_exercise_page_links_the_kit(built_site, page, prefix):
     href = "../" * (prefix + page).count("/") + kit.HREF
     assert f'href="{href}" download="cannery-exercises.zip"' in html
     assert "From a copy of this repository" not in html
+
+
+def test_the_readme_names_every_solution_the_zip_holds(built_site):
+    """Issue 30, section 4: the Triton exercise's solution.py is in the zip (among its files), so each
+    README names it, and none says that our solutions are left out."""
+    with zipfile.ZipFile(built_site / kit.HREF) as z:
+        names = [n.removeprefix(kit.NAME + "/") for n in z.namelist()]
+        readmes = [z.read(f"{kit.NAME}/README.md").decode(), z.read(f"{kit.NAME}/README.pt-BR.md").decode()]
+    held = [n for n in names if n.rsplit("/", 1)[-1].startswith("solution.")]
+    assert held == kit.solutions({n: b"" for n in names})
+    assert "site/content/exercises/triton-port/solution.py" in held
+    for text in readmes:
+        assert "What is not here" not in text and "O que não está aqui" not in text
+        for path in held:
+            assert f"`{path}`" in text

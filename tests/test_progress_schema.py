@@ -15,7 +15,7 @@ from test_js_parity import NODE, js
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
-GOOD = {"version": 1, "name": "Ana", "exported": "2025-03-01T14:05:00.000Z",
+GOOD = {"version": 2, "name": "Ana", "exported": "2025-03-01T14:05:00.000Z",
         "steps": {"online-softmax/scratch": {"code": "x = 1\n", "passed": True, "passedCode": "x = 1\n",
                                              "passedAt": "2025-03-01T14:00:00.000Z", "checks": 3, "fails": 2,
                                              "hints": 1},
@@ -80,7 +80,7 @@ def test_good_old_and_newer_files_are_read():
     newer = {"version": 7, "steps": {"online-softmax/scratch": {"passed": True, "later": {"kept": 1}}}, "more": 1}
     good, migrated, later = js([{"fn": "validateProgress", "args": [data, True]} for data in (GOOD, old, newer)])
     assert good == {"ok": True, "value": {"state": GOOD, "setAside": {}}}
-    assert migrated["value"]["state"] == {"version": 1, "steps": {
+    assert migrated["value"]["state"] == {"version": 2, "steps": {
         "online-softmax/scratch": {"passed": True, "code": "y = 2\n"},
         "online-softmax/compose": {"code": "z = 3\n"}}}
     assert later["value"]["state"] == newer  # a field this site does not know is kept as it is
@@ -91,7 +91,7 @@ def test_read_leniently_a_bad_record_is_set_aside_and_the_rest_loads():
                                       "online-softmax/compose": "oops",
                                       "online-softmax/probe": {"code": "ok = 1\n", "passed": True}}}
     (reply,) = js([{"fn": "validateProgress", "args": [stored, False]}])
-    assert reply["value"]["state"] == {"version": 1, "steps": {"online-softmax/probe": {"code": "ok = 1\n",
+    assert reply["value"]["state"] == {"version": 2, "steps": {"online-softmax/probe": {"code": "ok = 1\n",
                                                                                        "passed": True}}}
     aside = reply["value"]["setAside"]
     assert aside["online-softmax/scratch"]["record"] == {"code": 5}
@@ -107,3 +107,26 @@ def test_text_that_is_not_json_says_so():
                     {"fn": "parseProgress", "args": [json.dumps(GOOD)]}])
     assert bad["error"]["message"] == "the file is not JSON"
     assert good["value"] == GOOD
+
+
+def test_a_version_1_file_migrates_and_a_pass_after_the_reveal_says_so():
+    """Issue 30, section 3: version 2 records a Predict step passed after its answers were shown
+    (afterReveal). A version 1 record cannot say when the answers were shown, so one that passed
+    with them shown (revealed) migrates as passed after the reveal; every other field is kept."""
+    v1 = {"version": 1, "name": "Ana", "steps": {
+        "break-it/predict": {"passed": True, "revealed": True, "answer": {"1": []}, "fails": 1},
+        "online-softmax/predict": {"passed": True, "answer": {"plain_bytes": "1"}},
+        "online-softmax/scratch": {"passed": True, "code": "x = 1\n"},
+        "break-it/break": {"revealed": True}}}
+    (reply,) = js([{"fn": "validateProgress", "args": [v1, True]}])
+    state = reply["value"]["state"]
+    assert state["version"] == 2 and state["name"] == "Ana"
+    assert state["steps"]["break-it/predict"] == {**v1["steps"]["break-it/predict"], "afterReveal": True}
+    for key in ("online-softmax/predict", "online-softmax/scratch", "break-it/break"):
+        assert state["steps"][key] == v1["steps"][key]
+    v2 = {"version": 2, "steps": {"break-it/predict": {"passed": True, "afterReveal": "yes"}}}
+    (bad,) = js([{"fn": "validateProgress", "args": [v2, True]}])
+    assert bad["error"]["field"] == 'steps["break-it/predict"].afterReveal'
+    (first,) = js([{"fn": "validateProgress", "args": [
+        {"version": 2, "steps": {"break-it/predict": {"firstAnswer": {"1": 3}}}}, True]}])
+    assert first["error"]["field"] == 'steps["break-it/predict"].firstAnswer'

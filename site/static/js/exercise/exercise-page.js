@@ -9,6 +9,7 @@ import * as progress from "./progress.js";
 import { setupPanel, showSetAside, updateProgressLine } from "./panel.js";
 import { _ } from "../i18n.js";
 import { setupWgslStep } from "./wgsl-step.js";
+import { stepState } from "./progress-schema.js";
 
 const steps = document.getElementById("steps");
 const slug = steps.dataset.slug;
@@ -48,8 +49,9 @@ function showState(section) {
   const key = section.dataset.key;
   const record = progress.load().steps[key] || {};
   const state = section.querySelector(".step-state");
-  state.textContent = record.passed ? _("passed") : _("not passed yet");
-  state.dataset.state = record.passed ? "passed" : "todo";
+  const now = stepState(record);
+  state.textContent = { passed: _("passed"), revealed: _("passed after the reveal"), todo: _("not passed yet") }[now];
+  state.dataset.state = now === "todo" ? "todo" : "passed";
   const ladder = document.querySelector(`.ladder-state[data-step="${key}"]`);
   if (ladder) ladder.textContent = record.passed ? _("(passed)") : "";
   if (record.passed || record.revealed || (record.fails || 0) >= OFFER_AFTER_FAILS)
@@ -159,16 +161,25 @@ function clearVerdict(section) {
 
 // extra: fields saved with the step's record; countFail: false for a Check that cannot
 // pass yet and must not bring the solution closer (Break it's Predict before every bug has
-// a prediction).
-async function check(section, source, extra = {}, countFail = true) {
+// a prediction). prediction: for a Predict step, {answer, committed (a whole prediction)}:
+// its grade is the first whole prediction, and a later pass is one after the reveal.
+async function check(section, source, extra = {}, countFail = true, prediction = null) {
   const key = section.dataset.key;
   const report = await send(section, { op: "check", slug, step: section.dataset.step, source }, _("Checking…"));
   if (!report) return null;
   renderReport(section, report);
-  section.querySelector(".step-status").textContent = report.ok
-    ? _("All {total} tests pass. Step passed.", { total: report.total })
-    : _("{passed} of {total} tests pass.", { passed: report.passed, total: report.total });
-  progress.recordCheck(key, report.ok, source, extra, countFail);
+  const state = prediction
+    ? progress.recordPrediction(key, report.ok, source, prediction.answer, prediction.committed)
+    : progress.recordCheck(key, report.ok, source, extra, countFail);
+  const late = report.ok && stepState(state.steps[key]) === "revealed";
+  section.querySelector(".step-status").textContent = late
+    ? _(
+        "All {total} tests pass. Step passed after the reveal: the grade is your first whole prediction, and that one missed.",
+        { total: report.total },
+      )
+    : report.ok
+      ? _("All {total} tests pass. Step passed.", { total: report.total })
+      : _("{passed} of {total} tests pass.", { passed: report.passed, total: report.total });
   refresh();
   return report;
 }
@@ -254,12 +265,16 @@ function setupPredictTestsStep(section) {
     event.preventDefault();
     const chosen = values();
     const complete = Object.values(chosen).every((v) => v !== null);
-    const report = await check(section, pyDict("catches", chosen), { answer: chosen }, complete);
+    const report = await check(section, pyDict("catches", chosen), {}, complete, {
+      answer: chosen,
+      committed: complete,
+    });
     if (!report || report.error) return;
+    const said = section.querySelector(".step-status").textContent;
     const reply = await judge(section, { op: "predict", predictions: chosen }, _("Checking…"));
     if (!reply) return;
     section.querySelector(".step-status").textContent = report.ok
-      ? _("All {total} tests pass. Step passed.", { total: report.total })
+      ? said
       : reply.revealed
         ? _("{passed} of {total} tests pass.", { passed: report.passed, total: report.total })
         : _("{count} of {total} bugs predicted: the answers show once every bug has a prediction.", {
@@ -444,7 +459,8 @@ function setupPredictStep(section) {
     const source = Object.entries(values)
       .map(([k, v]) => `${k} = ${JSON.stringify(v)}\n`)
       .join("");
-    check(section, source, { answer: values });
+    const committed = Object.values(values).every((v) => v.trim() !== "");
+    check(section, source, {}, true, { answer: values, committed });
   });
 }
 

@@ -2,7 +2,20 @@
 // panel, shared by the module page and the exercise pages. Its messages go
 // through _() (../i18n.js), in the page's language.
 import * as progress from "./progress.js";
+import { FILE_MAX_BYTES } from "./progress-schema.js";
+import { plainText } from "./progress-files.js";
 import { _, ngettext } from "../i18n.js";
+
+const MIB = 1024 * 1024;
+
+/** Why a chosen file is refused before it is read (too large), or null. */
+export function tooLarge(file) {
+  if (file.size <= FILE_MAX_BYTES) return null;
+  return _("it is {size} MiB, and a progress file is at most {max} MiB", {
+    size: (file.size / MIB).toFixed(1),
+    max: FILE_MAX_BYTES / MIB,
+  });
+}
 
 export function download(name, text, type) {
   const url = URL.createObjectURL(new Blob([text], { type }));
@@ -47,7 +60,7 @@ function unsavedNotice() {
   button.className = "progress-unsaved-export";
   button.textContent = _("Export progress (JSON)");
   button.addEventListener("click", () => {
-    download("cannery-progress.json", progress.exportText(), "application/json");
+    download(progress.exportName(), progress.exportText(), "application/json");
   });
   p.append(" ", button);
   return p;
@@ -102,33 +115,93 @@ export function setupPanel(onChange) {
     status.textContent = text;
   };
   document.getElementById("progress-export").addEventListener("click", () => {
-    download("cannery-progress.json", progress.exportText(), "application/json");
-    say(_("Exported to cannery-progress.json."));
+    const file = progress.exportName();
+    download(file, progress.exportText(), "application/json");
+    say(_("Exported to {file}.", { file }));
   });
   const input = document.getElementById("progress-import");
+  const importDialog = document.getElementById("import-dialog");
+  const restore = document.getElementById("progress-restore");
+  const passedIn = (state) => Object.values(state.steps).filter((s) => s.passed).length;
+  const showRestore = () => {
+    restore.hidden = !progress.beforeImport();
+  };
+  let pending = null; // {file name, state} waiting for merge or replace
+  const finish = (how) => {
+    const { file, state } = pending;
+    pending = null;
+    const now = progress.importState(state, how);
+    const n = passedIn(now);
+    if (how === "merge")
+      say(ngettext("Merged {file}: {n} step passed now.", "Merged {file}: {n} steps passed now.", n, { file }));
+    else
+      say(ngettext("Replaced with {file}: {n} step passed.", "Replaced with {file}: {n} steps passed.", n, { file }));
+    showRestore();
+    changed();
+  };
   input.addEventListener("change", async () => {
     const file = input.files && input.files[0];
     if (!file) return;
+    const shown = plainText(file.name);
     let state;
     try {
-      state = progress.importText(await file.text());
+      const large = tooLarge(file);
+      if (large) throw new Error(large);
+      state = progress.readFile(await file.text());
     } catch (err) {
-      say(
-        _("Could not import {file}: {reason}. Your progress is unchanged.", { file: file.name, reason: err.message }),
-      );
+      say(_("Could not import {file}: {reason}. Your progress is unchanged.", { file: shown, reason: err.message }));
       return;
     } finally {
       input.value = "";
     }
-    const k = Object.values(state.steps).filter((s) => s.passed).length;
-    say(ngettext("Imported: {n} step passed.", "Imported: {n} steps passed.", k));
+    if (!Object.keys(progress.load().steps).length) {
+      // nothing here to lose: the file is the progress
+      progress.importState(state, "replace");
+      say(ngettext("Imported: {n} step passed.", "Imported: {n} steps passed.", passedIn(state)));
+      showRestore();
+      changed();
+      return;
+    }
+    pending = { file: shown, state };
+    document.getElementById("import-what").textContent = _(
+      "{file} holds {k} passed steps; this browser holds {n}. Either way, what is here now is kept, and “Undo the import” brings it back.",
+      { file: shown, k: passedIn(state), n: passedIn(progress.load()) },
+    );
+    importDialog.showModal();
+  });
+  document.getElementById("import-merge").addEventListener("click", () => {
+    importDialog.close();
+    finish("merge");
+  });
+  document.getElementById("import-replace").addEventListener("click", () => {
+    importDialog.close();
+    finish("replace");
+  });
+  importDialog.addEventListener("close", () => {
+    if (pending) say(_("Nothing imported. Your progress is unchanged."));
+    pending = null;
+  });
+  document.getElementById("import-cancel").addEventListener("click", () => importDialog.close());
+  restore.addEventListener("click", () => {
+    const before = progress.restoreBeforeImport();
+    if (!before) return;
+    say(
+      ngettext(
+        "Restored: {n} step passed, as before the import.",
+        "Restored: {n} steps passed, as before the import.",
+        passedIn(before),
+      ),
+    );
+    showRestore();
     changed();
   });
+  showRestore();
   document.getElementById("progress-reset").addEventListener("click", () => dialog.showModal());
   document.getElementById("reset-cancel").addEventListener("click", () => dialog.close());
   document.getElementById("reset-confirm").addEventListener("click", () => {
     progress.reset();
     dialog.close();
+    showRestore();
     say(_("Progress reset."));
     changed();
   });

@@ -2,17 +2,19 @@
 // progress" writes, what "Import progress" and the class table read. Every
 // reader goes through validate(); nothing else decides what a good file is.
 //
-// A file (version 1):
-//   {version: 1, steps: {"SLUG/STEP": record, ...}, name?: text, exported?: time}
+// A file (version 2):
+//   {version: 2, steps: {"SLUG/STEP": record, ...}, name?: text, exported?: time}
 // A step record holds only the fields of STEP_FIELDS, each of its type (a record
 // may leave any of them out); fields this schema does not name are kept as
 // they are, so a file from a later site still reads as far as it goes.
 // Version 0 (before versions): {passed: ["SLUG/STEP", ...], code: {"SLUG/STEP": text}},
-// migrated here. A message names the field that is wrong, e.g.
+// migrated here. Version 1 had no afterReveal: a Predict step passed once its answers had
+// been shown (revealed) migrates as passed after the reveal, the one reading that a
+// version 1 record cannot contradict. A message names the field that is wrong, e.g.
 // steps["online-softmax/scratch"].code should be text, not a number (5).
 import { _ } from "../i18n.js";
 
-export const VERSION = 1;
+export const VERSION = 2;
 
 /** What each field of a step record holds. */
 export const STEP_FIELDS = {
@@ -28,15 +30,39 @@ export const STEP_FIELDS = {
   sentence: "text", // the Probe step's sentence
   selfAssessed: "flag", // the learner judged it themselves
   answerShown: "flag", // "Show our answer" was pressed
-  revealed: "flag", // Break it's Predict: "Show the answers" was pressed
+  revealed: "flag", // a Predict step: its answers were shown ("Show the answers", or a Check of a whole prediction)
+  firstAnswer: "answer", // a Predict step: the first whole prediction Checked, the one that grades it
+  afterReveal: "flag", // a Predict step: passed, but only after its answers were shown (not by the first prediction)
 };
+
+/** What a step record says of the step: "passed", "revealed" (passed after the reveal) or "todo". */
+export function stepState(record) {
+  if (!record || !record.passed) return "todo";
+  return record.afterReveal ? "revealed" : "passed";
+}
+
+/** The largest progress file any reader opens, in bytes: a larger one is refused before it is read. */
+export const FILE_MAX_BYTES = 4 * 1024 * 1024;
 
 /** A learner's name in a file: at most this many characters. */
 export const NAME_MAX = 200;
 
 // A step id as the pages write it: "online-softmax/scratch" (content ids, never "__proto__").
 const STEP_ID = /^[a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9-]*$/;
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+// An instant in ISO 8601 (RFC 3339 section 5.6), with its offset: 2025-03-01T14:05:00Z, …+09:00.
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+
+/** The instant an ISO 8601 time names, in ms since 1970 (UTC), or NaN when it names no real
+ * time: not the form, a day past its month's end (2025-02-30), an hour past 23, an offset past 23:59. */
+export function instant(text) {
+  const m = typeof text === "string" ? ISO_TIME.exec(text) : null;
+  if (!m) return NaN;
+  const [year, month, day, hour, minute, second, , offH, offM] = m.slice(1).map((x) => (x === undefined ? 0 : +x));
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate(); // day 0 of the next month: this month's last
+  const real = month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23 && minute <= 59 && second <= 59;
+  if (!real || offH > 23 || offM > 59) return NaN;
+  return Date.parse(text);
+}
 
 /** Raised for a file that does not follow the schema; its message names the field. */
 export class SchemaError extends Error {
@@ -82,7 +108,7 @@ function checkValue(field, rule, value) {
     text: typeof value === "string",
     flag: typeof value === "boolean",
     count: Number.isInteger(value) && value >= 0,
-    time: typeof value === "string" && ISO_TIME.test(value) && !Number.isNaN(Date.parse(value)),
+    time: !Number.isNaN(instant(value)),
     answer:
       isTable(value) &&
       Object.values(value).every(
@@ -128,6 +154,16 @@ function fromVersion0(old) {
   return { version: 1, steps };
 }
 
+// v1 → v2: a passed record whose answers had been shown passed after the reveal.
+function fromVersion1(old) {
+  const steps = Object.create(null); // a key such as "__proto__" stays a key, to be refused as no step id
+  for (const [key, record] of Object.entries(old.steps)) {
+    const after = isTable(record) && record.passed === true && record.revealed === true && !("afterReveal" in record);
+    steps[key] = after ? { ...record, afterReveal: true } : record;
+  }
+  return { ...old, version: 2, steps };
+}
+
 /**
  * Check a parsed progress file and bring it to the current version.
  *
@@ -152,6 +188,7 @@ export function validate(data, { strict = true } = {}) {
   }
   if (!Object.hasOwn(source, "steps")) throw fail("steps", "missing");
   if (!isTable(source.steps)) throw fail("steps", "steps", source.steps);
+  if (source.version === 1) source = fromVersion1(source);
   const state = { ...source, version: Math.max(source.version, VERSION), steps: Object.create(null) };
   if (Object.hasOwn(state, "name")) {
     checkValue("name", "text", state.name);

@@ -1,7 +1,8 @@
 // Progress in this browser only: localStorage under a versioned key, in the
 // shape progress-schema.js declares (the one schema every reader checks):
-//   {version: 1, name?, steps: {"SLUG/STEP": {code, passed, passedCode, passedAt,
-//     checks, fails, hints, offered, answer, sentence, selfAssessed, answerShown}}}
+//   {version: 2, name?, steps: {"SLUG/STEP": {code, passed, passedCode, passedAt,
+//     checks, fails, hints, offered, answer, sentence, selfAssessed, answerShown,
+//     revealed, firstAnswer, afterReveal}}}
 // Step ids are content ids (not file hashes), so progress survives a rebuild
 // of the site. Older shapes are migrated on load and on import; a newer one
 // (from a later site) is read as far as it goes.
@@ -12,9 +13,14 @@
 // progress file at all is set aside whole. setAsideNotices() says what was.
 import { _ } from "../i18n.js";
 import { NAME_MAX, VERSION, parse, validate } from "./progress-schema.js";
+import { exportFileName, mergeStates } from "./progress-files.js";
 
 export { VERSION };
-export const KEY = `cannery.progress.v${VERSION}`;
+// The storage slot (named by its first version); the record in it carries its own version,
+// migrated on every load (progress-schema.js), so a version 1 record here still loads.
+export const KEY = "cannery.progress.v1";
+/** What an import replaced or merged into, kept so that it can be restored: the record as it was. */
+export const BEFORE_IMPORT_KEY = `${KEY}.before-import`;
 /** Where records that failed the schema are kept: a JSON list of {from, step, reason, at, data}. */
 export const ASIDE_KEY = `${KEY}.set-aside`;
 // Keys earlier builds used, oldest first, each migrated into the current shape.
@@ -24,6 +30,8 @@ const notices = []; // [{step, reason}] set aside during this visit (step null: 
 // Storage full or refused (a private window): the progress of this visit, kept here
 // instead, newer than anything stored; null while storage takes every write.
 let memory = null;
+// What the last import replaced, when storage refused to keep it: this visit only.
+let memoryBefore = null;
 
 export function empty() {
   return { version: VERSION, steps: {} };
@@ -150,6 +158,31 @@ export function recordCheck(key, passed, code, extra = {}, countFail = true) {
   });
 }
 
+/**
+ * Count one Check of a Predict step, graded by the first whole prediction: a Check of a
+ * whole prediction (`committed`) shows what it got wrong, so the first is kept as
+ * firstAnswer, and a pass after it (or after "Show the answers", `revealed`) is recorded
+ * as passed after the reveal (afterReveal). A pass by the first prediction stays one.
+ */
+export function recordPrediction(key, ok, code, answer, committed) {
+  return update(key, (s) => {
+    s.answer = answer;
+    s.checks = (s.checks || 0) + 1;
+    if (!committed) return;
+    const first = !s.revealed && s.firstAnswer === undefined;
+    const clean = s.passed === true && !s.afterReveal;
+    if (first) s.firstAnswer = answer;
+    if (ok) {
+      s.passed = true;
+      s.passedCode = code;
+      s.passedAt = new Date().toISOString();
+      s.afterReveal = !(first || clean);
+    } else {
+      s.fails = (s.fails || 0) + 1;
+    }
+  });
+}
+
 export function passedKeys(state, keys) {
   return keys.filter((k) => state.steps[k] && state.steps[k].passed);
 }
@@ -172,20 +205,70 @@ export function exportText() {
   return JSON.stringify({ ...load(), exported: new Date().toISOString() }, null, 1);
 }
 
+/** The file name an export is saved under, from the stored name (progress-files.js). */
+export function exportName() {
+  return exportFileName(name());
+}
+
+/** Read an exported file's text (throws SchemaError naming the bad field); nothing is stored. */
+export function readFile(text) {
+  const state = parse(text);
+  delete state.exported;
+  return state;
+}
+
+/** Import a file read by readFile: how "merge" (steps kept, the further record wins) or
+ * "replace". What was there before is kept under BEFORE_IMPORT_KEY for restoreBeforeImport. */
+export function importState(state, how) {
+  const before = load();
+  try {
+    localStorage.setItem(BEFORE_IMPORT_KEY, JSON.stringify(before));
+  } catch (_) {
+    memoryBefore = before; // storage refused: kept for this visit
+  }
+  const next = how === "merge" ? mergeStates(before, state) : state;
+  save(next);
+  return next;
+}
+
+/** The record an import replaced, or null. */
+export function beforeImport() {
+  if (memoryBefore) return memoryBefore;
+  try {
+    const text = localStorage.getItem(BEFORE_IMPORT_KEY);
+    return text ? validate(JSON.parse(text), { strict: false }).state : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+/** Put back what the last import replaced; returns it, or null when there is none. */
+export function restoreBeforeImport() {
+  const before = beforeImport();
+  if (!before) return null;
+  memoryBefore = null;
+  try {
+    localStorage.removeItem(BEFORE_IMPORT_KEY);
+  } catch (_) {
+    /* nothing stored */
+  }
+  save(before);
+  return before;
+}
+
 /** Replace progress with an exported file's contents; throws with a reason
  * that names the bad field, before anything stored is touched. */
 export function importText(text) {
-  const state = parse(text);
-  delete state.exported;
-  save(state);
-  return state;
+  return importState(readFile(text), "replace");
 }
 
 export function reset() {
   memory = null;
+  memoryBefore = null;
   try {
     localStorage.removeItem(KEY);
     localStorage.removeItem(ASIDE_KEY);
+    localStorage.removeItem(BEFORE_IMPORT_KEY);
     for (const old of OLD_KEYS) localStorage.removeItem(old);
   } catch (_) {
     /* nothing stored */
