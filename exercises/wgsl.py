@@ -396,10 +396,11 @@ def _failure(case: str, report: dict, outputs: list, q: list, k: list, causal: b
     if _vanished(outputs, row):
         top = _row_top(row, q, k, causal)
         return _("{case}: row {row} (query tile {tile}) came out as zeros, as if it saw no key: its largest "
-                 "score is {top}, and every weight exp(s − shift) vanished to 0 (exp of anything below about "
-                 "{bottom} is 0 in f32); subtract the row's own running max, so that its largest weight is "
-                 "exp(0) = 1").format(case=case, row=row, tile=report["first_failing_tile"],
-                                      top=marked(f"{top:.1f}"), bottom=marked(f"{F32_EXP_BOTTOM:.0f}"))
+                 "score is {top}. Either every weight exp(s − shift) vanished to 0 (exp of anything below about "
+                 "{bottom} is 0 in f32), or l overflowed to inf (past {edge}) and acc / l gave 0; subtract the "
+                 "row's own running max, so that its largest weight is exp(0) = 1").format(
+                     case=case, row=row, tile=report["first_failing_tile"], top=marked(f"{top:.1f}"),
+                     bottom=marked(f"{F32_EXP_BOTTOM:.0f}"), edge=marked(f"{F32_EXP_TOP:.1f}"))
     return _("{case}: row {row} (query tile {tile}) is off by {error}, beyond the bound {bound}").format(
         case=case, row=row, tile=report["first_failing_tile"],
         error=marked(f"{report['first_failing_error']:.3g}"),
