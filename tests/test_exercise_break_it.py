@@ -199,11 +199,12 @@ def test_the_reference_miss_does_not_expose_its_bug(bug):
 def test_what_each_bug_does_on_its_exposing_input_with_real_values():
     one = breakit.judge_input(1, BY_BUG[1]["exposes"])["buggy"]["first_bad"]
     ref = breakit.judge_input(3, BY_BUG[3]["exposes"])["buggy"]["first_bad"]
-    # Bug 1: the second tile's values -e^-1 cancel the first tile's, O = 0; without the
-    # rescale the first tile keeps weight 1 beside e^-1... (4 - 4/e) / (4 + 4/e) = tanh(1/2).
+    # Bug 1: the second tile (score 1, the max) weighs 1, the first e^-1; its values -0.36
+    # nearly cancel the first tile's, O = (4/e - 1.44) / (4/e + 4); without the rescale the
+    # first tile keeps weight 1: (4 - 1.44) / (4/e + 4).
     assert (one["row"], one["col"]) == (0, 0) and (ref["row"], ref["col"]) == (0, 0)
-    assert one["expected"] == pytest.approx(0.0, abs=1e-15)
-    assert one["got"] == pytest.approx(math.tanh(0.5), rel=1e-12)
+    assert one["expected"] == pytest.approx((4 / math.e - 1.44) / (4 / math.e + 4), rel=1e-12)
+    assert one["got"] == pytest.approx((4 - 1.44) / (4 / math.e + 4), rel=1e-12)
     # Bug 3: the max moves by 2 and l gets exp(+2) for exp(-2): 1 / (1 + e^2), not e^2 / (1 + e^2).
     assert ref["expected"] == pytest.approx(math.exp(2) / (1 + math.exp(2)), rel=1e-12)
     assert ref["got"] == pytest.approx(1 / (1 + math.exp(2)), rel=1e-12)
