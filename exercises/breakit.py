@@ -16,8 +16,10 @@ Break it
     never evaluated) and runs the buggy and the correct kernel on it against
     the float64 reference. The input *exposes* bug k when the buggy output
     is off by more than the bound (or is NaN, or the kernel raises) while
-    the correct kernel's output stays within it, and at least one other bug
-    survives it (an input that breaks all five is not aimed at any).
+    the correct kernel's output stays within it, and every other bug j that
+    some input can break k and spare (:func:`shared_bugs` lists the pairs
+    where none can) survives it: the input shows what bug k needs, not only
+    that the kernels differ.
 After the five
     :func:`extended_suite` adds the learner's inputs to the weak suite and
     runs it on all six kernels.
@@ -93,6 +95,26 @@ def bugs(folder: str = FOLDER) -> list[dict]:
         listed = [dict(b, **{k: w[k] for k in ("title", "kind", "why") if k in w})
                   for b, w in zip(listed, said, strict=True)]
     return listed
+
+
+def shared_bugs(bug_id: int, folder: str = FOLDER) -> dict:
+    """{other bug id: why} for each bug that every input breaking bug ``bug_id`` breaks too.
+
+    Read from exercise.toml's ``[[shared]]`` entries ({bug, also, why}; ``why`` in the
+    active language when site/content/<code>/exercises/break-it/exercise.toml words it,
+    by position). tests/test_exercise_break_it.py searches a family of inputs for one
+    that breaks each bug and spares each other one, and holds this list to what it finds:
+    a pair is listed exactly when the search finds no such input.
+    """
+    listed = meta(folder).get("shared", [])
+    content_dir = os.path.dirname(os.path.dirname(os.path.abspath(folder)))
+    words = os.path.join(content_dir, language(), "exercises", os.path.basename(os.path.abspath(folder)),
+                         "exercise.toml")
+    if listed and os.path.isfile(words):
+        with open(words, "rb") as f:
+            said = tomllib.load(f).get("shared", [])
+        listed = [dict(x, **{k: w[k] for k in ("why",) if k in w}) for x, w in zip(listed, said, strict=True)]
+    return {x["also"]: x["why"] for x in listed if x["bug"] == bug_id}
 
 
 def bug_info(bug_id: int, folder: str = FOLDER) -> dict:
@@ -466,27 +488,36 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
 
     Returns {"ok": bool, "message": str, "input": summary or "",
     "bound": float, "buggy": run_case result, "correct": run_case result,
-    "broad": True when refused for exposing every bug}.
+    "broad": True when refused for breaking other bugs too, "also_breaks":
+    the other bugs whose kernels leave the bound on it}.
     ``ok`` is True when the buggy kernel leaves the bound (or gives NaN, or
-    raises) and the correct kernel stays within it, unless every other bug
-    leaves it too: an input that breaks all five kernels (a ragged tile, a
-    masked first tile and scores past exp's range at once) shows that they
-    differ, not which line it catches, and is refused with a message saying
-    so. A malformed input gives ok False, a message saying what to fix, and
-    no kernel results.
+    raises), the correct kernel stays within it, and so does the kernel of
+    every other bug that some input can break bug ``bug_id`` and spare (all
+    but :func:`shared_bugs`). An input that breaks other bugs too (scale=1000
+    with a ragged tile breaks bugs 1 to 4 at once) shows that the kernels
+    differ, not what this bug needs, and is refused with a message naming
+    the others it breaks. A bug that every input breaking ``bug_id`` breaks
+    too is allowed to fail, and the message says why. A malformed input gives
+    ok False, a message saying what to fix, and no kernel results.
     """
     b = bug_info(bug_id, folder)
     try:
         case = parse_input(text)
     except InputError as exc:
         return {"ok": False, "message": exc.message, "input": "", "bound": None,
-                "buggy": None, "correct": None, "broad": False}
+                "buggy": None, "correct": None, "broad": False, "also_breaks": []}
     summary = describe(case)
     want = reference_for(case)
     correct = run_case(load_kernel(0, folder), case, want)
     buggy = run_case(load_kernel(bug_id, folder), case, want)
     limit = correct["bound"]
     broad = False
+    also = []
+    if correct["ok"] and not buggy["ok"]:
+        also = [other["id"] for other in bugs(folder) if other["id"] != bug_id
+                and not run_case(load_kernel(other["id"], folder), case, want)["ok"]]
+    shared = shared_bugs(bug_id, folder)
+    aimless = [j for j in also if j not in shared]
     if not correct["ok"]:
         msg = _("{input}: the correct kernel also leaves the bound ({how}), so this input "
                 "tests something else; keep the numbers smaller.").format(input=summary, how=_say(correct))
@@ -497,21 +528,36 @@ def judge_input(bug_id: int, text: str, folder: str = FOLDER) -> dict:
                     input=summary, bug=bug_id, title=b["title"], error=marked(f"{buggy['max_error']:.2e}"),
                     bound=marked(f"{limit:.2e}"))
         ok = False
-    elif all(not run_case(load_kernel(other["id"], folder), case, want)["ok"] for other in bugs(folder)
-             if other["id"] != bug_id):
+    elif len(also) == len(bugs(folder)) - 1 and aimless:
         msg = _("{input}: every one of the five bugs fails on this input (its largest score is {top}), so it "
-                "cannot tell which line it catches. Write one that bug {bug} ({title}) fails and at least one "
-                "other bug survives.").format(input=summary, top=fixed(largest_score(case), 1), bug=bug_id,
-                                              title=b["title"])
+                "cannot tell which line it catches. Write one that bug {bug} ({title}) fails and the others "
+                "survive.").format(input=summary, top=fixed(largest_score(case), 1), bug=bug_id, title=b["title"])
+        ok, broad = False, True
+    elif aimless:
+        each = [_("bug {bug} ({title})").format(bug=j, title=bug_info(j, folder)["title"]) for j in aimless]
+        named = each[0] if len(each) == 1 else _("{first} and {last}").format(first=_(", ").join(each[:-1]),
+                                                                               last=each[-1])
+        msg = ngettext(
+            "{input}: bug {bug} fails on this input, but so does {others}, and another input can break bug {bug} "
+            "and spare it: this one shows that the kernels differ, not what bug {bug} ({title}) needs. Take "
+            "out what the other bug needs and keep what bug {bug} needs.",
+            "{input}: bug {bug} fails on this input, but so do {others}, and other inputs can break bug {bug} "
+            "and spare each of them: this one shows that the kernels differ, not what bug {bug} ({title}) "
+            "needs. Take out what the other bugs need and keep what bug {bug} needs.",
+            len(aimless)).format(input=summary, bug=bug_id, others=named, title=b["title"])
         ok, broad = False, True
     else:
         msg = _("{input}: exposes bug {bug} ({title}). The buggy kernel {buggy}; "
                 "the correct kernel {correct}. Bound: {bound}.").format(
                     input=summary, bug=bug_id, title=b["title"], buggy=_say(buggy), correct=_say(correct),
                     bound=marked(f"{limit:.2e}"))
+        for j in also:  # bugs that every input breaking this one breaks too
+            msg = _("{message} It breaks bug {other} ({title}) too, as every input that breaks bug {bug} "
+                    "does: {why}").format(message=msg, other=j, title=bug_info(j, folder)["title"], bug=bug_id,
+                                          why=shared[j])
         ok = True
     return {"ok": ok, "message": msg, "input": summary, "bound": limit, "buggy": buggy, "correct": correct,
-            "broad": broad}
+            "broad": broad, "also_breaks": also}
 
 
 def largest_score(case: dict) -> float:

@@ -348,16 +348,77 @@ def plans(step_id: str, workgroup_bytes: int | None = None, limits: dict | None 
                        "fused": run_plan(tn, td, False, m, limits, subgroup_min, instrumented=False)}
     return out
 
+F32_EXP_TOP = math.log(F32_MAX)  # about 88.72: exp of anything above is inf in f32
+F32_EXP_BOTTOM = math.log(2.0 ** -149)  # about -103.28: exp of anything below is 0, even as a subnormal
+
+
+def _row_top(i: int, q: list, k: list, causal: bool) -> float:
+    """The largest score q_i·k_j/√d that row i sees (float64; −inf for none)."""
+    keys = k[:i + 1] if causal else k
+    return max((math.fsum(a * b for a, b in zip(q[i], kj, strict=True)) for kj in keys),
+               default=-math.inf) / math.sqrt(len(q[0]))
+
+
+def _first_non_finite(outputs: list) -> tuple | None:
+    """(row, column, value) of the first entry of O, row by row, that is not a finite number."""
+    for i, row in enumerate(outputs):
+        for c, x in enumerate(row):
+            if not math.isfinite(x):
+                return i, c, x
+    return None
+
+
+def _vanished(outputs: list, i: int) -> bool:
+    """Whether row i of O, a row beyond its bound, is all zeros: every weight underflowed."""
+    return all(x == 0.0 for x in outputs[i])
+
+
+def _failure(case: str, report: dict, outputs: list, q: list, k: list, causal: bool) -> str:
+    """The message for a run that failed the check: the first bad row, in the learner's terms."""
+    bad = _first_non_finite(outputs) if report.get("nan_rows") else None
+    row = report["first_failing_row"]
+    if bad is not None and (row is None or bad[0] <= row):
+        i, c, x = bad
+        value = "NaN" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+        top = _row_top(i, q, k, causal)
+        msg = _("{case}: row {row}, column {column} (query tile {tile}) holds {value}").format(
+            case=case, row=i, column=c, tile=i // report["block_rows"], value=value)
+        if top > F32_EXP_TOP:
+            msg = _("{message}: the row's largest score is {top}, and exp overflows f32 past {edge} "
+                    "unless the row's own running max is subtracted first").format(
+                        message=msg, top=marked(f"{top:.1f}"), edge=marked(f"{F32_EXP_TOP:.1f}"))
+        return msg
+    if row is None:  # within the bound, not within twice the plain kernel's error
+        return _("{case}: the largest error, {error}, is more than twice the plain kernel's ({plain}) "
+                 "plus {margin}").format(case=case, error=marked(f"{report['max_abs_error']:.3g}"),
+                                         plain=marked(f"{report['plain_max_abs_error']:.3g}"),
+                                         margin=marked(f"{report['fa_rule_margin']:.3g}"))
+    if _vanished(outputs, row):
+        top = _row_top(row, q, k, causal)
+        return _("{case}: row {row} (query tile {tile}) came out as zeros, as if it saw no key: its largest "
+                 "score is {top}. Either every weight exp(s − shift) vanished to 0 (exp of anything below about "
+                 "{bottom} is 0 in f32), or l overflowed to inf (past {edge}) and acc / l gave 0; subtract the "
+                 "row's own running max, so that its largest weight is exp(0) = 1").format(
+                     case=case, row=row, tile=report["first_failing_tile"], top=marked(f"{top:.1f}"),
+                     bottom=marked(f"{F32_EXP_BOTTOM:.0f}"), edge=marked(f"{F32_EXP_TOP:.1f}"))
+    return _("{case}: row {row} (query tile {tile}) is off by {error}, beyond the bound {bound}").format(
+        case=case, row=row, tile=report["first_failing_tile"],
+        error=marked(f"{report['first_failing_error']:.3g}"),
+        bound=marked(f"{report['first_failing_bound']:.3g}"))
+
 
 def judge(outputs: list, q: list, k: list, v: list, causal: bool, workgroup_bytes: int,
-          counted: dict | None, scale: float = 1.0) -> dict:
+          counted: dict | None, scale: float = 1.0, offsets: tuple = ()) -> dict:
     """Judge one run: O (N rows of d floats read back) against float64, and the counted
     bytes ({tensor: {"read": B, "write": B}}, or None) against
-    emulator.traffic.count("fused", N, d, causal, M). scale: the factor Q was drawn
-    with (see :func:`case_inputs`), named in the messages with the largest score.
+    emulator.traffic.count("fused", N, d, causal, M). scale and offsets: how Q was drawn
+    (see :func:`case_inputs`), named in the messages with the largest score.
 
     Returns {"passed", "message", "check": check_output's report, "expected_bytes",
-    "counted_bytes"}. The message names the first failing row and its query tile, or
+    "counted_bytes"}. The message names the first failing row: the first entry of O
+    that is inf or NaN (its row and column, and the row's largest score, past f32's
+    exp range), a row that came out as zeros though its keys carry weight (every
+    exp underflowed), or the first row beyond its bound and its query tile; else
     the first tensor whose counted bytes differ from the walk's.
     """
     n, d = len(q), len(q[0])
@@ -368,28 +429,15 @@ def judge(outputs: list, q: list, k: list, v: list, causal: bool, workgroup_byte
         got_total = 0
         for t in counted.values():
             got_total += t["read"] + t["write"]
-    case = _case(n, d, causal, scale, q, k)
-    # A case with Q scaled (scores past exp's f32 range, for a kernel without the max) is
-    # judged by the first-order bound alone: there the FlashAttention 2x rule, which holds
-    # the error to twice the CPU plain mirror's, measures how the GPU sums a dot product of
-    # large terms, not the kernel.
-    ok = report["passed"] or (scale != 1.0 and report["bound_passed"] and not report.get("nan_rows"))
+    case = _case(n, d, causal, scale, q, k, offsets)
+    # A case with large scores (Q scaled, or rows shifted by offsets: scores past exp's f32
+    # range, for a kernel without the max) is judged by the first-order bound alone: there
+    # the FlashAttention 2x rule, which holds the error to twice the CPU plain mirror's,
+    # measures how the GPU sums a dot product of large terms, not the kernel.
+    large = scale != 1.0 or bool(offsets)
+    ok = report["passed"] or (large and report["bound_passed"] and not report.get("nan_rows"))
     if not ok:
-        if report.get("nan_rows"):
-            row = report["nan_rows"][0]
-            msg = _("{case}: row {row} (query tile {tile}) holds NaN or inf").format(
-                case=case, row=row, tile=row // report["block_rows"])
-        elif report["first_failing_row"] is None:  # within the bound, not within twice the plain kernel's error
-            msg = _("{case}: the largest error, {error}, is more than twice the plain kernel's ({plain}) "
-                    "plus {margin}").format(case=case, error=marked(f"{report['max_abs_error']:.3g}"),
-                                            plain=marked(f"{report['plain_max_abs_error']:.3g}"),
-                                            margin=marked(f"{report['fa_rule_margin']:.3g}"))
-        else:
-            row = report["first_failing_row"]
-            msg = _("{case}: row {row} (query tile {tile}) is off by {error}, beyond the bound {bound}").format(
-                case=case, row=row, tile=report["first_failing_tile"],
-                error=marked(f"{report['first_failing_error']:.3g}"),
-                bound=marked(f"{report['first_failing_bound']:.3g}"))
+        msg = _failure(case, report, outputs, q, k, causal)
         return {"passed": False, "message": msg, "check": report, "expected_bytes": want.total_bytes,
                 "counted_bytes": got_total}
     if got_total is not None and got_total != want.total_bytes:
@@ -420,31 +468,53 @@ def judge(outputs: list, q: list, k: list, v: list, causal: bool, workgroup_byte
                 case=case, got=group(got_total))}
 
 
-def _case(n: int, d: int, causal: bool, scale: float = 1.0, q=None, k=None) -> str:
-    """The case's description: "N = 64, d = 16, causal" (or "full"), and for a case whose
-    Q was scaled, ", Q × 30, largest score 126.8" (the largest q·k/√d it may see)."""
+def _case(n: int, d: int, causal: bool, scale: float = 1.0, q=None, k=None, offsets: tuple = ()) -> str:
+    """The case's description: "N = 64, d = 16, causal" (or "full"); for a case whose Q
+    was scaled, ", Q × 30, largest score 126.8" (the largest q·k/√d it may see); for one
+    whose rows were shifted, ", rows shifted by +200 and −200 in turn, each row's largest
+    score from −198.7 to 201.3"."""
     if causal:
         text = _("N = {n}, d = {d}, causal").format(n=group(n), d=d)
     else:
         text = _("N = {n}, d = {d}, full").format(n=group(n), d=d)
-    if scale == 1.0 or q is None:
+    if (scale == 1.0 and not offsets) or q is None:
         return text
-    top = max(math.fsum(a * b for a, b in zip(q[i], k[j], strict=True))
-              for i in range(len(q)) for j in range(len(k)) if not causal or j <= i) / math.sqrt(d)
-    return _("{case}, Q × {scale}, largest score {top}").format(case=text, scale=short(scale),
-                                                               top=marked(f"{top:.1f}"))
+    tops = [_row_top(i, q, k, causal) for i in range(len(q))]
+    if scale != 1.0:
+        text = _("{case}, Q × {scale}").format(case=text, scale=short(scale))
+    if not offsets:
+        return _("{case}, largest score {top}").format(case=text, top=marked(f"{max(tops):.1f}"))
+    shifts = _(" and ").join(f"{x:+.0f}".replace("-", "−") for x in offsets)
+    return _("{case}, rows' scores shifted by {shifts} in turn, each row's largest score from {low} to {high}").format(
+        case=text, shifts=shifts, low=marked(f"{min(tops):.1f}"), high=marked(f"{max(tops):.1f}"))
+
+
+def case_offsets(case) -> tuple:
+    """The score offsets of one of a step's ``cases`` entries (its fifth item; () if none)."""
+    return tuple(float(x) for x in case[4]) if len(case) > 4 else ()
 
 
 def case_inputs(case) -> tuple:
-    """(n, d, causal, scale, q, k, v) of one of a step's ``cases`` entries, [n, d, causal]
-    or [n, d, causal, scale]: Q, K, V from emulator.inputs.random_qkv (seed 0) as rows,
-    Q multiplied by ``scale`` (so scores of about ``scale``: 30 makes exp overflow f32
-    past 88.7 unless the max is subtracted)."""
+    """(n, d, causal, scale, q, k, v) of one of a step's ``cases`` entries, [n, d, causal],
+    [n, d, causal, scale] or [n, d, causal, scale, offsets]: Q, K, V from
+    emulator.inputs.random_qkv (seed 0) as rows of float32 values, Q multiplied by
+    ``scale`` (so scores of about ``scale``: 30 makes exp overflow f32 past 88.7 unless
+    the max is subtracted). ``offsets`` (a list of numbers) shifts every score of row i
+    by offsets[i % len(offsets)]: K's column 0 is set to 1 and Q's column 0 of row i to
+    offset·√d, so q·k/√d gains the offset while the rest of the row's spread stays.
+    Softmax does not change when a row's scores all move together, so O is the same;
+    but with +200 beside −200 in one dispatch no fixed shift keeps exp finite and
+    nonzero on both rows (f32's exp holds about −103 to 88.7): only the row's own max does."""
     n, d, causal = case[:3]
     scale = float(case[3]) if len(case) > 3 else 1.0
+    offsets = case_offsets(case)
     q, k, v = random_qkv(n, d, 0)
     if scale != 1.0:
         q = [array("f", [scale * x for x in row]).tolist() for row in q]  # float32, as the GPU holds them
+    if offsets:
+        root = math.sqrt(d)
+        k = [[1.0] + row[1:] for row in k]
+        q = [array("f", [offsets[i % len(offsets)] * root] + row[1:]).tolist() for i, row in enumerate(q)]
     return n, d, causal, scale, q, k, v
 
 
@@ -477,7 +547,7 @@ def mirror(step_id: str) -> list[dict]:
         n, d, causal, scale, q, k, v = case_inputs(entry_case)
         report = check_arrays("fused", q, k, v, causal, m)
         want = count("fused", n, d, causal, m).total_bytes
-        case = _case(n, d, causal, scale, q, k)
+        case = _case(n, d, causal, scale, q, k, case_offsets(entry_case))
         out.append({"n": n, "d": d, "causal": causal, "passed": report["passed"], "expected_bytes": want,
                     "message": _("{case}: the mirror's largest error is {error} over {rows} checked rows, "
                                  "B_r = {br}, B_c = {bc}; the walk moves {want} B").format(
@@ -485,6 +555,19 @@ def mirror(step_id: str) -> list[dict]:
                                      rows=group(report["rows_checked"]), br=report["block_rows"],
                                      bc=report["block_cols"], want=group(want))})
     return out
+
+
+def read_float(x) -> float:
+    """One value of O as the page sends it: a number, or the string "inf", "-inf" or "nan"
+    that site/static/js/worker.js writes for a non-finite one (JSON has no inf or NaN).
+    Anything else, such as the null a JSON encoder makes of NaN, is NaN: a value lost."""
+    if isinstance(x, bool):
+        return math.nan
+    if isinstance(x, int | float):
+        return float(x)
+    if x in ("inf", "-inf", "nan"):
+        return float(x)
+    return math.nan
 
 
 def _rows(flat: list, n: int, d: int) -> list:
@@ -510,14 +593,18 @@ def handle(request: dict) -> dict:
                                             request.get("limits"), int(request.get("subgroup_min_size") or 0),
                                             request.get("time"))}
     if op == "wgsl-judge":
+        from .runner import json_safe  # the report holds inf where O does: the page's JSON cannot
+
         entry = step_entry(request["step"])
-        n, d, causal, scale, q, k, v = case_inputs(entry["cases"][request["index"]])
+        case = entry["cases"][request["index"]]
+        n, d, causal, scale, q, k, v = case_inputs(case)
         m = request.get("workgroup_bytes") or entry["workgroup_bytes"]
-        verdict = judge(_rows(request["o"], n, d), q, k, v, causal, m, request.get("counts"), scale)
+        o = [read_float(x) for x in request["o"]]
+        verdict = judge(_rows(o, n, d), q, k, v, causal, m, request.get("counts"), scale, case_offsets(case))
         verdict["check"] = {key: verdict["check"].get(key) for key in (
             "passed", "max_abs_error", "rows_checked", "rows_description", "first_failing_row",
             "first_failing_tile", "block_rows", "block_cols")}
-        return {"ok": True, "result": verdict}
+        return {"ok": True, "result": json_safe(verdict)}
     if op == "wgsl-mirror":
         return {"ok": True, "result": {"results": mirror(request["step"])}}
     return {"ok": False, "message": _("unknown op {op}").format(op=repr(op))}

@@ -192,6 +192,30 @@ def test_one_input_that_breaks_all_five_kernels_is_refused_as_too_broad(breakit_
     expect(fs.locator(".verdict")).to_contain_text("every one of the five bugs fails on this input")
 
 
+def test_the_kitchen_sink_input_reused_for_bug_1_is_refused_naming_the_other_bugs_it_breaks(breakit_page):
+    # Scores of about 1,000 and a ragged tile break bugs 1 to 4 at once, not all five: it
+    # was accepted before; now bugs 2, 3 and 4, which other inputs spare, must survive it.
+    page = breakit_page
+    fs = page.locator('#step-break fieldset.bug[data-bug="1"]')
+    text = _kitchen_sink()[1]
+    fs.locator("textarea").fill(text)
+    fs.locator(".try-button").click()
+    expect(fs.locator(".verdict")).to_have_attribute("data-state", "broad", timeout=LONG)
+    want = breakit.judge_input(1, text)
+    assert not want["ok"] and want["broad"] and want["also_breaks"] == [2, 3, 4]
+    expect(fs.locator(".verdict")).to_have_text("Too broad. " + want["message"])
+    expect(fs.locator(".verdict")).to_contain_text(
+        "but so do bug 2 (the max not subtracted), bug 3 (the sum l rescaled by the wrong factor) and bug 4 "
+        "(the last ragged tile skipped)")
+
+
+def _kitchen_sink() -> dict:
+    ns: dict = {}
+    path = ROOT / "site/content/exercises/break-it/break/wrong/kitchen_sink_for_four_bugs.py"
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), ns)  # our own content file
+    return ns["inputs"]
+
+
 def test_a_malformed_input_gets_a_clear_message_and_runs_nothing(breakit_page):
     page = breakit_page
     fs = page.locator('#step-break fieldset.bug[data-bug="1"]')

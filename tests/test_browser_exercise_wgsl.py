@@ -98,6 +98,27 @@ def test_the_wrong_rescale_fails_with_the_checkers_row_and_tile(wpage):
     expect(section.locator(".step-state")).to_have_text("not passed yet")
 
 
+def test_a_shader_whose_o_holds_inf_or_nan_gets_a_test_message_naming_row_and_column(wpage):
+    # exp of the raw score overflows on the Q x 30 case and on the rows near +200: O read back
+    # holds inf or NaN, which JSON cannot carry (it became null, and the judge a TypeError).
+    type_code(wpage, "scratch", _src("scratch", "wrong/no_max_at_all.wgsl"))
+    section = _check(wpage, "scratch")
+    entry = content.step(SLUG, "scratch")
+    total = len(entry["cases"])
+    large = [c for c in entry["cases"] if len(c) > 3]
+    expect(section.locator(".step-status")).to_have_text(f"{total - len(large)} of {total} cases pass.")
+    expect(section.locator(".step-status")).not_to_contain_text("Error")
+    fails = section.locator(".test-result.fail")
+    expect(fails).to_have_count(len(large))
+    for i in range(len(large)):
+        # NaN or inf where the GPU's acc overflows too; zeros where only l does (acc / inf = 0).
+        expect(fails.nth(i)).to_contain_text(re.compile(
+            r": row \d+(, column \d+)? \(query tile \d+\) (holds (NaN|inf|-inf)|came out as zeros)"))
+        expect(fails.nth(i)).to_contain_text(re.compile(r"(exp overflows f32 past|l overflowed to inf \(past) 88\.7"))
+    expect(fails.last).to_contain_text("rows' scores shifted by +200 and −200 in turn")
+    expect(section.locator(".step-state")).to_have_text("not passed yet")
+
+
 def test_a_shader_that_reads_its_whole_row_of_keys_from_global_memory_is_refused_at_its_line(wpage):
     # Right O and right bytes on lavapipe (tests/test_exercise_wgsl.py): the counters never
     # see reads of k[...] outside load_k, so the source check does, and no case runs.

@@ -199,15 +199,18 @@ def test_the_reference_miss_does_not_expose_its_bug(bug):
 def test_what_each_bug_does_on_its_exposing_input_with_real_values():
     one = breakit.judge_input(1, BY_BUG[1]["exposes"])["buggy"]["first_bad"]
     ref = breakit.judge_input(3, BY_BUG[3]["exposes"])["buggy"]["first_bad"]
-    # Same input: the float64 reference for O[0][0] is -0.0950206; no rescale
-    # overweights the first tile, the inverse factor on l underweights it.
+    # Bug 1: the second tile (score 1, the max) weighs 1, the first e^-1; its values -0.36
+    # nearly cancel the first tile's, O = (4/e - 1.44) / (4/e + 4); without the rescale the
+    # first tile keeps weight 1: (4 - 1.44) / (4/e + 4).
     assert (one["row"], one["col"]) == (0, 0) and (ref["row"], ref["col"]) == (0, 0)
-    assert one["expected"] == pytest.approx(-0.0950206, abs=1e-7)
-    assert one["got"] == pytest.approx(-0.117761, abs=1e-6)
-    assert ref["got"] == pytest.approx(-0.0787241, abs=1e-6)
+    assert one["expected"] == pytest.approx((4 / math.e - 1.44) / (4 / math.e + 4), rel=1e-12)
+    assert one["got"] == pytest.approx((4 - 1.44) / (4 / math.e + 4), rel=1e-12)
+    # Bug 3: the max moves by 2 and l gets exp(+2) for exp(-2): 1 / (1 + e^2), not e^2 / (1 + e^2).
+    assert ref["expected"] == pytest.approx(math.exp(2) / (1 + math.exp(2)), rel=1e-12)
+    assert ref["got"] == pytest.approx(1 / (1 + math.exp(2)), rel=1e-12)
     assert breakit.judge_input(2, BY_BUG[2]["exposes"])["buggy"]["raised"] == "OverflowError: math range error"
     four = breakit.judge_input(4, BY_BUG[4]["exposes"])["buggy"]["first_bad"]
-    assert four["got"] == pytest.approx(-0.242956, abs=1e-6) and four["expected"] == pytest.approx(-0.171044, abs=1e-6)
+    assert four["got"] == 0.0 and four["expected"] == pytest.approx(0.2, rel=1e-12)
     five = breakit.judge_input(5, BY_BUG[5]["exposes"])["buggy"]
     assert math.isnan(five["max_error"]) and math.isnan(five["first_bad"]["got"])
 
@@ -345,7 +348,8 @@ def test_through_the_exercise_runner_a_causal_mask_is_not_enough_for_bug_5():
     source = (FOLDER / "break" / "wrong" / "causal_mask_for_the_nan.py").read_text(encoding="utf-8")
     report = runner.check("break-it", "break", source)
     failed = [r["name"] for r in report["results"] if not r["ok"]]
-    assert failed == ["test_bug_1", "test_bug_5", "test_the_weak_suite_with_your_inputs_catches_every_bug"]
+    # Bugs 2 to 4 too: each of those inputs breaks other bugs that another input spares.
+    assert failed == [f"test_bug_{b}" for b in BUG_IDS] + ["test_the_weak_suite_with_your_inputs_catches_every_bug"]
     assert report["results"][5]["message"] == \
         "the weak suite with your five inputs added: it still passes bug 5"
     good = runner.check("break-it", "break", (FOLDER / "break" / "solution.py").read_text(encoding="utf-8"))
@@ -353,13 +357,14 @@ def test_through_the_exercise_runner_a_causal_mask_is_not_enough_for_bug_5():
 
 
 def test_bug_2_also_fails_when_every_score_underflows():
-    # Scores -900 and -870: exp of either is 0 in float64 (below exp(-745)), so
-    # without the max l = 0 and the row comes out as zeros; the reference puts
-    # weight 1 - e^-30 on the second value.
-    r = breakit.judge_input(2, '{"Q": [[-30.0]], "K": [[30.0], [29.0]], "V": [[1.0], [2.0]]}')
-    assert r["ok"]
+    # Scores -900 and three of -870 (one full key tile: bug 4 reads it): exp of either is 0
+    # in float64 (below exp(-745)), so without the max l = 0 and the row comes out as zeros;
+    # the reference puts weight 1 - 1 / (1 + 3 e^30) on the value 2.
+    r = breakit.judge_input(2, '{"Q": [[-30.0]], "K": [[30.0], [29.0], [29.0], [29.0]], '
+                               '"V": [[1.0], [2.0], [2.0], [2.0]]}')
+    assert r["ok"] and r["also_breaks"] == []
     bad = r["buggy"]["first_bad"]
-    assert bad["got"] == 0.0 and bad["expected"] == pytest.approx(2.0 - 1.0 / (1.0 + math.exp(30.0)), rel=1e-15)
+    assert bad["got"] == 0.0 and bad["expected"] == pytest.approx(2.0 - 1.0 / (1.0 + 3 * math.exp(30.0)), rel=1e-15)
 
 
 def test_the_weak_tests_titles_in_exercise_toml_are_their_docstrings_in_every_language():
@@ -389,11 +394,113 @@ def test_one_input_that_breaks_all_five_kernels_is_refused_for_every_bug():
     assert r["message"] == (
         "N = 10, N_k = 10, d = 4, 4 of 10 keys masked: every one of the five bugs fails on this input (its largest "
         "score is 1,022.8), so it cannot tell which line it catches. Write one that bug 4 (the last ragged tile "
-        "skipped) fails and at least one other bug survives.")
+        "skipped) fails and the others survive.")
     assert breakit.largest_score(case) == pytest.approx(1022.8, abs=0.05)
     report = __import__("exercises.runner", fromlist=["check"]).check("break-it", "break", source)
     failed = [res["name"] for res in report["results"] if not res["ok"]]
     assert failed == [f"test_bug_{b}" for b in BUG_IDS]  # the suite itself would catch every bug
     assert all(res["got"] == "every bug fails on it" for res in report["results"] if not res["ok"])
-    for b in BUG_IDS:  # the reference inputs are each aimed: some other bug survives them
-        assert not breakit.judge_input(b, BY_BUG[b]["exposes"])["broad"]
+    for b in BUG_IDS:  # the reference inputs are each aimed: every other bug survives them
+        r = breakit.judge_input(b, BY_BUG[b]["exposes"])
+        assert not r["broad"] and r["also_breaks"] == []
+
+
+# ---- an input for a bug spares the bugs that some input can spare ---------------
+
+def _family():
+    """A structured family of inputs, text as a learner writes it: random_qkv over N_k
+    (one tile, full tiles, ragged, fewer keys than a tile), scale (scores far below the
+    bound's reach to past exp's range), masks (none, one key, the whole first tile) and
+    seeds; and literals whose values make one running quantity vanish: a second key
+    tile that raises the max by s and cancels the first tile's values (O = 0, so a wrong
+    l divides nothing), and a first tile of values 0 (acc is 0 until the max moves)."""
+    for n_keys in (1, 2, 3, 4, 5, 6, 8, 9, 12):
+        for scale in (0.01, 0.3, 1.0, 3.0, 300.0, 1000.0):
+            for masked in ((), (0,), (0, 1, 2, 3)):
+                for seed in (1, 2):
+                    if masked and max(masked) >= n_keys:
+                        continue
+                    yield (f"random_qkv(n=4, d=4, seed={seed}, scale={scale}, n_keys={n_keys}"
+                           + (f", masked_keys={list(masked)}" if masked else "") + ")")
+    for s in (0.5, 1.0, 2.0):
+        yield str({"Q": [[1.0]], "K": [[0.0]] * 4 + [[s]] * 4, "V": [[1.0]] * 4 + [[-math.exp(-s)]] * 4})
+        yield str({"Q": [[1.0]], "K": [[0.0]] * 4 + [[s]] * 4, "V": [[0.0]] * 4 + [[1.0]] * 4})
+
+
+def _separations(folder=breakit.FOLDER):
+    """{(k, j): an input of the family that breaks bug k, spares bug j and passes the correct kernel}."""
+    kernels = {b["id"]: breakit.load_kernel(b["id"], folder) for b in breakit.bugs(folder)}
+    correct = breakit.load_kernel(0, folder)
+    found = {}
+    for text in _family():
+        case = breakit.parse_input(text)
+        want = breakit.reference_for(case)
+        if not breakit.run_case(correct, case, want)["ok"]:
+            continue
+        broken = {b for b, fn in kernels.items() if not breakit.run_case(fn, case, want)["ok"]}
+        for k in broken:
+            for j in set(kernels) - broken:
+                found.setdefault((k, j), text)
+    return found
+
+
+def test_for_every_pair_of_bugs_some_input_breaks_one_and_spares_the_other_as_exercise_toml_says():
+    found = _separations()
+    for k in BUG_IDS:
+        shared = breakit.shared_bugs(k)
+        for j in BUG_IDS:
+            if j != k:
+                # A pair is listed in exercise.toml's [[shared]] exactly when no input of the family separates it.
+                assert ((k, j) in found) == (j not in shared), (k, j, found.get((k, j)))
+    assert len(found) == 20  # every ordered pair: no [[shared]] entry
+    # The two rescale bugs part only on values chosen so that one running quantity vanishes.
+    assert found[(1, 3)].startswith('{"Q": [[1.0]]') or found[(1, 3)].startswith("{'Q': [[1.0]]")
+    r = breakit.judge_input(1, found[(1, 3)])
+    assert 3 not in r["also_breaks"] and not r["buggy"]["ok"]
+
+
+def test_the_kitchen_sink_input_is_refused_for_each_bug_naming_the_other_bugs_it_breaks():
+    path = FOLDER / "break" / "wrong" / "kitchen_sink_for_four_bugs.py"
+    texts = _content(path)["inputs"]
+    for bug in (1, 2, 3, 4):
+        r = breakit.judge_input(bug, texts[bug])
+        others = [b for b in (1, 2, 3, 4) if b != bug]
+        assert not r["ok"] and r["broad"] and not r["buggy"]["ok"] and r["correct"]["ok"]
+        assert r["also_breaks"] == others
+        named = [f"bug {b} ({breakit.bug_info(b)['title']})" for b in others]
+        assert r["message"] == (
+            f"N = 10, N_k = 10, d = 4: bug {bug} fails on this input, but so do {named[0]}, {named[1]} and "
+            f"{named[2]}, and other inputs can break bug {bug} and spare each of them: this one shows that the "
+            f"kernels differ, not what bug {bug} ({breakit.bug_info(bug)['title']}) needs. Take out what the other "
+            f"bugs need and keep what bug {bug} needs.")
+    report = __import__("exercises.runner", fromlist=["check"]).check("break-it", "break", path.read_text())
+    failed = {res["name"]: res for res in report["results"] if not res["ok"]}
+    assert sorted(failed) == ["test_bug_1", "test_bug_2", "test_bug_3", "test_bug_4"]
+    assert failed["test_bug_1"]["got"] == "bugs 2, 3, 4 fail on it too"
+
+
+def test_a_pair_no_input_separates_is_accepted_and_the_feedback_says_why(tmp_path):
+    # A folder where bug 3 is bug 1 again: no input breaks one and spares the other, the
+    # search finds none, and exercise.toml lists the pair; the judge then accepts an
+    # input that breaks both, saying why.
+    import shutil
+
+    folder = tmp_path / "content" / "exercises" / "break-it"
+    shutil.copytree(FOLDER, folder)
+    (folder / "bugs" / "3-wrong-factor-for-l.py").write_text((FOLDER / "bugs" / "1-no-rescale.py").read_text())
+    toml = (folder / "exercise.toml").read_text()
+    why = "the two kernels are the same code"
+    toml += (f'\n[[shared]]\nbug = 1\nalso = 3\nwhy = "{why}"\n'
+             f'\n[[shared]]\nbug = 3\nalso = 1\nwhy = "{why}"\n')
+    (folder / "exercise.toml").write_text(toml)
+    found = _separations(str(folder))
+    assert (1, 3) not in found and (3, 1) not in found and (1, 2) in found
+    assert breakit.shared_bugs(1, str(folder)) == {3: why}
+    r = breakit.judge_input(1, BY_BUG[1]["exposes"], str(folder))
+    assert r["ok"] and r["also_breaks"] == [3]
+    assert r["message"].endswith(f"It breaks bug 3 (the sum l rescaled by the wrong factor) too, as every input "
+                                 f"that breaks bug 1 does: {why}")
+    # A bug that an input can spare must still be spared.
+    r = breakit.judge_input(1, "random_qkv(n=10, d=4, seed=1, scale=1000.0)", str(folder))
+    assert not r["ok"] and r["also_breaks"] == [2, 3, 4]
+    assert "but so do bug 2 (the max not subtracted) and bug 4 (the last ragged tile skipped)," in r["message"]

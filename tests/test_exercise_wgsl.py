@@ -6,6 +6,8 @@ emulator.traffic.count("fused", ...).
 """
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import pytest
@@ -192,13 +194,15 @@ def device():
         pytest.skip(f"no WebGPU adapter for wgpu-py: {e}")
 
 
-def run_source(runner, source: str, n: int, d: int, causal: bool, workgroup_bytes: int, scale: float = 1.0):
+def run_source(runner, source: str, n: int, d: int, causal: bool, workgroup_bytes: int, scale: float = 1.0,
+               offsets: tuple = ()):
     """Compile ``source`` (instrumented) with D, BR, BC from the declared M, run it on
-    seeded inputs (Q times ``scale``, as exercises.wgsl.case_inputs draws them), return
-    (q, k, v, O rows, counted {tensor: {read, write}} bytes)."""
+    seeded inputs (Q times ``scale``, rows shifted by ``offsets``, as
+    exercises.wgsl.case_inputs draws them), return (q, k, v, O rows, counted
+    {tensor: {read, write}} bytes)."""
     import numpy as np
 
-    *_, q, k, v = wgsl.case_inputs([n, d, causal, scale])
+    *_, q, k, v = wgsl.case_inputs([n, d, causal, scale, list(offsets)])
     consts = wgsl.tiling(d, workgroup_bytes)
     dev, gpu = runner.device, runner.wgpu
     module = dev.create_shader_module(code=instrument(source))
@@ -240,29 +244,34 @@ def _cases(step):
     out = []
     for case in entry["cases"]:
         n, d, c, scale = wgsl.case_inputs(case)[:4]
-        out.append(pytest.param(step, n, d, c, scale, entry["workgroup_bytes"],
-                                id=f"{step}-{n=}-{d=}-causal={c}" + (f"-{scale=}" if scale != 1.0 else "")))
+        offsets = wgsl.case_offsets(case)
+        out.append(pytest.param(step, n, d, c, scale, offsets, entry["workgroup_bytes"],
+                                id=f"{step}-{n=}-{d=}-causal={c}" + (f"-{scale=}" if scale != 1.0 else "")
+                                + (f"-offsets={'/'.join(f'{x:g}' for x in offsets)}" if offsets else "")))
     return out
 
 
-def _verdicts(runner, rel):
-    """The judge's verdict on each case of the shader's step."""
+def _verdicts(runner, rel, source=None):
+    """The judge's verdict on each case of the shader's step (the shader at ``rel``, or
+    ``source`` for that step)."""
     step = rel.split("/")[0]
     entry = wgsl.step_entry(step)
     verdicts = []
     for case in entry["cases"]:
         n, d, causal, scale = wgsl.case_inputs(case)[:4]
-        q, k, v, out, counted = run_source(runner, _src(rel), n, d, causal, entry["workgroup_bytes"], scale)
-        verdicts.append(wgsl.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted, scale))
+        offsets = wgsl.case_offsets(case)
+        q, k, v, out, counted = run_source(runner, source or _src(rel), n, d, causal, entry["workgroup_bytes"],
+                                           scale, offsets)
+        verdicts.append(wgsl.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted, scale, offsets))
     return verdicts
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("step,n,d,causal,scale,m", _cases("scratch") + _cases("harden"))
+@pytest.mark.parametrize("step,n,d,causal,scale,offsets,m", _cases("scratch") + _cases("harden"))
 def test_the_reference_solution_passes_every_case_with_the_emulators_byte_count(device, step, n, d, causal, scale,
-                                                                                m):
-    q, k, v, out, counted = run_source(device, _src(f"{step}/solution.wgsl"), n, d, causal, m, scale)
-    verdict = wgsl.judge(out, q, k, v, causal, m, counted, scale)
+                                                                                offsets, m):
+    q, k, v, out, counted = run_source(device, _src(f"{step}/solution.wgsl"), n, d, causal, m, scale, offsets)
+    verdict = wgsl.judge(out, q, k, v, causal, m, counted, scale, offsets)
     assert verdict["passed"], verdict["message"]
     assert verdict["counted_bytes"] == verdict["expected_bytes"] > 0
     assert verdict["check"]["rows_checked"] > 0
@@ -275,7 +284,10 @@ def test_the_reference_solution_passes_every_case_with_the_emulators_byte_count(
     ("scratch/wrong/l_not_rescaled.wgsl", "beyond the bound"),
     ("harden/wrong/causal_ignored.wgsl", "beyond the bound"),
     ("harden/wrong/unguarded_loads.wgsl", "the counters saw"),
-    ("scratch/wrong/no_max_at_all.wgsl", "holds NaN or inf"),
+    ("scratch/wrong/no_max_at_all.wgsl", "holds NaN: the row's largest score is "),
+    ("scratch/wrong/fixed_shift_35.wgsl", "row 0, column 0 (query tile 0) holds NaN: the row's largest score is 202.0"),
+    ("scratch/wrong/fixed_shift_45.wgsl", "row 0, column 0 (query tile 0) holds NaN: the row's largest score is 202.0"),
+    ("scratch/wrong/fixed_shift_200.wgsl", "row 0 (query tile 0) came out as zeros, as if it saw no key"),
     # causal by masking every tile: right O, but the key tiles past the diagonal are loaded
     ("harden/wrong/causal_masks_every_tile.wgsl", "(K read 25,600 B, the walk 20,992 B)"),
 ])
@@ -296,13 +308,15 @@ def test_the_skill_less_shaders_get_o_and_the_bytes_right_where_scores_are_small
     # 88.7 without the max) catches the first; the counted_loads check the second.
     verdicts = _verdicts(device, rel)
     scales = [wgsl.case_inputs(c)[3] for c in wgsl.step_entry("scratch")["cases"]]
-    small = [v for v, s in zip(verdicts, scales, strict=True) if s == 1.0]
+    small = [v for v, s, c in zip(verdicts, scales, wgsl.step_entry("scratch")["cases"], strict=True)
+             if s == 1.0 and not wgsl.case_offsets(c)]
     assert small and all(v["passed"] and v["counted_bytes"] == v["expected_bytes"] for v in small)
-    [large] = [v for v, s in zip(verdicts, scales, strict=True) if s != 1.0]
+    [large] = [v for v, s, c in zip(verdicts, scales, wgsl.step_entry("scratch")["cases"], strict=True)
+               if s != 1.0 and not wgsl.case_offsets(c)]
     if "no_max" in rel:
         assert not large["passed"]
         assert large["message"].startswith("N = 128, d = 64, full, Q × 30, largest score ")
-        assert "holds NaN or inf" in large["message"]
+        assert "holds NaN" in large["message"] or "holds inf" in large["message"]
     else:
         assert large["passed"]  # right numbers: only the source check sees the reads
         assert wgsl.static_problems(_src(rel), wgsl.step_entry("scratch")["static"])
@@ -337,3 +351,144 @@ def test_the_harden_starter_with_only_its_static_faults_fixed_still_fails_ragged
             messages.append(verdict["message"])
     assert any("causal" in m for m in messages), messages
     assert len(messages) >= 3, messages
+
+
+# ---- inf and NaN in O; rows whose scores lie far apart ----------------------------
+
+ANSWERS = ROOT / "tests" / "exercise_answers" / "wgsl-kernel"
+
+
+def _solution_o(step, index):
+    """(case, float64 O) of a step's case: the exact reference, as a correct GPU would give it."""
+    from emulator.attention import reference
+
+    case = wgsl.step_entry(step)["cases"][index]
+    n, d, causal, scale, q, k, v = wgsl.case_inputs(case)
+    vt = [[row[c] for row in v] for c in range(d)]
+    out = []
+    for i in range(n):
+        keys = k[:i + 1] if causal else k
+        dots = [math.fsum(a * b for a, b in zip(q[i], kj, strict=True)) for kj in keys]
+        out.append(reference(dots, [col[:len(keys)] for col in vt], d)[0])
+    return case, out
+
+
+def _strict_json(text):
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON: the page's JSON.parse cannot read it")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("bad,says", [(float("inf"), "holds inf"), (float("-inf"), "holds -inf"),
+                                      (float("nan"), "holds NaN")])
+def test_inf_or_nan_in_o_through_the_pages_json_is_a_test_failure_naming_its_row_and_column(bad, says):
+    # The page sends O as JSON (site/static/js/worker.js writes a non-finite number as
+    # "inf", "-inf" or "nan"); before, NaN became null and the judge raised a TypeError.
+    from exercises import runner
+
+    case, out = _solution_o("scratch", 0)
+    n, d = case[0], case[1]
+    flat = [x for row in out for x in row]
+    flat[5 * d + 3] = bad
+    sent = [x if math.isfinite(x) else repr(x) for x in flat]  # as worker.js's nonFinite writes them
+    request = {"op": "wgsl-judge", "step": "scratch", "index": 0, "o": sent, "counts": None}
+    reply = _strict_json(runner.handle_json(json.dumps(request)))
+    assert reply["ok"], reply
+    verdict = reply["result"]
+    assert verdict["passed"] is False
+    assert verdict["message"] == f"N = {n}, d = {d}, full: row 5, column 3 (query tile 0) {says}"
+    # A value lost on the way (null, as JSON.stringify writes NaN) is NaN, not a crash.
+    sent[5 * d + 3] = None
+    request["o"] = sent
+    verdict = _strict_json(runner.handle_json(json.dumps(request)))["result"]
+    assert verdict["message"] == f"N = {n}, d = {d}, full: row 5, column 3 (query tile 0) holds NaN"
+    # And the same O without the bad value passes.
+    request["o"] = flat[:5 * d + 3] + [out[5][3]] + flat[5 * d + 4:]
+    assert _strict_json(runner.handle_json(json.dumps(request)))["result"]["passed"] is True
+
+
+def test_an_overflowed_row_names_its_largest_score_and_a_vanished_row_says_it_came_out_as_zeros():
+    case, out = _solution_o("scratch", len(wgsl.step_entry("scratch")["cases"]) - 1)
+    n, d, causal, scale, q, k, v = wgsl.case_inputs(case)
+    offsets = wgsl.case_offsets(case)
+    m = wgsl.step_entry("scratch")["workgroup_bytes"]
+    assert wgsl.judge(out, q, k, v, causal, m, None, scale, offsets)["passed"]
+    top0 = max(math.fsum(a * b for a, b in zip(q[0], kj, strict=True)) for kj in k) / math.sqrt(d)
+    top1 = max(math.fsum(a * b for a, b in zip(q[1], kj, strict=True)) for kj in k) / math.sqrt(d)
+    overflowed = [row[:] for row in out]
+    overflowed[0][7] = float("nan")
+    verdict = wgsl.judge(overflowed, q, k, v, causal, m, None, scale, offsets)
+    assert verdict["message"].endswith(
+        f"row 0, column 7 (query tile 0) holds NaN: the row's largest score is {top0:.1f}, and exp overflows "
+        "f32 past 88.7 unless the row's own running max is subtracted first")
+    vanished = [row[:] for row in out]
+    vanished[1] = [0.0] * d
+    verdict = wgsl.judge(vanished, q, k, v, causal, m, None, scale, offsets)
+    assert f"row 1 (query tile 0) came out as zeros, as if it saw no key: its largest score is {top1:.1f}" \
+        in verdict["message"]
+
+
+@pytest.mark.parametrize("step", ["scratch", "harden"])
+def test_each_step_has_rows_near_plus_and_minus_200_that_no_fixed_shift_serves(step):
+    # In float32, exp(x) is inf above ln(f32 max) = 88.72 and 0 below ln(2^-149) = -103.28.
+    # A fixed shift c in place of the row's max must keep every row's largest weight
+    # exp(top - c) finite and nonzero: c > top_max - 88.72 and c < top_min + 103.28.
+    cases = [c for c in wgsl.step_entry(step)["cases"] if wgsl.case_offsets(c)]
+    assert cases, f"{step} has no case with shifted rows"
+    for case in cases:
+        n, d, causal, scale, q, k, v = wgsl.case_inputs(case)
+        tops = [max(math.fsum(a * b for a, b in zip(q[i], kj, strict=True)) for kj in (k[:i + 1] if causal else k))
+                / math.sqrt(d) for i in range(n)]
+        assert max(tops) > 195 and min(tops) < -195
+        low, high = max(tops) - math.log(3.4028234663852886e38), min(tops) - math.log(2.0 ** -149)
+        assert low > high + 150, (low, high)  # no shift lies in [low, high]: the interval is empty
+        # Softmax ignores a shift of the whole row: O is the unshifted inputs' O, and the
+        # emulator's float32 mirror, which subtracts the running max, passes.
+    results = wgsl.mirror(step)
+    assert all(r["passed"] for r in results), [r["message"] for r in results if not r["passed"]]
+    assert "rows' scores shifted by " in results[-1]["message"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rel", ["scratch/wrong/fixed_shift_35.wgsl", "scratch/wrong/fixed_shift_45.wgsl"])
+def test_a_fixed_shift_passes_every_case_but_the_rows_far_apart(device, rel):
+    # What the new case is for: 35 and 45 keep exp finite on every other case, Q x 30 included.
+    verdicts = _verdicts(device, rel)
+    cases = wgsl.step_entry("scratch")["cases"]
+    for verdict, case in zip(verdicts, cases, strict=True):
+        assert verdict["passed"] == (not wgsl.case_offsets(case)), (case, verdict["message"])
+
+
+@pytest.mark.gpu
+def test_harden_with_a_fixed_shift_loses_the_row_near_minus_200_to_zeros(device):
+    # Every guard of Harden in place, exp(s - 30) for the max: the rows near -200 vanish
+    # (and the rows of small scores lose digits to exp(-30), past twice the plain error).
+    rel = "harden/wrong/fixed_shift_30.wgsl"
+    assert wgsl.static_problems(_src(rel), wgsl.step_entry("harden")["static"]) == []
+    cases = wgsl.step_entry("harden")["cases"]
+    verdicts = dict(zip(map(str, cases), _verdicts(device, rel), strict=True))
+    [far] = [verdicts[str(c)] for c in cases if wgsl.case_offsets(c)]
+    assert not far["passed"]
+    assert far["message"].startswith("N = 77, d = 32, causal, rows' scores shifted by −200 and +200 in turn")
+    assert ": row 0 (query tile 0) came out as zeros, as if it saw no key: its largest score is -200.3. Either " \
+        "every weight exp(s − shift) vanished to 0" in far["message"]
+
+
+def _answers():
+    return sorted(p.relative_to(ANSWERS).as_posix() for p in ANSWERS.glob("*/*.wgsl"))
+
+
+def test_there_are_other_correct_shaders_for_every_step():
+    assert {rel.split("/")[0] for rel in _answers()} == {"scratch", "harden"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rel", _answers())
+def test_another_correct_shader_passes_every_case_and_every_static_check(device, rel):
+    step = rel.split("/")[0]
+    source = (ANSWERS / rel).read_text()
+    assert wgsl.static_problems(source, wgsl.step_entry(step)["static"]) == []
+    for verdict in _verdicts(device, f"{step}/solution.wgsl", source):
+        assert verdict["passed"], verdict["message"]
+        assert verdict["counted_bytes"] == verdict["expected_bytes"]

@@ -8,6 +8,10 @@
 // ./worker-client.js is the page's side.
 //
 // In:  {id, request}                       request: the JSON the module's handle_json reads
+//                                          (a non-finite number in it, such as a GPU's inf or
+//                                          NaN in O, reaches Python as the string "inf",
+//                                          "-inf" or "nan": JSON has none, and
+//                                          JSON.stringify would write null)
 // Out: {type: "progress", step, stage, percent}   while Python starts: step "python",
 //                                                 "files", "ready", or "failed" (stage then
 //                                                 holds the error); stage: words for the learner
@@ -149,6 +153,13 @@ async function boot() {
   return { py, handle };
 }
 
+/** JSON.stringify's replacer: inf, -inf and NaN as the strings Python's float() reads back. */
+function nonFinite(key, value) {
+  if (typeof value !== "number" || Number.isFinite(value)) return value;
+  if (Number.isNaN(value)) return "nan";
+  return value > 0 ? "inf" : "-inf";
+}
+
 // Boot at once: the page starts this worker only when the learner reaches for
 // the lab or opens an exercise, so Python is usually ready by the first press.
 const booting = boot();
@@ -170,7 +181,7 @@ self.onmessage = async (event) => {
   }
   try {
     if (serves.prepare) await serves.prepare(python.py, request);
-    const text = python.handle(JSON.stringify(request));
+    const text = python.handle(JSON.stringify(request, nonFinite));
     if (typeof text !== "string") throw new Error(`Python answered ${typeof text}, not JSON text`);
     postMessage({ type: "reply", id, reply: JSON.parse(text) });
   } catch (err) {

@@ -29,15 +29,18 @@ def _judge(mod, bug):
         if not r["ok"]:
             if r["buggy"] is None:
                 got = _("could not run it")
-            elif r["broad"]:
+            elif r["broad"] and len(r["also_breaks"]) == len(breakit.bugs()) - 1:
                 got = _("every bug fails on it")
+            elif r["broad"]:
+                got = _("bugs {bugs} fail on it too").format(bugs=", ".join(map(str, r["also_breaks"])))
             elif r["buggy"]["ok"]:
                 got = _("largest error of the buggy kernel {error}").format(
                     error=marked(f"{r['buggy']['max_error']:.2e}"))
             else:
                 got = _("the correct kernel left the bound too")
             raise Failure(_("{input}: {message}").format(input=desc, message=r["message"]), input=desc,
-                          expected=_("the buggy kernel outside the bound, the correct one within it"), got=got)
+                          expected=_("the buggy kernel outside the bound; the correct one and the other bugs' "
+                                     "within it"), got=got)
 
 
 @titled(N_("an input that exposes bug 1, the rescale left out"))
