@@ -25,10 +25,12 @@ English, as ``emulator.i18n`` does unless the page switches it.
 """
 from __future__ import annotations
 
+import builtins
 import math
-from contextlib import contextmanager
 
 from emulator.i18n import _, group, short
+
+__builtins__ = dict(builtins.__dict__)  # the module's own, see given
 
 
 def N_(message: str) -> str:
@@ -96,18 +98,26 @@ class TimeLimit(Exception):
 _current: list[str] = []
 
 
-@contextmanager
-def given(description: str):
-    """Mark the input being tried; a learner exception inside is tagged with it."""
-    _current.append(description)
-    try:
-        yield
-    except (Failure, LearnerError, TimeLimit):
-        raise
-    except Exception as exc:  # the learner's code failed on this input
-        raise LearnerError(description, exc) from exc
-    finally:
+class given:
+    """``with given(description):`` marks the input being tried; an exception the
+    learner's code raises inside (of any kind: SystemExit and KeyboardInterrupt
+    too) is raised again as a LearnerError tagged with it.
+
+    A class, not contextlib.contextmanager: its exit runs even when the
+    learner's code has deleted builtins (contextlib's needs next() and
+    StopIteration); this module's functions use a copy of the builtins."""
+
+    def __init__(self, description: str):
+        self.description = description
+
+    def __enter__(self) -> None:
+        _current.append(self.description)
+
+    def __exit__(self, typ, exc, tb) -> bool:
         _current.pop()
+        if exc is None or isinstance(exc, (Failure, LearnerError, TimeLimit)):
+            return False
+        raise LearnerError(self.description, exc) from exc
 
 
 def describe_case(label: str, br: int, bc: int, causal: bool, key_mask=None, fp16: bool = False) -> str:
@@ -201,7 +211,10 @@ def close(got, expected: float, rel: float = 1e-12, abs_: float = 0.0) -> bool:
     tolerance; infinities must match exactly, NaN never matches."""
     if isinstance(got, bool) or not isinstance(got, (int, float)):
         return False
-    got = float(got)
+    try:
+        got = float(got)
+    except OverflowError:  # an int past float's range (10**400): no finite value is close to it
+        return False
     if math.isnan(got) or math.isnan(expected):
         return False
     if math.isinf(expected) or math.isinf(got):
