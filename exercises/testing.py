@@ -151,12 +151,23 @@ def need(mod, name: str):
     return getattr(mod, name)
 
 
+LONGEST_INT = 50  # digits: a longer int is described by its length (Python refuses str() past 4,300)
+
+
+def _long_int(x: int) -> str | None:
+    """"an integer of 401 digits" for an int longer than LONGEST_INT digits, else None."""
+    if abs(x) < 10 ** LONGEST_INT:
+        return None
+    digits = math.floor(math.log10(abs(x))) + 1
+    return _("an integer of {digits} digits").format(digits=group(digits))
+
+
 def _python(x) -> str:
     """A value inside a Python literal: as Python reads it back (decimal point)."""
     if isinstance(x, bool) or x is None:
         return repr(x)
     if isinstance(x, int):
-        return repr(x)
+        return _long_int(x) or repr(x)
     if isinstance(x, float):
         if math.isnan(x):
             return "nan"
@@ -187,7 +198,7 @@ def fmt(x) -> str:
     if isinstance(x, bool) or x is None:
         return repr(x)
     if isinstance(x, int):
-        return group(x)
+        return _long_int(x) or group(x)
     if isinstance(x, float):
         return marked(_python(x))
     if isinstance(x, (list, tuple)):

@@ -126,8 +126,8 @@ DELETE = {
 
 @pytest.mark.parametrize("what", list(DELETE))
 def test_deleted_builtins_leave_the_next_check_of_the_solution_passing(page, what):
-    code = SOLUTION + f"\nimport builtins\n_mine = online_softmax\n\n\ndef online_softmax(s, b):\n    {DELETE[what]}\n" \
-                      "    return _mine(s, b)\n"
+    code = (SOLUTION + "\nimport builtins\n_mine = online_softmax\n\n\ndef online_softmax(s, b):\n"
+            f"    {DELETE[what]}\n    return _mine(s, b)\n")
     status = status_of_check(page, code)
     expect(status).to_have_text(re.compile(r"^\d+ of \d+ tests pass\.$"), timeout=LONG)
     expect(section(page).locator(".results-list")).to_contain_text("your code changed builtins.")
@@ -148,7 +148,7 @@ def test_after_js_close_the_next_press_is_answered_within_the_limit(page):
 
 
 WAYS_OUT = ["raise KeyboardInterrupt", "raise SystemExit(0)", "import sys; sys.exit(3)", "import os; os._exit(0)",
-            "raise Stop()", "raise GeneratorExit", "return 10**400, 10**400"]
+            "raise Stop()", "raise GeneratorExit", "return 10**400, 10**400", "return 10**5000, 1.0"]
 
 
 @pytest.mark.parametrize("body", WAYS_OUT)

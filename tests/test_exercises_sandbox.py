@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from emulator.i18n import group
 from exercises import content, instruments, runner, sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -295,7 +294,8 @@ WAYS_OUT = {
                            "your code there.",
     "raise Mine()": "your code raised Mine, which derives from BaseException and not from Exception: it would get "
                     "past the checker's handlers and stop it, so the checker stopped your code there.",
-    "return 10**400, 10**400": "scores [1, 2, 3, 0], block 2: expected m = 3.0000, got " + group(10**400),
+    "return 10**400, 10**400": "scores [1, 2, 3, 0], block 2: expected m = 3.0000, got an integer of 401 digits",
+    "return 10**5000, 1.0": "scores [1, 2, 3, 0], block 2: expected m = 3.0000, got an integer of 5,001 digits",
 }
 
 
@@ -306,7 +306,7 @@ def test_every_way_out_of_a_learners_function_is_a_failed_test_with_a_sentence(b
     report = runner.check("online-softmax", "scratch", source)
     worked = report["results"][0]
     assert not worked["ok"] and report["error"] is None and report["touched"] == []
-    if body.startswith("return"):
+    if body.startswith("return"):  # the int too large for float(), and for str() (CPython gh-95778)
         assert worked["message"] == WAYS_OUT[body]
     else:
         assert worked["message"] == "scores [1, 2, 3, 0], block 2: " + WAYS_OUT[body]
