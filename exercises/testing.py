@@ -85,7 +85,11 @@ class LearnerError(Exception):
     """The learner's code raised ``error`` while given ``input`` (a description)."""
 
     def __init__(self, input: str, error: BaseException):
-        super().__init__(f"{input}: {type(error).__name__}: {error}")
+        try:
+            text = str(error)
+        except Exception:  # noqa: BLE001 - a learner's exception whose __str__ raises
+            text = "<str() failed>"
+        super().__init__(f"{input}: {type(error).__name__}: {text}")
         self.input = input
         self.error = error
 

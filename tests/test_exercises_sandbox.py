@@ -333,3 +333,11 @@ def test_an_error_the_tests_own_code_raises_on_a_returned_value_is_not_blamed_on
                       "TypeError (object of type 'int' has no len())")
     mine = runner.check("demo", "only", "def f():\n    return 1 / 0\n", base=str(tmp_path))
     assert mine["results"][0]["message"] == "x = 1: your code raised ZeroDivisionError"
+
+
+def test_a_learners_exception_whose_str_raises_is_still_named_with_its_input():
+    source = (SCRATCH + "\nclass E(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n\n\n"
+              "def online_softmax(scores, block):\n    raise E()\n")
+    worked = runner.check("online-softmax", "scratch", source)["results"][0]
+    assert worked["message"] == "scores [1, 2, 3, 0], block 2: your code raised E"
+    assert worked["traceback"].endswith("E: <exception str() failed>")
