@@ -161,3 +161,37 @@ def test_every_way_out_of_a_learners_function_gets_the_checkers_sentence(page, b
     failing = section(page).locator(".test-result.fail").first
     expect(failing.locator(".result-message")).to_have_text(first["message"])
     assert "Traceback" not in status.inner_text()
+
+
+# Public bug reports tried in the page: pyodide/pyodide#5959 (functools.partial in an endless
+# recursion kills Pyodide with RangeError instead of RecursionError) and pyodide/pyodide#742
+# (posting a PyProxy from a worker throws DataCloneError).
+
+PARTIAL = """from functools import partial
+
+
+def f(obj, *, unrelated=1):
+    recur = partial(f, unrelated=1)
+    for x in obj:
+        recur(x)
+
+
+a = []
+a.append(a)
+f(a)
+"""
+
+
+def test_an_endless_recursion_through_partial_is_stopped_and_the_next_check_passes(page):
+    type_code(page, STEP, PARTIAL)
+    section(page).locator(".run-button").click()
+    expect(section(page).locator(".run-button")).to_be_enabled(timeout=LONG)
+    said = section(page).locator(".step-status").inner_text() + section(page).locator(".step-output").inner_text()
+    assert "Python ran out of stack" in said or "RecursionError" in said, said
+    expect(status_of_check(page, SOLUTION)).to_have_text(PASSED, timeout=LONG)
+
+
+def test_a_pyproxy_posted_by_learner_code_is_the_learners_error_and_the_page_goes_on(page):
+    run(page, "import js\nfrom pyodide.ffi import create_proxy\njs.postMessage(create_proxy({'a': 1}))\n")
+    expect(section(page).locator(".printed .error-text")).to_contain_text("DataCloneError")
+    expect(status_of_check(page, SOLUTION)).to_have_text(PASSED, timeout=LONG)
