@@ -48,6 +48,9 @@ from .guard import builtins_for
 from .testing import Failure, LearnerError, TimeLimit, title_of
 
 LEARNER_FILE = "your_code.py"
+# Builtins the checker uses between the end of the learner's code and the moment the
+# guard puts the builtins back (exercises.sandbox): learner code may delete them.
+_isinstance, _type, _len, _min, _max, _BaseException = isinstance, type, len, min, max, BaseException
 OUTPUT_LIMIT = 20_000  # characters of printed output kept
 
 
@@ -66,14 +69,16 @@ class Output(io.TextIOBase):
         self.reset: list[str] = []  # settings captured() had to put back (names as exercises.sandbox gives them)
 
     def write(self, text) -> int:
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        room = max(0, self.limit - self.kept)
+        # builtins as they were at import: learner code that deletes builtins.len can still print
+        if not _isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {_type(text).__name__}")
+        n = _len(text)
+        room = _max(0, self.limit - self.kept)
         if room:
             self.parts.append(text[:room])
-            self.kept += min(room, len(text))
-        self.dropped += max(0, len(text) - room)
-        return len(text)
+            self.kept += _min(room, n)
+        self.dropped += _max(0, n - room)
+        return n
 
     def writable(self) -> bool:
         return True
@@ -128,8 +133,10 @@ def captured(out: Output):
 
 def _no_exit(status=0):
     """os._exit while the learner's code runs (see :func:`captured`)."""
-    raise SystemExit(_("os._exit({status}) would end Python itself; the checker stopped your code instead")
+    exc = SystemExit(_("os._exit({status}) would end Python itself; the checker stopped your code instead")
                      .format(status=status))
+    exc.os_exit = status  # what the report says (see _raised)
+    raise exc
 
 
 def trimmed_traceback(exc: BaseException, filename: str) -> str:
@@ -155,10 +162,11 @@ def time_limit(seconds: float | None):
     usable = (seconds and hasattr(signal, "SIGALRM") and hasattr(signal, "setitimer")
               and sys.platform != "emscripten")
     if usable:
+        # worded now: when the alarm rings, the learner's code may have deleted the builtins
+        message = _("stopped after {seconds} s: is there a loop that never ends?").format(seconds=short(seconds))
         try:
             def _alarm(signum, frame):
-                raise TimeLimit(_("stopped after {seconds} s: is there a loop that never ends?")
-                                .format(seconds=short(seconds)))
+                raise TimeLimit(message)
             old = signal.signal(signal.SIGALRM, _alarm)
         except ValueError:  # not the main thread
             usable = False
@@ -204,7 +212,8 @@ def load_tests(step_entry: dict) -> list:
     source = content.read(step_entry, "tests.py")
     if not source:
         raise content.ContentError(f"step {step_entry['id']!r} has no tests.py")
-    ns = {"__name__": f"tests_{step_entry['id']}", "__file__": path}
+    # the tests' own builtins: learner code that deletes builtins.len does not stop the tests' own len()
+    ns = {"__name__": f"tests_{step_entry['id']}", "__file__": path, "__builtins__": dict(sandbox.BUILTINS)}
     exec(compile(source, path, "exec"), ns)
     return [v for k, v in ns.items() if k.startswith("test_") and callable(v)]
 
@@ -235,35 +244,88 @@ def run_tests(tests: list, mod: types.ModuleType, filename: str = LEARNER_FILE,
     for fn in tests:
         r = {"name": fn.__name__, "title": title_of(fn), "ok": False, "message": "",
              "input": "", "expected": "", "got": "", "traceback": ""}
-        try:
-            _run_one(fn, mod, r, filename)
-        finally:
-            found = guard.changes() if guard else []
-            if found:
-                guard.touched += [f for f in found if f not in guard.touched]
-                guard.restore()
-                _untrusted(r, found)
+        _run_one(fn, mod, r, filename, guard)
         results.append(r)
     return results
 
 
-def _run_one(fn, mod: types.ModuleType, r: dict, filename: str) -> None:
-    """Run test ``fn`` on ``mod``, filling its result ``r``."""
+def _run_one(fn, mod: types.ModuleType, r: dict, filename: str, guard: sandbox.Snapshot | None = None) -> None:
+    """Run test ``fn`` on ``mod``, filling its result ``r``. Every way out of the
+    learner's code is a result: an exception of any kind (SystemExit,
+    KeyboardInterrupt and other BaseExceptions too) fails the test with a
+    sentence saying what happened; only the time limit stops the whole check.
+
+    With ``guard``, the shared state is compared and put back as soon as the
+    test ends, before the result's words and traceback are made (they use the
+    builtins the learner's code may have deleted)."""
     try:
         fn(mod)
+        caught = None
+    except _BaseException as exc:  # noqa: BLE001 - every way out is reported
+        caught = exc
+    found = []
+    if guard:
+        found = guard.changes()
+        guard.touched += [f for f in found if f not in guard.touched]
+        guard.restore()
+    if isinstance(caught, LearnerError) and isinstance(caught.error, TimeLimit):
+        raise caught.error from None
+    if isinstance(caught, TimeLimit):
+        raise caught
+    if caught is None:
         r["ok"] = True
-    except Failure as f:
-        r.update(message=f.message, input=f.input, expected=f.expected, got=f.got)
-    except LearnerError as e:
-        if isinstance(e.error, TimeLimit):
-            raise e.error from None
-        r.update(message=_("{input}: your code raised {error}").format(input=e.input, error=type(e.error).__name__),
-                 input=e.input, traceback=trimmed_traceback(e.error, filename))
-    except TimeLimit:
-        raise
-    except Exception as exc:  # raised outside given(): still show it
-        r.update(message=_("your code raised {error}").format(error=type(exc).__name__),
-                 traceback=trimmed_traceback(exc, filename))
+    elif isinstance(caught, Failure):
+        r.update(message=caught.message, input=caught.input, expected=caught.expected, got=caught.got)
+    elif isinstance(caught, LearnerError):
+        r.update(message=_("{input}: {what}").format(input=caught.input, what=_raised(caught.error, filename)),
+                 input=caught.input, traceback=trimmed_traceback(caught.error, filename))
+    else:  # raised outside given(): still show it
+        r.update(message=_raised(caught, filename), traceback=trimmed_traceback(caught, filename))
+    if found:
+        _untrusted(r, found)
+
+
+def _from_learner(exc: BaseException, filename: str) -> bool:
+    """Whether a frame of the learner's file is in ``exc``'s traceback (else the
+    tests' own code raised it, working with a value the learner's code returned)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _raised(exc: BaseException, filename: str) -> str:
+    """What happened, in a sentence: "your code raised ZeroDivisionError", or
+    what an exception that would end or interrupt Python means, or that the
+    tests' own code failed on what the learner's code returned (10**400 is too
+    large for a float: the learner's code raised nothing)."""
+    name = type(exc).__name__
+    if not _from_learner(exc, filename):
+        return _("the tests could not use what your code returned: working with it raised {error} ({detail})").format(
+            error=name, detail=_detail(exc))
+    if isinstance(exc, SystemExit) and hasattr(exc, "os_exit"):
+        return _("your code called os._exit({status}), which would end Python itself; the checker stopped it "
+                 "there. A function gives its answer with return.").format(status=exc.os_exit)
+    if isinstance(exc, SystemExit):
+        return _("your code raised SystemExit (sys.exit(), exit() or quit()), which would end Python; the checker "
+                 "stopped it there. A function gives its answer with return.")
+    if isinstance(exc, KeyboardInterrupt):
+        return _("your code raised KeyboardInterrupt (what Ctrl+C raises), which would stop the checker; the "
+                 "checker stopped your code there instead.")
+    if not isinstance(exc, Exception):
+        return _("your code raised {error}, which derives from BaseException and not from Exception: it would get "
+                 "past the checker's handlers and stop it, so the checker stopped your code there.").format(error=name)
+    return _("your code raised {error}").format(error=name)
+
+
+def _detail(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a learner's object may refuse
+        text = ""
+    return text[:200] or type(exc).__name__
 
 
 def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
@@ -281,22 +343,24 @@ def check(slug: str, step_id: str, source: str, filename: str = LEARNER_FILE,
     try:
         with captured(out), time_limit(seconds):
             try:
-                mod = load_module(source, filename)
-            except TimeLimit:
-                raise
-            except BaseException as exc:  # noqa: BLE001 - SystemExit too: show it, do not exit
-                report["error"] = trimmed_traceback(exc, filename)
-                return report
+                mod, caught = load_module(source, filename), None
+            except _BaseException as exc:  # noqa: BLE001 - SystemExit too: show it, do not exit
+                mod, caught = None, exc
             guard.touched += guard.changes()
-            guard.restore()
+            guard.restore()  # first of all: what follows (the traceback too) uses the builtins
+            if isinstance(caught, TimeLimit):
+                raise caught
+            if caught is not None:
+                report["error"] = trimmed_traceback(caught, filename)
+                return report
             report["results"] = run_tests(tests, mod, filename, guard)
     except TimeLimit as exc:
         report["error"] = f"TimeLimit: {exc}"
         return report
     finally:
-        report["output"] = out.text()
         late = [f for f in out.reset + guard.changes() if f not in guard.touched]
         guard.restore()
+        report["output"] = out.text()
         report["touched"] = guard.touched + late
     if report["touched"]:
         report["results"].append(_clean_state_result(report["touched"]))
@@ -312,14 +376,22 @@ def run(source: str, filename: str = LEARNER_FILE, seconds: float | None = 20.0)
     out = Output()
     error = None
     guard = sandbox.Snapshot()
+    caught, found = None, []
     try:
         with captured(out), time_limit(seconds):
-            load_module(source, filename, name="__main__", guarded=False)
-    except BaseException as exc:  # noqa: BLE001
-        error = trimmed_traceback(exc, filename)
-    touched = out.reset + guard.changes()
+            try:
+                load_module(source, filename, name="__main__", guarded=False)
+            except _BaseException as exc:  # noqa: BLE001
+                caught = exc
+            found = guard.changes()
+            guard.restore()  # before anything else: leaving the with, and the traceback, use the builtins
+    except _BaseException as exc:  # noqa: BLE001 - the time limit, just as the code ended
+        caught = caught or exc
+    found += [f for f in guard.changes() if f not in found]
     guard.restore()
-    return {"output": out.text(), "error": error, "touched": touched}
+    if caught is not None:
+        error = trimmed_traceback(caught, filename)
+    return {"output": out.text(), "error": error, "touched": out.reset + found}
 
 
 def judge(slug: str, request: dict) -> dict:

@@ -48,35 +48,62 @@ import tokenize
 
 from emulator.i18n import _, group
 
+# The guard's own builtins: a copy taken at import, so that code which deletes or
+# replaces builtins.all, builtins.len (or every builtin, compile and __import__
+# included) cannot stop the guard that puts them back. Functions defined below
+# look their builtins up here, not in the builtins module. Likewise the few
+# functions of sys and gc the guard calls, which the snapshot does not watch.
+BUILTINS = dict(builtins.__dict__)  # as they were at import (exercises.runner gives the tests a copy)
+__builtins__ = dict(BUILTINS)
+_BUILTINS = builtins.__dict__  # the shared dict that learner code may change
+_SYS = {name: getattr(sys, name) for name in (
+    "getrecursionlimit", "setrecursionlimit", "gettrace", "settrace", "getprofile", "setprofile",
+    "get_int_max_str_digits", "set_int_max_str_digits") if hasattr(sys, name)}
+_GC = {"isenabled": gc.isenabled, "enable": gc.enable, "disable": gc.disable}
+_MODULES = sys.modules  # the dict itself: code that rebinds sys.modules does not hide it
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
+
 IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a class written in C, whose attributes cannot be set
 OURS = ("emulator", "exercises", "tests_")  # packages (and the step's tests) whose module-level containers we watch
 _MISSING = object()
+_UNWATCHED = {"exercises.sandbox._BUILTINS", "exercises.sandbox._MODULES", "exercises.sandbox.BUILTINS"}
 CHECKERS_OWN = {"os._exit"}  # swapped by exercises.runner.captured while learner code runs, put back after
 
 
 def _settings() -> dict:
     out = {
-        "sys.setrecursionlimit": sys.getrecursionlimit(),
-        "sys.settrace": sys.gettrace(),
-        "sys.setprofile": sys.getprofile(),
-        "gc.disable": gc.isenabled(),
+        "sys.setrecursionlimit": _SYS["getrecursionlimit"](),
+        "sys.settrace": _SYS["gettrace"](),
+        "sys.setprofile": _SYS["getprofile"](),
+        "gc.disable": _GC["isenabled"](),
     }
-    if hasattr(sys, "get_int_max_str_digits"):
-        out["sys.set_int_max_str_digits"] = sys.get_int_max_str_digits()
+    if "get_int_max_str_digits" in _SYS:
+        out["sys.set_int_max_str_digits"] = _SYS["get_int_max_str_digits"]()
     return out
 
 
 def _restore_setting(name: str, value) -> None:
-    if name == "sys.setrecursionlimit":
-        sys.setrecursionlimit(value)
-    elif name == "sys.settrace":
-        sys.settrace(value)
-    elif name == "sys.setprofile":
-        sys.setprofile(value)
-    elif name == "gc.disable":
-        (gc.enable if value else gc.disable)()
-    elif name == "sys.set_int_max_str_digits":
-        sys.set_int_max_str_digits(value)
+    if name == "gc.disable":
+        _GC["enable" if value else "disable"]()
+    else:
+        _SYS[name[4:]](value)
+
+
+def _forged(name: str, value) -> bool:
+    """Whether a sys.modules entry added since the snapshot, under the name of a
+    standard module or of ours, is something an import would not have put there
+    (a module made by hand, or another module under this name): a later import
+    of that name would get it instead of the real module."""
+    top = name.partition(".")[0]
+    if top not in _STDLIB and not name.startswith(OURS):
+        return False
+    spec = getattr(value, "__spec__", None) if isinstance(value, type(sys)) else None
+    return spec is None or getattr(spec, "name", None) != name
+
+
+def _same_list(a: list, b: list) -> bool:
+    """Whether two lists hold the same objects (identity: no __eq__ of an item runs)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _compiled(mod) -> bool:
@@ -121,8 +148,8 @@ class Snapshot:
 
     def __init__(self, watch_modules=None):
         self.touched: list[str] = []  # what callers found changed so far (exercises.runner fills it)
-        self.builtins = dict(builtins.__dict__)
-        self.modules = dict(sys.modules)
+        self.builtins = dict(_BUILTINS)
+        self.modules = dict(_MODULES)
         self.namespaces = {}
         self.classes = {}
         self.containers = {}
@@ -138,7 +165,7 @@ class Snapshot:
                 if isinstance(value, type):
                     if not value.__flags__ & IMMUTABLE_TYPE and value.__module__ == name:
                         self.classes[f"{name}.{key}"] = (value, dict(value.__dict__))
-                elif ours and not key.startswith("__"):
+                elif ours and not key.startswith("__") and f"{name}.{key}" not in _UNWATCHED:
                     copy = _container_copy(value)
                     if copy is not _MISSING:
                         self.containers[f"{name}.{key}"] = (value, copy)
@@ -146,11 +173,19 @@ class Snapshot:
         self.settings = _settings()
 
     def changes(self) -> list[str]:
-        """What the code since the snapshot replaced or removed, by name, in a stable order."""
+        """What the code since the snapshot replaced or removed, by name, in a stable order.
+
+        The builtins are put back as soon as they are compared: the rest of the
+        comparison may run Python code of other modules (a module's own
+        __getattr__), which needs them."""
         found = []
-        now = builtins.__dict__
+        now = _BUILTINS
         found += [f"builtins.{k}" for k, v in self.builtins.items() if now.get(k, _MISSING) is not v]
-        found += [f"sys.modules[{k!r}]" for k, v in self.modules.items() if sys.modules.get(k, _MISSING) is not v]
+        if found:
+            self._restore_builtins()
+        found += [f"sys.modules[{k!r}]" for k, v in self.modules.items() if _MODULES.get(k, _MISSING) is not v]
+        found += [f"sys.modules[{k!r}]" for k, v in list(_MODULES.items())
+                  if k not in self.modules and _forged(k, v)]
         for name, (space, copy) in self.namespaces.items():
             found += [f"{name}.{k}" for k, v in copy.items() if space.get(k, _MISSING) is not v]
         for label, (cls, copy) in self.classes.items():
@@ -158,19 +193,27 @@ class Snapshot:
             found += [f"{label}.{k}" for k, v in copy.items() if attrs.get(k, _MISSING) is not v]
             found += [f"{label}.{k}" for k in attrs if k not in copy]  # a new name may hide an inherited one
         found += [label for label, (value, copy) in self.containers.items() if not _same_items(value, copy)]
-        found += [k for k, v in self.sys_lists.items() if getattr(sys, k[4:]) != v]
+        found += [k for k, v in self.sys_lists.items() if not _same_list(getattr(sys, k[4:]), v)]
+        found += ["sys.modules"] if sys.modules is not _MODULES else []
         found += [k for k, v in _settings().items() if self.settings.get(k, v) != v]
         return found
 
-    def restore(self) -> None:
-        """Put back everything :meth:`changes` can name (additions stay)."""
-        now = builtins.__dict__
+    def _restore_builtins(self) -> None:
+        now = _BUILTINS
         for k, v in self.builtins.items():
             if now.get(k, _MISSING) is not v:
                 now[k] = v
+
+    def restore(self) -> None:
+        """Put back everything :meth:`changes` can name (additions stay)."""
+        self._restore_builtins()
         for k, v in self.modules.items():
-            if sys.modules.get(k, _MISSING) is not v:
-                sys.modules[k] = v
+            if _MODULES.get(k, _MISSING) is not v:
+                _MODULES[k] = v
+        for k in [k for k, v in list(_MODULES.items()) if k not in self.modules and _forged(k, v)]:
+            del _MODULES[k]
+        if sys.modules is not _MODULES:
+            sys.modules = _MODULES
         for space, copy in self.namespaces.values():
             for k, v in copy.items():
                 if space.get(k, _MISSING) is not v:

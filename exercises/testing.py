@@ -25,12 +25,14 @@ English, as ``emulator.i18n`` does unless the page switches it.
 """
 from __future__ import annotations
 
+import builtins
 import math
-from contextlib import contextmanager
 
 from emulator.i18n import _, group, short
 
 from . import guard
+
+__builtins__ = dict(builtins.__dict__)  # the module's own, see given
 
 
 def N_(message: str) -> str:
@@ -85,7 +87,11 @@ class LearnerError(Exception):
     """The learner's code raised ``error`` while given ``input`` (a description)."""
 
     def __init__(self, input: str, error: BaseException):
-        super().__init__(f"{input}: {type(error).__name__}: {error}")
+        try:
+            text = str(error)
+        except Exception:  # noqa: BLE001 - a learner's exception whose __str__ raises
+            text = "<str() failed>"
+        super().__init__(f"{input}: {type(error).__name__}: {text}")
         self.input = input
         self.error = error
 
@@ -98,22 +104,30 @@ class TimeLimit(Exception):
 _current: list[str] = []
 
 
-@contextmanager
-def given(description: str):
-    """Mark the input being tried; a learner exception inside is tagged with it."""
-    _current.append(description)
-    try:
-        yield
-    except (Failure, LearnerError, TimeLimit):
-        raise
-    except Exception as exc:  # the learner's code failed on this input
+class given:
+    """``with given(description):`` marks the input being tried; an exception the
+    learner's code raises inside (of any kind: SystemExit and KeyboardInterrupt
+    too) is raised again as a LearnerError tagged with it.
+
+    A class, not contextlib.contextmanager: its exit runs even when the
+    learner's code has deleted builtins (contextlib's needs next() and
+    StopIteration); this module's functions use a copy of the builtins."""
+
+    def __init__(self, description: str):
+        self.description = description
+
+    def __enter__(self) -> None:
+        _current.append(self.description)
+
+    def __exit__(self, typ, exc, tb) -> bool:
+        _current.pop()
+        if exc is None or isinstance(exc, (Failure, LearnerError, TimeLimit)):
+            return False
         module = guard.refusal(exc)
         if module is not None:  # an import of the project's modules: say so, as a failure of this input
-            raise Failure(f"{description}: {exc}", input=description, expected=_("code of your own"),
+            raise Failure(f"{self.description}: {exc}", input=self.description, expected=_("code of your own"),
                           got=module) from exc
-        raise LearnerError(description, exc) from exc
-    finally:
-        _current.pop()
+        raise LearnerError(self.description, exc) from exc
 
 
 def describe_case(label: str, br: int, bc: int, causal: bool, key_mask=None, fp16: bool = False) -> str:
@@ -147,12 +161,23 @@ def need(mod, name: str):
     return getattr(mod, name)
 
 
+LONGEST_INT = 50  # digits: a longer int is described by its length (Python refuses str() past 4,300)
+
+
+def _long_int(x: int) -> str | None:
+    """"an integer of 401 digits" for an int longer than LONGEST_INT digits, else None."""
+    if abs(x) < 10 ** LONGEST_INT:
+        return None
+    digits = math.floor(math.log10(abs(x))) + 1
+    return _("an integer of {digits} digits").format(digits=group(digits))
+
+
 def _python(x) -> str:
     """A value inside a Python literal: as Python reads it back (decimal point)."""
     if isinstance(x, bool) or x is None:
         return repr(x)
     if isinstance(x, int):
-        return repr(x)
+        return _long_int(x) or repr(x)
     if isinstance(x, float):
         if math.isnan(x):
             return "nan"
@@ -183,7 +208,7 @@ def fmt(x) -> str:
     if isinstance(x, bool) or x is None:
         return repr(x)
     if isinstance(x, int):
-        return group(x)
+        return _long_int(x) or group(x)
     if isinstance(x, float):
         return marked(_python(x))
     if isinstance(x, (list, tuple)):
@@ -207,7 +232,10 @@ def close(got, expected: float, rel: float = 1e-12, abs_: float = 0.0) -> bool:
     tolerance; infinities must match exactly, NaN never matches."""
     if isinstance(got, bool) or not isinstance(got, (int, float)):
         return False
-    got = float(got)
+    try:
+        got = float(got)
+    except OverflowError:  # an int past float's range (10**400): no finite value is close to it
+        return False
     if math.isnan(got) or math.isnan(expected):
         return False
     if math.isinf(expected) or math.isinf(got):

@@ -244,3 +244,106 @@ def test_os_exit_in_learner_code_is_reported_and_python_lives_on(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "exercises", "check", "online-softmax", str(mine), "--step",
                            "scratch"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert "SystemExit: os._exit(0) would end Python itself" in proc.stdout, proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------------------
+# Issue 32, items 3 and 5: deleted builtins, and every way out of a learner's function
+
+DELETIONS = {
+    "all and len": "del builtins.all, builtins.len",
+    "compile, exec and __import__": "del builtins.compile, builtins.exec, builtins.__import__",
+    "every builtin": "for k in list(vars(builtins)):\n        delattr(builtins, k)",
+}
+
+
+@pytest.mark.parametrize("where", ["function", "module"])
+@pytest.mark.parametrize("what", list(DELETIONS))
+def test_deleted_builtins_are_put_back_and_the_next_check_passes(what, where):
+    body = DELETIONS[what]
+    if where == "function":
+        source = SCRATCH + ("\nimport builtins\n_f = online_softmax\ndef online_softmax(s, b):\n"
+                            f"    {body}\n    return _f(s, b)\n")
+    else:
+        source = SCRATCH + "\nimport builtins\nif True:\n    " + body + "\n"
+    before = dict(vars(builtins))
+    report = runner.check("online-softmax", "scratch", source)
+    assert dict(vars(builtins)) == before
+    assert not report["ok"] and report["touched"] and report["touched"][0].startswith("builtins.")
+    if report["error"]:  # the loop deleted delattr itself, and its next call stopped the module
+        assert report["error"].endswith("NameError: name 'delattr' is not defined")
+    else:
+        last = report["results"][-1]
+        assert last["name"] == "test_leaves_python_as_it_was" and "your code changed builtins." in last["message"]
+    run = runner.run(source)
+    assert dict(vars(builtins)) == before and (where == "function" or run["touched"])
+    assert runner.check("online-softmax", "scratch", SCRATCH)["ok"]
+
+
+def test_a_forged_module_added_under_a_standard_name_is_named_and_removed():
+    source = SCRATCH + "\nimport sys, types\nsys.modules['fractions'] = types.ModuleType('fractions')\n"
+    sys.modules.pop("fractions", None)
+    out = runner.run(source)
+    assert out["touched"] == ["sys.modules['fractions']"] and "fractions" not in sys.modules
+    import fractions  # a real import afterwards is no change
+    assert fractions.Fraction(1, 2) == 0.5 and sandbox.Snapshot().changes() == []
+
+
+WAYS_OUT = {
+    "raise SystemExit(0)": "your code raised SystemExit (sys.exit(), exit() or quit()), which would end Python; "
+                           "the checker stopped it there. A function gives its answer with return.",
+    "import os; os._exit(3)": "your code called os._exit(3), which would end Python itself; the checker stopped it "
+                              "there. A function gives its answer with return.",
+    "raise KeyboardInterrupt": "your code raised KeyboardInterrupt (what Ctrl+C raises), which would stop the "
+                               "checker; the checker stopped your code there instead.",
+    "raise GeneratorExit": "your code raised GeneratorExit, which derives from BaseException and not from "
+                           "Exception: it would get past the checker's handlers and stop it, so the checker stopped "
+                           "your code there.",
+    "raise Mine()": "your code raised Mine, which derives from BaseException and not from Exception: it would get "
+                    "past the checker's handlers and stop it, so the checker stopped your code there.",
+    "return 10**400, 10**400": "scores [1, 2, 3, 0], block 2: expected m = 3.0000, got an integer of 401 digits",
+    "return 10**5000, 1.0": "scores [1, 2, 3, 0], block 2: expected m = 3.0000, got an integer of 5,001 digits",
+}
+
+
+@pytest.mark.parametrize("body", list(WAYS_OUT))
+def test_every_way_out_of_a_learners_function_is_a_failed_test_with_a_sentence(body):
+    source = (SCRATCH + "\nclass Mine(BaseException):\n    pass\n\n\n"
+              f"def online_softmax(scores, block):\n    {body}\n")
+    report = runner.check("online-softmax", "scratch", source)
+    worked = report["results"][0]
+    assert not worked["ok"] and report["error"] is None and report["touched"] == []
+    if body.startswith("return"):  # the int too large for float(), and for str() (CPython gh-95778)
+        assert worked["message"] == WAYS_OUT[body]
+    else:
+        assert worked["message"] == "scores [1, 2, 3, 0], block 2: " + WAYS_OUT[body]
+        assert 'your_code.py", line' in worked["traceback"]
+    assert report["passed"] == sum(r["ok"] for r in report["results"]) < report["total"]
+
+
+def test_an_error_the_tests_own_code_raises_on_a_returned_value_is_not_blamed_on_the_learner(tmp_path):
+    """A synthetic step whose tests convert what the learner's code returned: the
+    conversion's error is the tests' (float(10**400), len(3)), worded as such."""
+    step = tmp_path / "demo" / "only"
+    step.mkdir(parents=True)
+    (tmp_path / "demo" / "exercise.toml").write_text(
+        'title = "demo"\norder = 1\n[[steps]]\nid = "only"\nnames = ["f"]\n', encoding="utf-8")
+    (step / "tests.py").write_text(
+        "from exercises.testing import given\n\n"
+        "def test_as_float(mod):\n    with given('x = 1'):\n        float(mod.f())\n\n"
+        "def test_as_list(mod):\n    with given('x = 2'):\n        len(mod.f())\n", encoding="utf-8")
+    report = runner.check("demo", "only", "def f():\n    return 10**400\n", base=str(tmp_path))
+    first, second = (r["message"] for r in report["results"])
+    assert first == ("x = 1: the tests could not use what your code returned: working with it raised "
+                     "OverflowError (int too large to convert to float)")
+    assert second == ("x = 2: the tests could not use what your code returned: working with it raised "
+                      "TypeError (object of type 'int' has no len())")
+    mine = runner.check("demo", "only", "def f():\n    return 1 / 0\n", base=str(tmp_path))
+    assert mine["results"][0]["message"] == "x = 1: your code raised ZeroDivisionError"
+
+
+def test_a_learners_exception_whose_str_raises_is_still_named_with_its_input():
+    source = (SCRATCH + "\nclass E(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n\n\n"
+              "def online_softmax(scores, block):\n    raise E()\n")
+    worked = runner.check("online-softmax", "scratch", source)["results"][0]
+    assert worked["message"] == "scores [1, 2, 3, 0], block 2: your code raised E"
+    assert worked["traceback"].endswith("E: <exception str() failed>")

@@ -28,6 +28,7 @@ export class PythonWorker {
     this.onStop = onStop;
     this.freshAfterFailedBoot = freshAfterFailedBoot;
     this.worker = null; // the Worker now, or null
+    this.port = null; // the page's end of the Worker's channel, or null
     this.pending = new Map(); // id -> {resolve, onStarted}
     this.nextId = 1;
     this.ready = false; // Python has started in the current worker
@@ -40,12 +41,19 @@ export class PythonWorker {
     const url = workerUrl(new URL("./worker.js", import.meta.url));
     url.searchParams.set("serve", this.serve);
     const worker = new Worker(url, { type: "module" });
-    worker.onmessage = (event) => this.receive(worker, event.data);
+    // Replies come only through this channel's port, handed to the worker first: a
+    // message the worker's Python posts with js.postMessage reaches worker.onmessage,
+    // which reads nothing (see ./worker.js).
+    const channel = new MessageChannel();
+    channel.port1.onmessage = (event) => this.receive(worker, event.data);
+    worker.onmessage = () => {};
     worker.onerror = (event) => {
       event.preventDefault();
       if (worker === this.worker) this.stop({ type: "error", message: event.message || "" });
     };
+    worker.postMessage({ type: "port", port: channel.port2 }, [channel.port2]);
     this.worker = worker;
+    this.port = channel.port1;
   }
 
   receive(worker, data) {
@@ -92,7 +100,7 @@ export class PythonWorker {
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, { resolve, onStarted });
-      this.worker.postMessage({ id, request });
+      this.port.postMessage({ id, request });
     });
   }
 
@@ -100,7 +108,9 @@ export class PythonWorker {
    *  The next send() starts a fresh worker. */
   stop(outcome = { type: "stopped", why: "stopped" }) {
     if (this.worker) this.worker.terminate();
+    if (this.port) this.port.close();
     this.worker = null;
+    this.port = null;
     this.ready = false;
     this.onStop();
     const waiting = [...this.pending.values()];

@@ -7,12 +7,14 @@
 // Python module whose handle_json(text) -> text answers each request (SERVES).
 // ./worker-client.js is the page's side.
 //
-// In:  {id, request}                       request: the JSON the module's handle_json reads
+// In:  {type: "port", port}               first, on the worker itself: the channel below
+//      {id, request}                       on the port; request: the JSON the module's handle_json reads
 //                                          (a non-finite number in it, such as a GPU's inf or
 //                                          NaN in O, reaches Python as the string "inf",
 //                                          "-inf" or "nan": JSON has none, and
 //                                          JSON.stringify would write null)
-// Out: {type: "progress", step, stage, percent}   while Python starts: step "python",
+// Out (on the port):
+//      {type: "progress", step, stage, percent}   while Python starts: step "python",
 //                                                 "files", "ready", or "failed" (stage then
 //                                                 holds the error); stage: words for the learner
 //      {type: "started", id}               Python begins the request (a time limit starts here)
@@ -29,7 +31,32 @@
 // at the top: i18n.js fetches its catalog with a top-level await, and a module
 // worker whose imports are still awaiting gets its first messages before
 // self.onmessage exists, and Chrome drops them (the first request would wait for ever).
+//
+// The page's channel: the page's first message hands this worker a MessagePort
+// ({type: "port", port}); every request comes, and every message above goes, through
+// that port only. Learner code runs in this worker's Python, whose `js` module is
+// this worker's global scope: it can call postMessage, replace onmessage or patch
+// prototypes, but it cannot reach the port, held in this module's closure, nor the
+// functions captured below before any Python runs. So a verdict the page reads
+// comes from the checker, never from code that called js.postMessage.
+//
+// Files: before every request of a worker serving exercises, Python's file system
+// under /cannery is put back to exactly the bundles this worker was shipped (files
+// a Run rewrote or added are replaced or removed), so a Check runs the site's tests
+// and the site's checker, whatever an earlier Run wrote there.
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
+
+// Captured before any Python runs (see above).
+const apply = Reflect.apply;
+const portPost = MessagePort.prototype.postMessage;
+const parseJson = JSON.parse;
+const stringifyJson = JSON.stringify;
+let port = null; // the page's MessagePort, once its first message has come
+const early = []; // what was posted before the port came
+function post(message) {
+  if (port) apply(portPost, port, [message]);
+  else early.push(message);
+}
 
 const base = new URL("../../", import.meta.url);
 
@@ -58,7 +85,12 @@ async function labPrepare(py, request) {
 // and what a request may need loaded before it runs.
 const SERVES = {
   lab: { bundles: ["py/bundle.json"], module: "lab_api", prepare: labPrepare },
-  exercises: { bundles: ["py/bundle.json", "py/exercises.json"], module: "exercises.runner", prepare: null },
+  exercises: {
+    bundles: ["py/bundle.json", "py/exercises.json"],
+    module: "exercises.runner",
+    prepare: null,
+    restore: true,
+  },
 };
 const serve = new URL(self.location.href).searchParams.get("serve");
 const serves = Object.hasOwn(SERVES, serve) ? SERVES[serve] : null;
@@ -66,15 +98,60 @@ const serves = Object.hasOwn(SERVES, serve) ? SERVES[serve] : null;
 // The worker runs under the CSP its own response carries (build.py's server
 // sends it); tell the page about any violation, which it would not otherwise see.
 self.addEventListener("securitypolicyviolation", (e) => {
-  postMessage({ type: "csp-violation", directive: e.effectiveDirective, blocked: e.blockedURI, where: "worker" });
+  post({ type: "csp-violation", directive: e.effectiveDirective, blocked: e.blockedURI, where: "worker" });
 });
 
 function progress(step, stage, percent) {
-  postMessage({ type: "progress", step, stage, percent });
+  post({ type: "progress", step, stage, percent });
 }
 
 function messageOf(err) {
   return String(err && err.message ? err.message : err);
+}
+
+const shipped = new Map(); // "/cannery/" + path -> text: every file the bundles (and labPrepare) wrote
+
+/** Put /cannery back to exactly the shipped files: remove what is not one of them
+ *  (a file a Run added, a link, a folder in a file's place), write each of them again. */
+function restoreFiles(py) {
+  const FS = py.FS;
+  const folders = new Set(["/cannery"]);
+  for (const path of shipped.keys()) {
+    for (let i = path.indexOf("/", 1); i > 0; i = path.indexOf("/", i + 1)) folders.add(path.slice(0, i));
+  }
+  const sweep = (dir) => {
+    for (const name of FS.readdir(dir)) {
+      if (name === "." || name === "..") continue;
+      const path = dir + "/" + name;
+      const stat = FS.lstat(path);
+      if (FS.isDir(stat.mode) && folders.has(path)) sweep(path);
+      else if (FS.isDir(stat.mode)) FS.rmdir(removeAll(py, path));
+      else if (!FS.isFile(stat.mode) || !shipped.has(path)) FS.unlink(path);
+    }
+  };
+  try {
+    if (!FS.isDir(FS.lstat("/cannery").mode)) FS.unlink("/cannery");
+  } catch (_) {
+    /* gone: written again below */
+  }
+  try {
+    sweep("/cannery");
+  } catch (_) {
+    /* written again below */
+  }
+  for (const [path, text] of shipped) writeFile(py, path.slice("/cannery/".length), text);
+}
+
+/** Empty folder ``path`` (recursively); returns it, for FS.rmdir. */
+function removeAll(py, path) {
+  const FS = py.FS;
+  for (const name of FS.readdir(path)) {
+    if (name === "." || name === "..") continue;
+    const inner = path + "/" + name;
+    if (FS.isDir(FS.lstat(inner).mode)) FS.rmdir(removeAll(py, inner));
+    else FS.unlink(inner);
+  }
+  return path;
 }
 
 function writeFile(py, path, text) {
@@ -88,7 +165,17 @@ function writeFile(py, path, text) {
       /* exists */
     }
   }
-  py.FS.writeFile("/cannery/" + path, text);
+  const full = "/cannery/" + path;
+  try {
+    if (!py.FS.isFile(py.FS.lstat(full).mode)) {
+      if (py.FS.isDir(py.FS.lstat(full).mode)) py.FS.rmdir(removeAll(py, full));
+      else py.FS.unlink(full);
+    }
+  } catch (_) {
+    /* not there yet */
+  }
+  py.FS.writeFile(full, text);
+  shipped.set(full, text);
 }
 
 // Pyodide 314 swallows a failed download of its WebAssembly (it logs
@@ -165,25 +252,36 @@ function nonFinite(key, value) {
 const booting = boot();
 booting.catch((err) => progress("failed", messageOf(err), 0));
 
-self.onmessage = async (event) => {
+// The page's first message: its port. Later messages on the worker itself (learner
+// code may post some to its own worker) are ignored.
+function onFirstMessage(event) {
+  if (port || !event.data || event.data.type !== "port" || !(event.data.port instanceof MessagePort)) return;
+  port = event.data.port;
+  port.onmessage = onRequest;
+  for (const message of early.splice(0)) apply(portPost, port, [message]);
+}
+self.addEventListener("message", onFirstMessage);
+
+async function onRequest(event) {
   const { id, request } = event.data;
   let python;
   try {
     python = await booting;
   } catch (err) {
-    postMessage({ type: "reply", id, error: { boot: true, message: messageOf(err) } });
+    post({ type: "reply", id, error: { boot: true, message: messageOf(err) } });
     return;
   }
-  postMessage({ type: "started", id });
+  post({ type: "started", id });
   if (fatal) {
-    postMessage({ type: "reply", id, error: { boot: false, fatal: true, stack: false, message: fatal } });
+    post({ type: "reply", id, error: { boot: false, fatal: true, stack: false, message: fatal } });
     return;
   }
   try {
+    if (serves.restore) restoreFiles(python.py);
     if (serves.prepare) await serves.prepare(python.py, request);
-    const text = python.handle(JSON.stringify(request, nonFinite));
+    const text = python.handle(apply(stringifyJson, JSON, [request, nonFinite]));
     if (typeof text !== "string") throw new Error(`Python answered ${typeof text}, not JSON text`);
-    postMessage({ type: "reply", id, reply: JSON.parse(text) });
+    post({ type: "reply", id, reply: apply(parseJson, JSON, [text]) });
   } catch (err) {
     // Pyodide's C stack lives inside the browser's: code nested too deeply for it (repr or
     // json.dumps of a list in a list 5,000 times over) ends in "Maximum call stack size
@@ -191,6 +289,6 @@ self.onmessage = async (event) => {
     // so that the page starts a fresh worker (worker-client.js) instead of asking this one again.
     const stack = err instanceof RangeError || /Maximum call stack size exceeded/.test(messageOf(err));
     if (stack || (err && err.pyodide_fatal_error) || /fatally failed/.test(messageOf(err))) fatal = messageOf(err);
-    postMessage({ type: "reply", id, error: { boot: false, fatal: Boolean(fatal), stack, message: messageOf(err) } });
+    post({ type: "reply", id, error: { boot: false, fatal: Boolean(fatal), stack, message: messageOf(err) } });
   }
-};
+}

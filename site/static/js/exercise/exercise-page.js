@@ -132,6 +132,10 @@ async function send(section, request, statusText) {
       "Stopped after {seconds} s: is there a loop that never ends? Python was restarted; your code is still here.",
       { seconds },
     );
+  else if (reply.unanswered)
+    status.textContent = _(
+      "Python stopped answering (code that calls js.close() ends it). Python was restarted; your code is still here: press again.",
+    );
   else if (reply.cancelled) status.textContent = _("Cancelled. Python was restarted; your code is still here.");
   else if (reply.boot)
     status.textContent = _("Python could not start in this page: {message}. Reload the page to try again.", {
