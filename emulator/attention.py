@@ -108,15 +108,21 @@ def scores32(dots: list, d: int) -> list:
 
 class Columns(list):
     """V's d columns (a list of lists, as everywhere here) that also carry V packed
-    for exact integer sums (emulator.exact): :func:`columns` forms them once per check."""
+    for exact integer sums (emulator.exact): :func:`columns` forms them once per check.
+    ``packed`` takes any weights; ``packed32``, narrower and faster, float32 weights
+    from 2^−F32_LOW up to 2 (the probabilities and exponentials of a row, nearly always)."""
 
-    __slots__ = ("packed",)
+    __slots__ = ("packed", "packed32")
+
+
+F32_LOW = 40
 
 
 def columns(v: list) -> list:
     """V's columns, (N, d) rows to d lists of N, packed for :func:`_pv`'s exact path."""
     cols = Columns([row[c] for row in v] for c in range(len(v[0]) if v else 0))
     cols.packed = exact.pack(v)
+    cols.packed32 = exact.pack(v, room=24 + F32_LOW + 1) if cols.packed is not None else None
     return cols
 
 
@@ -135,7 +141,9 @@ def _pv(weights: list, vt: list, bits: int = 53) -> list:
     n = len(weights)
     packed = getattr(vt, "packed", None)
     if packed is not None and (bits <= 24 or _DOT is _SUMPROD):
-        out = exact.sums(weights, packed, bits)
+        out = exact.sums(weights, vt.packed32, bits) if bits <= 24 else None
+        if out is None:
+            out = exact.sums(weights, packed, bits)
         if out is not None:
             return out
     if vt and len(vt[0]) != n:

@@ -14,9 +14,8 @@ power of two, so the sum can be done in Python's integers with no error:
   last significant bit), and Σ_j w_j·packed_j is one loop of integer
   multiply-adds in C (``reduce(add, map(mul, …))``) that forms all d column sums at
   once; each field stays below 2^(F−1) in size, so the fields never mix;
-* each field is read back and converted to float64 with one rounding
-  (int → float rounds to nearest, ties to even; the scaling by 2^−(S+SV) is
-  exact for a normal result).
+* each field is read back and divided by 2^(S+SV) with one rounding (int / int
+  rounds to nearest, ties to even).
 
 So each column gets the correctly rounded float64 of the exact sum: what
 ``math.fsum`` of the products gives, to the last bit. Where that cannot be
@@ -31,7 +30,7 @@ import math
 from array import array
 from functools import reduce
 from itertools import chain, repeat
-from operator import add, mul, sub
+from operator import add, mul, sub, truediv
 
 FIELD_BITS = 160  # F by default (a multiple of 8): room for 2^(S + SV) · n · max|w| · max|A|
 _NORMAL_MIN = 2.0 ** -1021
@@ -59,13 +58,15 @@ def is_float32(a: list) -> bool:
     return all(map(math.isfinite, flat)) and array("f", flat).tolist() == flat
 
 
-def pack(a: list, weights: list | None = None) -> Packed | None:
+def pack(a: list, weights: list | None = None, room: int | None = None) -> Packed | None:
     """Pack A, rows of equal length of float32 values (V's rows, or K's columns),
     for :func:`sums`; None when some entry is not a finite float32 or all are
     zero (then the caller keeps its own sum). ``weights``, when given, are
-    rows of every float32 weight vector that will meet A (Q's rows, for K):
-    the fields are then made just wide enough for them, which is faster;
-    otherwise they are FIELD_BITS wide."""
+    rows of every float32 weight vector that will meet A (Q's rows, for K);
+    ``room``, the bits the weights' whole numbers may take (S plus the
+    exponent of the largest): the fields are then made just wide enough,
+    which is faster (:func:`sums` refuses weights that need more); otherwise
+    they are FIELD_BITS wide."""
     if not a or not a[0] or not is_float32(a):
         return None
     nonzero = list(filter(None, map(abs, chain.from_iterable(a))))
@@ -79,8 +80,10 @@ def pack(a: list, weights: list | None = None) -> Packed | None:
     if weights:
         mags = list(filter(None, map(abs, chain.from_iterable(weights))))
         if mags:
-            width = (24 - math.frexp(min(mags))[1]) + math.frexp(max(mags))[1] + sv + amax_exp + len(a).bit_length() + 1
-            bits = max(8, min(FIELD_BITS, -(-(width + 2) // 8) * 8))
+            room = (24 - math.frexp(min(mags))[1]) + math.frexp(max(mags))[1]
+    if room is not None:
+        width = room + sv + amax_exp + len(a).bit_length() + 1
+        bits = max(8, min(FIELD_BITS, -(-(width + 2) // 8) * 8))
     packed = Packed([], sv, fields, amax_exp, bits)
     step, half, offset = bits // 8, packed.half, packed.offset
     for row in a:
@@ -120,8 +123,8 @@ def sums(weights: list, packed: Packed, bits: int) -> list | None:
     size = step * packed.fields
     fields = map(int.from_bytes, map(raw.__getitem__, map(slice, range(0, size, step), range(step, size + step, step))),
                  repeat("little"))
-    shift = -(s + packed.sv)
-    out = list(map(math.ldexp, map(float, map(sub, fields, repeat(packed.half))), repeat(shift)))
+    # int / int is correctly rounded in Python (one rounding, to the nearest float, ties to even).
+    out = list(map(truediv, map(sub, fields, repeat(packed.half)), repeat(1 << (s + packed.sv))))
     if not min(map(abs, out)) >= _NORMAL_MIN:  # a zero (its sign is fsum's to give) or below normal
         return None
     return out
