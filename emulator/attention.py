@@ -35,6 +35,8 @@ from array import array
 from itertools import repeat
 from operator import add, mul, sub, truediv
 
+from . import exact
+
 U = 2.0 ** -24  # unit roundoff of float32 (round to nearest)
 NEG_INF = -math.inf
 
@@ -104,13 +106,46 @@ def scores32(dots: list, d: int) -> list:
     return f32s(map(mul, f32s(dots), repeat(scale)))
 
 
-def _pv(weights: list, vt: list) -> list:
+class Columns(list):
+    """V's d columns (a list of lists, as everywhere here) that also carry V packed
+    for exact integer sums (emulator.exact): :func:`columns` forms them once per check.
+    ``packed`` takes any weights; ``packed32``, narrower and faster, float32 weights
+    from 2^−F32_LOW up to 2 (the probabilities and exponentials of a row, nearly always)."""
+
+    __slots__ = ("packed", "packed32")
+
+
+F32_LOW = 40
+
+
+def columns(v: list) -> list:
+    """V's columns, (N, d) rows to d lists of N, packed for :func:`_pv`'s exact path."""
+    cols = Columns([row[c] for row in v] for c in range(len(v[0]) if v else 0))
+    cols.packed = exact.pack(v)
+    cols.packed32 = exact.pack(v, room=24 + F32_LOW + 1) if cols.packed is not None else None
+    return cols
+
+
+def _pv(weights: list, vt: list, bits: int = 53) -> list:
     """Σ_j weights[j]·V[j][c] for each column c (float64, one rounding).
 
     ``vt`` columns may be longer than ``weights`` (a causal row sees only the
-    first keys); the extra entries are ignored.
+    first keys); the extra entries are ignored. ``bits``: the weights'
+    significant bits at most (24: float32 values). When ``vt`` comes from
+    :func:`columns`, the sums are formed exactly in integers (emulator.exact),
+    the same correctly rounded numbers, faster: always for float32 weights,
+    whose products with float32 V are exact in float64 so either dot path
+    gives that very sum, and for float64 weights only on the math.sumprod path
+    (the fsum fallback sums products rounded to float64, and keeps doing so).
     """
     n = len(weights)
+    packed = getattr(vt, "packed", None)
+    if packed is not None and (bits <= 24 or _DOT is _SUMPROD):
+        out = exact.sums(weights, vt.packed32, bits) if bits <= 24 else None
+        if out is None:
+            out = exact.sums(weights, packed, bits)
+        if out is not None:
+            return out
     if vt and len(vt[0]) != n:
         vt = [col[:n] for col in vt]
     return list(map(_DOT, repeat(weights, len(vt)), vt))
@@ -166,7 +201,7 @@ def _plain(dots: list, vt: list, d: int, s32: list | None):
     e = f32s(map(math.exp, f32s(map(sub, s, repeat(m)))))
     l = f32(math.fsum(e))
     p = f32s(map(truediv, e, repeat(l)))
-    return f32s(_pv(p, vt)), m + math.log(l), e
+    return f32s(_pv(p, vt, 24)), m + math.log(l), e
 
 
 def fused_row(dots: list, vt: list, d: int, block_cols: int, rescale: bool = True,
@@ -251,7 +286,7 @@ def fused_row(dots: list, vt: list, d: int, block_cols: int, rescale: bool = Tru
         w = p
     if l == 0.0:  # cannot happen with ≥ 1 key (exp(0) = 1), but never divide 0 by 0
         return [0.0] * d_out, NEG_INF
-    acc = f32s(_pv(w, vt))
+    acc = f32s(_pv(w, vt, 24))
     return f32s(map(truediv, acc, repeat(l))), m + math.log(l)
 
 

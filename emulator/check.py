@@ -23,7 +23,7 @@ import math
 from operator import mul
 
 from . import attention as att
-from . import mirrors
+from . import exact, mirrors
 from .i18n import _, group
 from .inputs import random_qkv
 from .tiling import CHECK_ALL_ROWS_MAX_N, M_DEFAULT, MANIFEST, Tiling, make_tiling
@@ -72,8 +72,8 @@ def describe_rows(rows: list, tiling: Tiling) -> str:
         last_start=group(last_start), last_end=group(n - 1), mid=group(mid))
 
 
-def _columns(v: list, d: int) -> list:
-    return [[row[c] for row in v] for c in range(d)]
+def _columns(a: list, d: int) -> list:
+    return [[row[c] for row in a] for c in range(d)]
 
 
 def _norm(row: list) -> float:
@@ -98,7 +98,9 @@ def prepare(q: list, k: list, v: list) -> dict:
     """Everything a check needs from Q, K, V that does not depend on the row.
 
     q, k, v: (N, d) lists of rows of float32 values. Returns a dict with the
-    inputs, V's columns ("vt", d lists of N), and prefix maxima of max|V_j|
+    inputs, V's columns ("vt", d lists of N, packed for exact sums:
+    attention.columns), K's columns packed for the dot products ("kp",
+    emulator.exact, or None), and prefix maxima of max|V_j|
     and ‖k_j‖ (so a causal row sees only its own keys). Formed once per
     input and shared by every chunk of rows (:func:`check_rows`).
     """
@@ -112,7 +114,10 @@ def prepare(q: list, k: list, v: list) -> dict:
         km = max(km, knorm[j])
         vmax_prefix.append(vm)
         kmax_prefix.append(km)
-    return {"q": q, "k": k, "n": n, "d": d, "vt": _columns(v, d),
+    # K's columns packed, so that a row's N dot products are one exact integer sum
+    # with q's d entries as weights (emulator.exact); only for float32 Q.
+    kp = exact.pack(_columns(k, d), q) if exact.is_float32(q) else None
+    return {"q": q, "k": k, "n": n, "d": d, "vt": att.columns(v), "kp": kp,
             "vmax_prefix": vmax_prefix, "kmax_prefix": kmax_prefix}
 
 
@@ -137,6 +142,7 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
     prep = prepared if prepared is not None else prepare(q, k, v)
     vt_all = prep["vt"]
     vmax_prefix, kmax_prefix = prep["vmax_prefix"], prep["kmax_prefix"]
+    kp = prep.get("kp")
 
     bc = tiling.block_cols
     fused_kind = not stores_scores(kernel)
@@ -152,11 +158,14 @@ def check_rows(kernel: str, q: list, k: list, v: list, causal: bool = False,
     for i in rows:
         nk = _keys_for_row(i, n, causal)
         qi = q[i]
-        if nk == n:
-            keys, vt = k, vt_all
-        else:
-            keys, vt = k[:nk], [col[:nk] for col in vt_all]
-        dots = att.dots_for_row(qi, keys)
+        # A causal row's weights meet only its first nk rows of V: the columns may
+        # stay whole (attention._pv reads as many entries as there are weights).
+        keys, vt = (k, vt_all) if nk == n else (k[:nk], vt_all)
+        dots = exact.sums(qi, kp, 24) if kp is not None else None
+        if dots is None:
+            dots = att.dots_for_row(qi, keys)
+        elif nk != n:
+            del dots[nk:]
         s64 = att.scores64(dots, d)
         ref_o, _lse, p, shifted = att._reference(dots, vt, d, s64)
         o_lo, o_hi = min(o_lo, *ref_o), max(o_hi, *ref_o)

@@ -47,3 +47,27 @@ def test_the_page_before_play_weighs_150_kb_or_less(browser, server_url, path):
         assert 0 < total <= LIMIT, (total, biggest)
     finally:
         ctx.close()
+
+
+def test_python_starts_when_the_lab_scrolls_into_view_and_not_before(browser, server_url):
+    """Issue 33 §3: the lab's Python starts on intent (the form scrolled into view), so the
+    first Count answers at once; a page left open with the lab out of view starts nothing."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = ctx.new_page()
+        asked = []
+        ctx.on("request", lambda r: asked.append(r.url))
+        page.goto(server_url, wait_until="networkidle")
+        page.wait_for_timeout(2000)
+        ready = "() => Boolean(window.cannery && window.cannery.lab && window.cannery.lab.client.worker)"
+        assert page.evaluate(ready) is False
+        assert not [u for u in asked if "pyodide" in u], sorted(asked)
+        page.locator("#lab-form").scroll_into_view_if_needed()
+        for _ in range(100):  # no press: scrolling alone starts the worker and its Python
+            if page.evaluate("() => window.cannery.lab.client.ready"):
+                break
+            page.wait_for_timeout(500)
+        assert page.evaluate("() => window.cannery.lab.client.ready") is True
+        assert [u for u in asked if "pyodide" in u]
+    finally:
+        ctx.close()

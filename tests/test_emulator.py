@@ -708,3 +708,54 @@ def test_a_check_reads_the_same_under_a_libm_one_bit_off(params, monkeypatch):
     assert err > 0 and err == float(f"{err:.6g}")
     if params["kernel"] == "fused-no-rescale":
         assert err == 0.174928
+
+
+def test_exact_packed_sums_are_the_correctly_rounded_exact_sums():
+    # emulator.exact: every column's Σ_j w_j·A[j][c] equals the exact rational sum
+    # (fractions.Fraction) rounded once to float64, for float32 and float64 weights,
+    # causal-style shorter weight lists, and K's columns packed for Q's rows.
+    import random
+    from array import array
+    from fractions import Fraction
+
+    from emulator import exact
+    rng = random.Random(7)
+    n, d = 200, 24
+    a = [array("f", [rng.uniform(-1, 1) * 2.0 ** rng.randint(-30, 3) for _ in range(d)]).tolist()
+         for _ in range(n)]
+    packed = exact.pack(a)
+    assert packed is not None
+    for bits, weights in [(24, array("f", [rng.random() ** 8 for _ in range(n)]).tolist()),
+                          (53, [rng.random() / 3 for _ in range(n)]),
+                          (24, array("f", [rng.uniform(-2, 2) for _ in range(n - 37)]).tolist())]:
+        got = exact.sums(weights, packed, bits)
+        rows = a[:len(weights)]
+        want = [float(sum((Fraction(w) * Fraction(row[c]) for w, row in zip(weights, rows, strict=True)), Fraction(0)))
+                for c in range(d)]
+        assert got == want
+    q = [array("f", [rng.uniform(-1.7, 1.7) for _ in range(d)]).tolist() for _ in range(5)]
+    kcols = [[row[c] for row in a] for c in range(d)]
+    kp = exact.pack(kcols, q)
+    assert kp is not None and kp.bits < exact.FIELD_BITS  # just wide enough for Q
+    for qi in q:
+        want = [float(sum((Fraction(x) * Fraction(y) for x, y in zip(qi, key, strict=True)), Fraction(0))) for key in a]
+        assert exact.sums(qi, kp, 24) == want
+    # Where the exact path cannot promise the same number, it says so (None) and the caller sums.
+    assert exact.pack([[0.1, 0.2]]) is None  # not float32
+    assert exact.pack([[float("inf"), 1.0]]) is None
+    assert exact.sums([0.0] * n, packed, 24) is None  # every weight zero
+    assert exact.sums([float("nan")] + [1.0] * (n - 1), packed, 24) is None
+    assert exact.sums([1.0, 1.0], exact.pack([[1.0], [-1.0]]), 24) is None  # a zero sum keeps fsum's sign
+    assert exact.sums([1.0] * (n + 1), packed, 24) is None  # more weights than rows
+
+
+@pytest.mark.parametrize("kernel,causal", [("fused", False), ("plain", True), ("fused-no-rescale", False)])
+def test_the_check_gives_the_same_report_with_and_without_the_exact_integer_sums(kernel, causal):
+    from emulator import check as chk
+    from emulator.inputs import random_qkv
+    q, k, v = random_qkv(96, 16, 5)
+    fast = chk.prepare(q, k, v)
+    assert fast["kp"] is not None and fast["vt"].packed is not None  # the check takes the integer path
+    slow = dict(fast, kp=None, vt=[list(col) for col in fast["vt"]])
+    assert (chk.check_rows(kernel, q, k, v, causal, prepared=fast)
+            == chk.check_rows(kernel, q, k, v, causal, prepared=slow))

@@ -119,6 +119,14 @@ export class CheckRunner {
     }
   }
 
+  /** Start the extra workers' Python now (the learner reached for Check), so that a
+   *  long check shares its rows from its first seconds instead of after their start. */
+  prewarm() {
+    if (this.maxWorkers < 2) return;
+    while (this.extras.length < this.maxWorkers - 1) this.extras.push(this.makeClient());
+    for (const c of this.extras) c.start();
+  }
+
   // After the first chunk: if the rest would take a while, let more workers share it.
   spread(state, work, progress) {
     const rest = (state.total - state.done) * state.secondsPerRow;

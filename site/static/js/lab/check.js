@@ -13,6 +13,13 @@ import { quickErrors } from "./rules.js";
 
 // Check runs in chunks of rows, shared with extra workers on a big check.
 const checks = new CheckRunner({ client, makeClient: () => new EmulatorClient() });
+const PROGRESS_AFTER_MS = 1000; // issue 33 §3: progress shows once a check runs past 1 s
+
+// Reaching for Check (a pointer over it, or focus on it) starts the extra workers'
+// Python once the lab's own has started, so a long check shares its rows at once.
+for (const type of ["pointerenter", "focus"]) {
+  $("check-button").addEventListener(type, () => (client.ready ? checks.prewarm() : client.start()));
+}
 
 /** "within" or "exceeded", as a Result cell says it. */
 export const withinWord = (ok) => (ok ? _("within") : _("exceeded"));
@@ -199,15 +206,28 @@ export async function doCheck() {
   const p = readChecked((q) => quickErrors(q, "check", rules));
   if (!p) return null;
   busyWith("check", _("Checking…"), _("Starting Python, then checking…"));
-  const reply = await checks.run(p, {
-    onProgress: ({ done, total, workers }) => {
-      const values = { done: fmt(done), left: fmt(total - done), workers: String(workers) };
-      status.textContent =
-        workers > 1
-          ? _("Checking: {done} rows done, {left} to go ({workers} workers).", values)
-          : _("Checking: {done} rows done, {left} to go.", values);
-    },
-  });
+  // A check that runs past PROGRESS_AFTER_MS shows a bar of the rows done, beside the status line.
+  const bar = $("check-progress");
+  bar.value = 0;
+  const showBar = setTimeout(() => {
+    $("check-progress-box").hidden = false;
+  }, PROGRESS_AFTER_MS);
+  let reply;
+  try {
+    reply = await checks.run(p, {
+      onProgress: ({ done, total, workers }) => {
+        const values = { done: fmt(done), left: fmt(total - done), workers: String(workers) };
+        bar.value = total ? (100 * done) / total : 0;
+        status.textContent =
+          workers > 1
+            ? _("Checking: {done} rows done, {left} to go ({workers} workers).", values)
+            : _("Checking: {done} rows done, {left} to go.", values);
+      },
+    });
+  } finally {
+    clearTimeout(showBar);
+    $("check-progress-box").hidden = true;
+  }
   setBusy(false);
   if (reply.cancelled && reply.partial) {
     reply.partial.seconds = reply.partial.seconds || 0;

@@ -65,11 +65,29 @@ $("f16-button").addEventListener("click", async () => {
   }
 });
 openFromLink();
-// Start Python as soon as the learner reaches for the lab (a pointer over the
-// form, or focus in it), not at page load: the page itself stays light.
-for (const type of ["pointerenter", "focusin"]) {
-  form.addEventListener(type, () => client.start(), { once: true });
+// Start Python as soon as the learner shows intent (issue 33 §3): the lab's form
+// scrolled into view, a pointer over the lab, or focus in it; never at page load,
+// so a page whose learner never comes near the lab stays light. Python is then
+// ready (a few seconds) before the first press, and Count answers at once.
+// The share of the form that must be on screen to count as the lab scrolled into view.
+const INTENT_VISIBLE = 0.25;
+function startOnIntent() {
+  const start = () => {
+    observer?.disconnect();
+    client.start();
+  };
+  const observer =
+    typeof IntersectionObserver === "function"
+      ? new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && start(), {
+          threshold: INTENT_VISIBLE,
+        })
+      : null;
+  observer?.observe(form);
+  for (const type of ["pointerenter", "focusin"]) {
+    $("lab").addEventListener(type, start, { once: true });
+  }
 }
+startOnIntent();
 window.addEventListener("hashchange", readHash);
 $("input-model").addEventListener("change", () => {
   useModelSizes();
