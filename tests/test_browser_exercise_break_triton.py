@@ -176,7 +176,12 @@ def test_an_input_that_exposes_bug_k_and_one_that_does_not_are_each_judged_right
     expect(fs.locator(".verdict")).to_have_attribute("data-state", "exposed", timeout=LONG)
     want = breakit.judge_input(bug, CASES[bug]["exposes"])
     assert want["ok"]
-    expect(fs.locator(".verdict")).to_have_text("Exposed. " + want["message"])
+    # the correct kernel's largest error is a rounding error, in the last bits of exp, where
+    # the page's libm (Pyodide's) and CPython's may differ: that one figure is matched by form
+    head, _, rest = want["message"].partition("largest error ")
+    tail = rest[rest.index(")"):] if rest else ""
+    said = re.escape("Exposed. " + head) + (r"largest error [0-9.]+e-\d+" + re.escape(tail) if rest else "")
+    expect(fs.locator(".verdict")).to_have_text(re.compile("^" + said + "$"))
 
 
 def test_one_input_that_breaks_all_five_kernels_is_refused_as_too_broad(breakit_page):

@@ -126,15 +126,12 @@ DELETE = {
 
 @pytest.mark.parametrize("what", list(DELETE))
 def test_deleted_builtins_leave_the_next_check_of_the_solution_passing(page, what):
-    code = (SOLUTION + "\nimport builtins\n_mine = online_softmax\n\n\ndef online_softmax(s, b):\n"
-            f"    {DELETE[what]}\n    return _mine(s, b)\n")
-    status = status_of_check(page, code)
-    expect(status).to_have_text(re.compile(r"^\d+ of \d+ tests pass\.$"), timeout=LONG)
-    expect(section(page).locator(".results-list")).to_contain_text("your code changed builtins.")
+    """Run is where code reaches Python's own builtins (a Check refuses `import builtins`,
+    exercises.guard; tests/test_exercises_sandbox.py checks that): deleted there, they
+    are put back, and the next Checks of the solution pass."""
+    run(page, "import builtins\nif True:\n    " + DELETE[what] + "\n")
     for _ in range(2):
         expect(status_of_check(page, SOLUTION)).to_have_text(PASSED, timeout=LONG)
-    run(page, "import builtins\nfor k in list(vars(builtins)):\n    delattr(builtins, k)\n")
-    expect(status_of_check(page, SOLUTION)).to_have_text(PASSED, timeout=LONG)
 
 
 def test_after_js_close_the_next_press_is_answered_within_the_limit(page):

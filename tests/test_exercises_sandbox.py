@@ -256,27 +256,22 @@ DELETIONS = {
 }
 
 
-@pytest.mark.parametrize("where", ["function", "module"])
 @pytest.mark.parametrize("what", list(DELETIONS))
-def test_deleted_builtins_are_put_back_and_the_next_check_passes(what, where):
+def test_deleted_builtins_are_put_back_and_the_next_check_passes(what):
+    """Run, the one place the code reaches Python's own builtins (a Check refuses
+    `import builtins`, exercises.guard), deletes them: they are put back before Run
+    returns, and the next Check of the solution passes; in a Check the same code is
+    refused as it imports builtins, and the builtins stay as they were."""
     body = DELETIONS[what]
-    if where == "function":
-        source = SCRATCH + ("\nimport builtins\n_f = online_softmax\ndef online_softmax(s, b):\n"
-                            f"    {body}\n    return _f(s, b)\n")
-    else:
-        source = SCRATCH + "\nimport builtins\nif True:\n    " + body + "\n"
+    source = SCRATCH + "\nimport builtins\nif True:\n    " + body + "\n"
     before = dict(vars(builtins))
-    report = runner.check("online-softmax", "scratch", source)
-    assert dict(vars(builtins)) == before
-    assert not report["ok"] and report["touched"] and report["touched"][0].startswith("builtins.")
-    if report["error"]:  # the loop deleted delattr itself, and its next call stopped the module
-        assert report["error"].endswith("NameError: name 'delattr' is not defined")
-    else:
-        last = report["results"][-1]
-        assert last["name"] == "test_leaves_python_as_it_was" and "your code changed builtins." in last["message"]
     run = runner.run(source)
-    assert dict(vars(builtins)) == before and (where == "function" or run["touched"])
+    assert dict(vars(builtins)) == before
+    assert run["touched"] and run["touched"][0].startswith("builtins.")
     assert runner.check("online-softmax", "scratch", SCRATCH)["ok"]
+    refused = runner.check("online-softmax", "scratch", source)
+    assert not refused["ok"] and "ImportError: builtins: this step runs your code" in refused["error"]
+    assert dict(vars(builtins)) == before and math.exp(1.0) == 2.718281828459045
 
 
 def test_a_forged_module_added_under_a_standard_name_is_named_and_removed():
