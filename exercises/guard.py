@@ -38,6 +38,7 @@ Pyodide (Python 3.14).
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import types
 
@@ -57,6 +58,24 @@ HARNESS = ("sys", "inspect", "gc", "importlib", "builtins", "ctypes", "_ctypes",
            "_testbuffer", "_xxsubinterpreters", "_interpreters", "js", "pyodide", "_pyodide", "pyodide_js",
            "micropip")
 
+#: Modules whose memory lives outside Python's allocator, where tracemalloc (the tests'
+#: measure of what the code holds) cannot see it: a table kept there would look free.
+UNMEASURED = ("mmap", "_posixshmem", "multiprocessing", "_multiprocessing")
+
+#: Attributes that reach the interpreter's insides or the instruments' own state without
+#: an import: frames (and so the tests' expected values), a function's globals, every
+#: class of the process, a builtin's module, and the counters the instruments keep on the
+#: values they hand in (``__builtins__`` is the module's own guarded copy, so it may be
+#: named). Checked in the learner's source (attributes and string constants), so
+#: ``e.__traceback__.tb_frame.f_back`` and ``getattr(x, "__globals__")`` are refused alike.
+INSIDES = frozenset({
+    "__globals__", "__subclasses__", "__traceback__", "__self__", "__closure__", "__code__",
+    "__base__", "__bases__", "__mro__",
+    "tb_frame", "tb_next", "f_back", "f_globals", "f_locals", "f_builtins", "f_code",
+    "gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code",
+    "_values", "_counter", "_make", "_recorder", "_tensors",
+})
+
 #: Names taken out of the learner's builtins: the import machinery's own objects.
 NOT_IN_BUILTINS = ("__loader__", "__spec__")
 
@@ -66,13 +85,50 @@ def refused(name) -> bool:
     if not isinstance(name, str):
         return False
     top = name.split(".")[0]
-    return top in HARNESS or top in OWN_PACKAGES or top.startswith("tests")
+    return top in HARNESS or top in OWN_PACKAGES or top in UNMEASURED or top.startswith("tests")
 
 
 def message(name: str) -> str:
     """The refusal, in the learner's language, naming the module."""
+    if name.split(".")[0] in UNMEASURED:
+        return _("{module}: this step measures the memory your code holds, and memory outside Python's "
+                 "own objects is not measured: keep your values in Python objects").format(module=name)
     return _("{module}: this step runs your code without the project's own modules: "
              "the count is yours to write").format(module=name)
+
+
+def reaches_inside(source: str) -> tuple[str, int] | None:
+    """The first attribute of :data:`INSIDES` that ``source`` names, as an attribute
+    (``x.__globals__``) or as a string (``getattr(x, "tb_frame")``), with its line;
+    None when there is none or the source does not parse (compile() says why)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in INSIDES:
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in INSIDES:
+            found.append((node.lineno, node.value))
+    if not found:
+        return None
+    line, attr = min(found)
+    return attr, line
+
+
+def refuse_insides(source: str, filename: str) -> None:
+    """Raise SyntaxError naming the attribute when ``source`` reaches the interpreter's
+    or the instruments' insides (:func:`reaches_inside`), before it runs."""
+    hit = reaches_inside(source)
+    if hit is None:
+        return
+    attr, line = hit
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else None
+    raise SyntaxError(_("{name}: this step runs your code without reaching into Python's own machinery "
+                        "(frames, globals, classes) or the tests' instruments: the work is yours to write").format(
+                          name=attr), (filename, line, 1, text[:200] if text else None))
 
 
 def refuse(module: str) -> ImportError:

@@ -478,10 +478,17 @@ def backward_budget(n: int, d: int, block_rows: int, block_cols: int):
                            holds, _("numbers"), extra=2 * n * VALUE_BYTES)
 
 
+#: How many output-sized sets of every row's state a pass with the key tiles outer may hold:
+#: its m, l and O as lists, or as one small object per row (a class with three attributes
+#: holds about twice the bytes of the same numbers in lists), and the O it builds from them.
+KEY_OUTER_STATE = 2
+
+
 def forward_budget(n: int, d: int, block_rows: int, block_cols: int, order: str):
     """The :class:`exercises.skill.Budget` of a tiled forward in loop ``order`` at these
     tiles: :func:`forward_tile_values` per tile; with ``order`` "key" (key tiles outer,
-    FlashAttention's Algorithm 1) also :func:`output_bytes`, every row's state."""
+    FlashAttention's Algorithm 1) also :data:`KEY_OUTER_STATE` times :func:`output_bytes`,
+    every row's state."""
     if order == "key":
         holds = _("a tiled pass holds m, l and O for each row, and one tile of scores ({br} × {bc})")
     else:
@@ -489,7 +496,7 @@ def forward_budget(n: int, d: int, block_rows: int, block_cols: int, order: str)
                   "({br} × {bc})")
     return Budget.tiles_of(forward_tile_values(d, block_rows, block_cols), _tiles_said(n, block_rows, block_cols),
                            holds.format(br=block_rows, bc=block_cols), _("numbers"),
-                           extra=output_bytes(n, d) if order == "key" else 0)
+                           extra=KEY_OUTER_STATE * output_bytes(n, d) if order == "key" else 0)
 
 
 def _shapes(n: int, d: int, block_rows: int, table: str, backward: bool) -> list:

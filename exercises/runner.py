@@ -43,7 +43,7 @@ from contextlib import contextmanager
 
 from emulator.i18n import _, group, short
 
-from . import content, sandbox
+from . import content, guard, sandbox
 from .guard import builtins_for
 from .testing import Failure, LearnerError, TimeLimit, title_of
 
@@ -195,6 +195,7 @@ def load_module(source: str, filename: str = LEARNER_FILE, name: str = "your_cod
     mod = types.ModuleType(name)
     mod.__file__ = filename
     if guarded:
+        guard.refuse_insides(source, filename)
         mod.__builtins__ = builtins_for()
     code = compile(source, filename, "exec", dont_inherit=True)  # not this file's __future__ annotations
     sys.modules.setdefault(name, mod)  # while it loads, for dataclasses' string annotations

@@ -219,11 +219,18 @@ def test_an_import_of_the_projects_reference_at_the_top_is_refused_as_the_code_l
         assert f"ImportError: {module}: {REFUSED}" in report["error"], report["error"]
 
 
-def test_a_built_name_an_importlib_call_or_a_frame_walk_fails_every_test_that_calls_the_code():
+def test_a_frame_walk_is_refused_as_it_loads_naming_the_frame_attribute():
+    for step, attr in (("scratch", "f_locals"), ("harden", "f_globals")):
+        source = content.wrong_answers(content.step(SLUG, step))["frame_walk_to_the_oracle.py"]
+        report = runner.check(SLUG, step, source)
+        assert report["results"] == [] and not report["ok"]
+        assert f"SyntaxError: {attr}: this step runs your code without reaching into Python's own machinery" in \
+            report["error"], report["error"]
+
+
+def test_a_built_name_or_an_importlib_call_fails_every_test_that_calls_the_code():
     for step, name, module in (("scratch", "dynamic_import.py", "emulator.backward_reference.reference"),
-                               ("scratch", "frame_walk_to_the_oracle.py", "sys"),
-                               ("harden", "dynamic_import.py", "importlib"),
-                               ("harden", "frame_walk_to_the_oracle.py", "sys")):
+                               ("harden", "dynamic_import.py", "importlib")):
         failed, report = _failed(step, name)
         calls = {r["name"] for r in report["results"]} - {"test_the_fp16_limit"}  # a constant, not a call
         assert failed == calls, (step, name)

@@ -180,24 +180,28 @@ def test_sizes_read_as_a_learner_reads_them():
 
 # --------------------------------------------------------------- expected values after the call
 
+# The spy climbs the frames as a determined learner could, its attribute names built at
+# run time (the guard refuses them when they stand in the source): even then it finds the
+# inputs, never an expected value.
 SPY = '''
 seen, held = [], []
+_TB, _FRAME, _BACK, _LOCALS = "__trace" + "back__", "tb_" + "frame", "f_" + "back", "f_" + "locals"
 
 
 def _callers():
     try:
         raise ZeroDivisionError
     except ZeroDivisionError as e:
-        f = e.__traceback__.tb_frame.f_back.f_back
+        f = getattr(getattr(getattr(getattr(e, _TB), _FRAME), _BACK), _BACK)
     while f is not None:
         yield f
-        f = f.f_back
+        f = getattr(f, _BACK)
 
 
 def _look(*inputs):
     seen.append(inputs)
     for f in _callers():
-        held.extend(f.f_locals.values())
+        held.extend(getattr(f, _LOCALS).values())
 
 
 def online_softmax(scores, block):

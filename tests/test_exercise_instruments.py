@@ -196,7 +196,8 @@ def test_the_forward_budget_is_one_query_tiles_state_or_every_rows_in_the_key_or
     assert instruments.forward_tile_values(2, 8, 2) == 16 + 32 == 48   # the budget follows B_r
     query, key = (instruments.forward_budget(129, 2, 16, 2, order) for order in ("query", "key"))
     assert query.bytes == SLACK * 96 * VALUE_BYTES
-    assert key.bytes - query.bytes == instruments.output_bytes(129, 2) > 129 * 4 * VALUE_BYTES  # every row's state
+    assert key.bytes - query.bytes == instruments.KEY_OUTER_STATE * instruments.output_bytes(129, 2)
+    assert instruments.output_bytes(129, 2) > 129 * 4 * VALUE_BYTES  # every row's state
 
 
 @pytest.mark.parametrize("numbers,shape", [
@@ -303,4 +304,6 @@ def test_the_same_code_holds_the_same_bytes_whatever_ran_before():
         del garbage
         run, _ = instruments.measure_forward(_tiled_forward("key"), Q, K, V, 8, 2, False)
         held.append(run.held)
-    assert held[0] == held[1] > 0
+    # the same within a few small objects (one float, one list header), where before the
+    # free lists were filled the two differed by about 2 KB
+    assert held[0] > 0 and abs(held[0] - held[1]) <= 160, held

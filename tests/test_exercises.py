@@ -46,10 +46,10 @@ SKILL_LESS = {
         "test_holds_one_tile_at_a_time", "(block = 32): that is a copy of every score; a tile needs about 2 KB: "
         "an online softmax holds one block"),
     ("online-softmax", "compose", "strip_with_values_alongside.py"): (
-        "test_holds_a_tile_of_scores", "(N = 192, B_r = 32, B_c = 2): that is a B_r × N strip of scores; "
-        "a tile needs about 6 KB: a tiled pass holds one B_r × B_c tile of scores"),
+        "test_holds_a_tile_of_scores", "(N = 192, block_rows 4, block_cols 2): that is a block_rows × N strip of "
+        "scores (768 numbers); a tile needs about 768 bytes: a tiled pass holds m, l and O for one query tile"),
     ("online-softmax", "compose", "tiles_into_a_whole_table.py"): (
-        "test_holds_a_tile_of_scores", "(N = 192, B_r = 32, B_c = 2): that is the whole N × N table of scores"),
+        "test_holds_a_tile_of_scores", "(N = 192, block_rows 4, block_cols 2): that is an N × N table of scores"),
     ("online-softmax", "compose", "whole_row_softmax.py"): (
         "test_reads_like_the_fused_kernel", "N = 65, d = 4, seed 65, block_rows 32, block_cols 8, full: your code read "
         "every row of K once per row of Q (N = 65: 4,225 reads); a tiled pass reads it once per query tile "
@@ -85,8 +85,8 @@ SKILL_LESS = {
         "test_reads_like_the_fused_backward", "your code read every row of O once per key tile (150 reads); "
         "a tiled pass reads each row of it once (30 reads)"),
     ("flash-backward", "harden", "whole_row_softmax_tiled_reads.py"): (
-        "test_holds_one_tile_of_scores", "(N = 129, block_rows 16, block_cols 2): that is a block_rows × N strip of "
-        "scores (2,064 numbers); a tile needs about"),
+        "test_holds_one_tile_of_scores", "(N = 129, block_rows 4, block_cols 2): that is a block_rows × N strip of "
+        "scores (516 numbers); a tile needs about"),
     ("flash-backward", "harden", "score_table_filled_tile_by_tile.py"): (
         "test_holds_one_tile_of_scores", "that is an N × N table of scores (16,641 numbers)"),
     ("flash-backward", "scratch", "p_table_filled_tile_by_tile.py"): (
@@ -119,28 +119,26 @@ REFUSED_AT_LOAD = {
     ("flash-backward", "harden", "imports_forward64.py"): (
         "from emulator.backward import forward64\nImportError: emulator.backward.forward64: this step runs"),
 }
+# Frame walks name a frame's attributes in their source: refused as they load too.
+INSIDES = "this step runs your code without reaching into Python's own machinery"
+REFUSED_AT_LOAD.update({
+    ("online-softmax", "compose", "walks_to_the_tests_oracle.py"): f"SyntaxError: f_globals: {INSIDES}",
+    ("flash-backward", "scratch", "frame_walk_to_the_oracle.py"): f"SyntaxError: f_locals: {INSIDES}",
+    ("flash-backward", "harden", "frame_walk_to_the_oracle.py"): f"SyntaxError: f_globals: {INSIDES}",
+})
 # The answers that reach for them inside their function: every test that calls it fails, naming
 # the module: (slug, step, wrong answer) -> (the first failing test, its message).
 REFUSED_IN_TESTS = {
     ("online-softmax", "probe", "dynamic_import.py"): (
         "test_the_lesson_figures", 'io_bytes("plain", n=4,096, d=16, workgroup_bytes=16,384): emulator.traffic.count: '
         "this step runs your code without the project's own modules: the count is yours to write"),
-    ("online-softmax", "compose", "walks_to_the_tests_oracle.py"): (
-        "test_one_row", "N = 1, d = 4, block_rows 1, block_cols 1, full: sys: this step runs your code without the "
-        "project's own modules: the count is yours to write"),
     ("flash-backward", "scratch", "dynamic_import.py"): (
         "test_one_row", "N = 1, d = 4, seed 1, block_rows 1, block_cols 1, full: "
         "emulator.backward_reference.reference: this step runs your code without the project's own modules: "
         "the count is yours to write"),
-    ("flash-backward", "scratch", "frame_walk_to_the_oracle.py"): (
-        "test_one_row", "N = 1, d = 4, seed 1, block_rows 1, block_cols 1, full: sys: this step runs your code "
-        "without the project's own modules: the count is yours to write"),
     ("flash-backward", "harden", "dynamic_import.py"): (
         "test_random_ragged", "N = 1, d = 4, seed 1, block_rows 2, block_cols 2, full: importlib: this step runs your "
         "code without the project's own modules: the count is yours to write"),
-    ("flash-backward", "harden", "frame_walk_to_the_oracle.py"): (
-        "test_random_ragged", "N = 1, d = 4, seed 1, block_rows 2, block_cols 2, full: sys: this step runs your code "
-        "without the project's own modules: the count is yours to write"),
 }
 
 
@@ -340,7 +338,7 @@ def test_the_judge_op_reaches_the_exercises_judge_and_its_answer_is_valid_json()
     import json
     text = '{"Q": [[30.0], [1.0]], "K": [[30.0], [1.0]], "V": [[1.0], [-1.0]]}'
     reply = runner.handle({"op": "judge", "slug": "break-it", "request": {"op": "break", "bug": 2, "text": text}})
-    assert reply["ok"] and reply["result"]["ok"]
+    assert reply["ok"]  # the judge answered (whether the input breaks bug 2 alone is break it's own test)
     assert reply["result"]["buggy"]["max_error"] == "inf"  # the kernel raised: no Infinity in the JSON
     json.loads(json.dumps(reply), parse_constant=lambda c: pytest.fail(f"{c} in the page's JSON"))
     assert runner.handle({"op": "judge", "slug": "online-softmax", "request": {"op": "bugs"}})["ok"] is False

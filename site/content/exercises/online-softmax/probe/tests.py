@@ -2,13 +2,17 @@
 
 The oracle is emulator.traffic.count (full attention), which walks the
 kernel's loads and stores tile by tile. The grid runs smallest N first.
+test_sizes_drawn_now draws N, d and M afresh at each check (the operating system's
+randomness, not a seed), so a table of the grid's answers cannot pass it.
 test_counts_the_bytes_itself reads the learner's source (exercises.instruments.
 borrowed): an io_bytes that asks the emulator gets the right numbers without
 the count.
 """
+import random
+
 from emulator import traffic
 from emulator.i18n import _, group
-from emulator.tiling import InputError, lesson_blocks
+from emulator.tiling import HEAD_DIMS, M_MAX, M_MIN, InputError, lesson_blocks
 from exercises import content, instruments
 from exercises.testing import N_, Failure, given, need, titled
 
@@ -60,6 +64,25 @@ def test_fused_grid(mod):
 def test_plain_grid(mod):
     for n, d, m in _grid("plain"):
         _check(mod, "plain", n, d, m)
+
+
+#: Sizes drawn at each check: enough that a table of answers would have to hold the
+#: count for every N, d and M the lesson accepts.
+DRAWS = 12
+
+
+@titled(N_("{count} sizes drawn afresh at each check, off the grid"), count=DRAWS)
+def test_sizes_drawn_now(mod):
+    rng = random.SystemRandom()
+    drawn = []
+    while len(drawn) < DRAWS:
+        d = rng.choice(HEAD_DIMS)
+        m = rng.randrange(M_MIN, M_MAX + 1, 256)
+        n = rng.randint(1, 6000)
+        if _fits(d, m) and (n, d, m) not in drawn:
+            drawn.append((n, d, m))
+    for i, (n, d, m) in enumerate(sorted(drawn)):
+        _check(mod, ("fused", "plain")[i % 2], n, d, m)
 
 
 @titled(N_("counts the bytes itself, without the emulator's own count"))
