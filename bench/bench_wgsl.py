@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from cannery_host.wgsl import MANIFEST, KernelError, Runner, TooSlow, gflops
+from emulator.traffic import SOFTMAX_FLOP_PER_SCORE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,8 +86,6 @@ def traffic_bytes(kernel, n, d, causal, heads):
     from emulator.traffic import count
     return count(kernel, n, d, causal).total_bytes * heads
 
-
-SOFTMAX_FLOP_PER_SCORE = 5
 
 
 def pass_bytes(kernel, pass_name, n, d, causal, heads):

@@ -24,6 +24,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from emulator.traffic import SOFTMAX_FLOP_PER_SCORE
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 FORWARD = "h200-final.json"
@@ -129,8 +131,6 @@ def table(results: Path = RESULTS) -> dict:
     "bytes_per_second", "flop_per_second", "ridge_flop_per_byte"} or None, "conventions":
     {"softmax_flop_per_score": FLOP a score of plain's softmax pass counts, as bench_wgsl
     counts it}}; a direction whose file is missing is None. ``results``: the folder."""
-    from bench.bench_wgsl import SOFTMAX_FLOP_PER_SCORE
-
     out: dict = {"forward": None, "backward": None, "roofline": None,
                  "conventions": {"softmax_flop_per_score": SOFTMAX_FLOP_PER_SCORE}}
     fwd = _load(results / FORWARD)

@@ -36,6 +36,11 @@ from typing import NamedTuple
 
 from .tiling import M_DEFAULT, MANIFEST, TENSOR_ORDER, Tiling, dtype_of, element_bytes, make_tiling
 
+#: FLOP a score of plain's softmax pass counts (max, subtract, exp, sum, divide): the convention
+#: the benchmarks' GFLOP/s (bench.bench_wgsl) and the page's roofline (course.measured) share,
+#: beside the bytes this module counts.
+SOFTMAX_FLOP_PER_SCORE = 5
+
 WALKS = ("query_tiles", "key_tiles", "once")
 _NAMES = {"query_tiles": {"r", "kv", "n", "d"}, "key_tiles": {"c", "qv", "n", "d"}, "once": {"n", "d"}}
 
