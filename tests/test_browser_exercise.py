@@ -148,7 +148,8 @@ SKILL_LESS_FOR = {"scratch": ("whole_row_max_first.py", "your code read every sc
 # Issue 30: shortcuts a read count cannot see, held to what the code holds (exercises.skill).
 HELD_FOR = {"scratch": ("copies_then_two_passes.py", "16,384 random scores, block 32: your code held 16,384 scores "
                         "at once (block = 32): an online softmax holds one block"),
-            "compose": ("strip_with_values_alongside.py", "that is a B_r × N strip of scores; a tile needs about")}
+            "compose": ("strip_with_values_alongside.py", "that is a block_rows × N strip of scores (768 numbers); "
+                        "a tile needs about")}
 
 
 @pytest.mark.parametrize("step", ["scratch", "compose"])
@@ -159,11 +160,9 @@ def test_right_numbers_without_the_skill_fail_in_the_page_naming_what_the_code_d
     name, says = SKILL_LESS_FOR[step]
     type_code(page, step, _wrong(step, name))
     section = check(page, step)
-    total = section.locator(".test-result").count()
-    expect(section.locator(".step-status")).to_have_text(f"{total - 1} of {total} tests pass.")
-    failing = section.locator(".test-result.fail")
-    expect(failing).to_have_count(1)
-    expect(failing.locator(".result-message")).to_contain_text(says)
+    expect(section.locator(".step-status")).to_have_text(re.compile(r"^\d+ of \d+ tests pass\.$"))
+    # the instrument's test names what the code did (a whole-row softmax fails the memory test too)
+    expect(section.locator(".test-result.fail").filter(has_text=says)).to_have_count(1)
     expect(section.locator(".step-state")).to_have_text("not passed yet")
 
 
@@ -185,7 +184,7 @@ def test_an_import_of_the_answer_is_refused_in_the_page_however_the_name_is_buil
     name, says = SKILL_LESS_FOR[step]
     type_code(page, step, _wrong(step, name))
     section = check(page, step)
-    expect(section.locator(".step-status")).to_have_text(re.compile(r"^1 of 4 tests pass\.$"))
+    expect(section.locator(".step-status")).to_have_text(re.compile(r"^1 of 5 tests pass\.$"))
     expect(section.locator(".test-result.fail .result-message").first).to_contain_text(says)
     type_code(page, "compose", _wrong("compose", "imports_the_reference.py"))
     section = check(page, "compose")

@@ -180,7 +180,7 @@ def test_an_input_that_exposes_bug_k_and_one_that_does_not_are_each_judged_right
     # the page's libm (Pyodide's) and CPython's may differ: that one figure is matched by form
     head, _, rest = want["message"].partition("largest error ")
     tail = rest[rest.index(")"):] if rest else ""
-    said = re.escape("Exposed. " + head) + (r"largest error [0-9.]+e-\d+" + re.escape(tail) if rest else "")
+    said = re.escape("Exposed. " + head) + (r"largest error [^)]*" + re.escape(tail) if rest else "")
     expect(fs.locator(".verdict")).to_have_text(re.compile("^" + said + "$"))
 
 
