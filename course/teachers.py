@@ -21,14 +21,22 @@ film's question, every step's answers, from the content they describe.
     to it: the checker run on it at build time, in the page's language
     (``caught``: the failing tests' titles, passed, total).
 
+Running the checker on every wrong answer is most of a build's time, so its
+verdicts are kept on disk between builds (:func:`_verdict`), keyed by the
+answer, the exercise's folder and the checker's code: a build after a change to
+any of them runs the checker again.
+
 Raises KeyError for a cue id, step id or lab link the data names but the
 content lacks, and ValueError for a part of an unknown kind.
 """
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
+import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -70,13 +78,61 @@ def _localedir() -> str:
     return str(folder)
 
 
+ROOT = Path(__file__).resolve().parent.parent
+# What a verdict depends on besides the answer and its step's folder: the checker, what it
+# imports (the emulator, the planner, the manifest) and the content loader's data.
+CHECKER_CODE = ("exercises", "emulator", "planner", "kernels_wgsl/manifest.json")
+
+
+def cache_dir() -> Path:
+    """Where verdicts are kept between builds: $CANNERY_CACHE, else $XDG_CACHE_HOME/cannery
+    (~/.cache/cannery)."""
+    if os.environ.get("CANNERY_CACHE"):
+        return Path(os.environ["CANNERY_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cannery"
+
+
+@functools.cache
+def _fingerprint(folder: str) -> str:
+    """sha256 of every file under ``folder`` (an exercise's folder, or one of CHECKER_CODE), by path."""
+    digest = hashlib.sha256()
+    base = ROOT / folder
+    for path in sorted([base] if base.is_file() else base.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 @functools.cache
 def _verdict(slug: str, step_id: str, source: str, tests: str) -> tuple:
     """(failing test names, passed, total, loads) of step ``slug/step_id``'s tests on
-    ``source`` (``tests``, their text, keys the cache): the same in every language."""
+    ``source`` (``tests``, their text, keys the cache): the same in every language.
+
+    Read from :func:`cache_dir` when a build with the same answer, exercise folder and
+    checker code made it; else the checker runs (``exercises.runner.check``) and the
+    verdict is written there (a whole file at once, so parallel builds can share it)."""
+    exercise = Path(content.EXERCISES_DIR).resolve().relative_to(ROOT) / slug
+    key = hashlib.sha256("\0".join([sys.version, slug, step_id, source, _fingerprint(str(exercise)),
+                                     *map(_fingerprint, CHECKER_CODE)]).encode()).hexdigest()
+    path = cache_dir() / "verdicts" / f"{key}.json"
+    try:
+        failed, passed, total, loads = json.loads(path.read_text(encoding="utf-8"))
+        return tuple(failed), passed, total, loads
+    except (OSError, ValueError, TypeError):
+        pass
     report = runner.check(slug, step_id, source, seconds=20.0)
-    return (tuple(r["name"] for r in report["results"] if not r["ok"]), report["passed"], report["total"],
-            report["error"] is None)
+    verdict = (tuple(r["name"] for r in report["results"] if not r["ok"]), report["passed"], report["total"],
+               report["error"] is None)
+    if str(report["error"]).startswith("TimeLimit"):  # a busy machine's verdict: not kept
+        return verdict
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(f".{os.getpid()}.part")
+        part.write_text(json.dumps(verdict), encoding="utf-8")
+        os.replace(part, path)
+    except OSError:  # a read-only home: the next build runs the checker again
+        pass
+    return verdict
 
 
 @functools.cache

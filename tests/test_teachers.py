@@ -154,3 +154,34 @@ def test_the_page_says_the_tests_are_readable_and_aim_at_natural_shortcuts(built
              "pt-BR": ("quem aprende pode lê-los", "nenhum atalho natural passe", "não uma nota")}[code]
     flat = " ".join(said.split())
     assert all(" ".join(w.split()) in flat for w in words), flat
+
+
+def test_a_verdict_is_kept_between_builds_and_made_again_when_its_inputs_change(tmp_path, monkeypatch):
+    """course.teachers keeps the checker's verdicts on disk, keyed by the answer, the exercise's
+    folder and the checker's code: a second build (a new process: the in-memory cache emptied)
+    reads it; another answer, or a changed checker, runs the checker again."""
+    monkeypatch.setenv("CANNERY_CACHE", str(tmp_path))
+    calls = []
+    real = runner.check
+
+    def counted(*args, **kwargs):
+        calls.append(args[:2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "check", counted)
+    step = content.step("online-softmax", "scratch")
+    wrong = content.wrong_answers(step)["no_rescale.py"]
+    tests = (Path(content.EXERCISES_DIR) / "online-softmax" / "scratch" / "tests.py").read_text(encoding="utf-8")
+
+    def verdict(source):
+        teachers._verdict.cache_clear()
+        return teachers._verdict("online-softmax", "scratch", source, tests)
+
+    first = verdict(wrong)
+    assert calls == [("online-softmax", "scratch")] and first[1] < first[2]  # it fails some tests
+    assert len(list((tmp_path / "verdicts").glob("*.json"))) == 1
+    assert verdict(wrong) == first and len(calls) == 1  # read back, not run
+    solved = verdict(content.read(step, "solution.py"))
+    assert len(calls) == 2 and solved[0] == () and solved[1] == solved[2]
+    monkeypatch.setattr(teachers, "_fingerprint", lambda folder: f"changed {folder}")  # the checker's code moved
+    assert verdict(wrong) == first and len(calls) == 3
