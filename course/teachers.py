@@ -31,10 +31,12 @@ content lacks, and ValueError for a part of an unknown kind.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import hashlib
 import json
 import math
+import multiprocessing
 import os
 import sys
 import tempfile
@@ -103,23 +105,25 @@ def _fingerprint(folder: str) -> str:
     return digest.hexdigest()
 
 
-@functools.cache
-def _verdict(slug: str, step_id: str, source: str, tests: str) -> tuple:
-    """(failing test names, passed, total, loads) of step ``slug/step_id``'s tests on
-    ``source`` (``tests``, their text, keys the cache): the same in every language.
-
-    Read from :func:`cache_dir` when a build with the same answer, exercise folder and
-    checker code made it; else the checker runs (``exercises.runner.check``) and the
-    verdict is written there (a whole file at once, so parallel builds can share it)."""
+def _path(slug: str, step_id: str, source: str) -> Path:
+    """Where the verdict of ``source`` on step ``slug/step_id`` is kept (see :func:`_verdict`)."""
     exercise = Path(content.EXERCISES_DIR).resolve().relative_to(ROOT) / slug
     key = hashlib.sha256("\0".join([sys.version, slug, step_id, source, _fingerprint(str(exercise)),
                                      *map(_fingerprint, CHECKER_CODE)]).encode()).hexdigest()
-    path = cache_dir() / "verdicts" / f"{key}.json"
+    return cache_dir() / "verdicts" / f"{key}.json"
+
+
+def _kept(path: Path) -> tuple | None:
     try:
         failed, passed, total, loads = json.loads(path.read_text(encoding="utf-8"))
         return tuple(failed), passed, total, loads
     except (OSError, ValueError, TypeError):
-        pass
+        return None
+
+
+def _check(slug: str, step_id: str, source: str, path: Path) -> tuple:
+    """The checker's verdict (``exercises.runner.check``), written to ``path`` (a whole file at
+    once, so that parallel builds can share it) unless the time limit cut it short."""
     report = runner.check(slug, step_id, source, seconds=20.0)
     verdict = (tuple(r["name"] for r in report["results"] if not r["ok"]), report["passed"], report["total"],
                report["error"] is None)
@@ -133,6 +137,43 @@ def _verdict(slug: str, step_id: str, source: str, tests: str) -> tuple:
     except OSError:  # a read-only home: the next build runs the checker again
         pass
     return verdict
+
+
+@functools.cache
+def _verdict(slug: str, step_id: str, source: str, tests: str) -> tuple:
+    """(failing test names, passed, total, loads) of step ``slug/step_id``'s tests on
+    ``source`` (``tests``, their text, keys the cache): the same in every language.
+
+    Read from :func:`cache_dir` when a build with the same answer, exercise folder and
+    checker code made it (:func:`check_all` fills it); else the checker runs."""
+    path = _path(slug, step_id, source)
+    return _kept(path) or _check(slug, step_id, source, path)
+
+
+def _answers(exercises: list) -> list:
+    """(slug, step id, source) of every Python step's wrong answers."""
+    out = []
+    for ex in exercises:
+        for st in ex["steps"]:
+            folder = Path(content.EXERCISES_DIR) / ex["slug"] / st["id"]
+            if not (folder / "tests.py").is_file():
+                continue
+            out += [(ex["slug"], st["id"], (folder / "wrong" / name).read_text(encoding="utf-8"))
+                    for name in wrong_files(ex["slug"], st["id"]).values() if name.endswith(".py")]
+    return out
+
+
+def check_all(exercises: list, workers: int | None = None) -> int:
+    """Run the checker on every wrong answer whose verdict is not kept yet, in ``workers``
+    processes at once (default: one per CPU), so that :func:`build` finds them all kept.
+    Returns how many ran. Where the cache cannot be written, :func:`_verdict` runs them."""
+    missing = [(slug, step_id, source, path) for slug, step_id, source in _answers(exercises)
+               if _kept(path := _path(slug, step_id, source)) is None]
+    workers = min(workers or os.cpu_count() or 1, len(missing))
+    if workers > 1:
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            list(pool.map(_check, *zip(*missing, strict=True)))
+    return len(missing)
 
 
 @functools.cache
@@ -206,6 +247,7 @@ def build(context: dict, render, lang: str | None = None) -> dict:
     def render_note(text: str) -> str:
         return render(text, figures=figures()) if text else ""
 
+    check_all(context["exercises"])
     answers, steps = [], {}
     for ex in context["exercises"]:
         item = {"slug": ex["slug"], "order": ex["order"], "title": ex["title"], "short": ex["short"],
