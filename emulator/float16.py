@@ -255,37 +255,6 @@ def float16_kernels() -> list:
     return [name for name, e in MANIFEST["kernels"].items() if e.get("dtype") == "float16"]
 
 
-
-def gpu_plans(lengths, d: int, heads: int, limits: dict | None = None, subgroup_min: int = 0) -> dict:
-    """The GPU plans of the float16 kernels on the held-out sentences, from the one
-    planner (planner.gpu_plan): one device plan per distinct sentence length N,
-    all the float16 kernels in it, ``heads`` heads side by side, full attention, the
-    build without counters.
-
-    lengths: the sentences' N (tokens); d: head dimension; limits: the adapter's
-    (WebGPU names, absent ones at WebGPU's defaults). Returns {"by_length": {str(N):
-    gpu_plan's dict}, "kernels": the float16 kernels, "feature": the WebGPU feature they
-    need ("shader-f16")}; each kernel plan carries "dtype", "element_bytes" (2) and its
-    buffers in bytes. Raises emulator.tiling.InputError from the planner when a size does
-    not fit, ValueError for lengths that are not positive integers.
-    """
-    import planner as _plan
-
-    from .tiling import DTYPES
-
-    kernels = float16_kernels()
-    try:
-        sizes = sorted({int(n) for n in lengths})
-    except (TypeError, ValueError):
-        raise ValueError(f"sentence lengths must be integers, not {lengths!r}") from None
-    if not sizes or sizes[0] < 1:
-        raise ValueError(f"sentence lengths must be positive, not {lengths!r}")
-    by_length = {}
-    for n in sizes:
-        by_length[str(n)] = _plan.gpu_plan({"n": n, "d": d, "causal": False}, limits or {}, kernels,
-                                           subgroup_min, heads=heads, instrumented=False)
-    return {"by_length": by_length, "kernels": kernels, "feature": DTYPES["float16"]["feature"]}
-
 # ---------------------------------------------------------------------------
 # The held-out sentences (facts/held_out_f16.json), as the lab's float16 card runs them
 

@@ -34,7 +34,7 @@ ops
             through the float16 kernels' mirrors ("head": its index), and a GPU's O
             for the same runs ("outputs") against them (emulator.float16)
   float16_plan  the float16 kernels' GPU plans for the held-out sentences ("lengths",
-            "d", "heads", "limits", "subgroup_min_size"; emulator.float16.gpu_plans)
+            "d", "heads", "limits", "subgroup_min_size"; planner.float16_plans)
   walk      the steps Count adds up, in marks the lab's picture draws
             (emulator.walk.picture); "direction" as for count
   validate  the rules alone
@@ -391,15 +391,13 @@ def _float16_op(request: dict) -> dict:
 
 
 def _float16_plan_op(request: dict) -> dict:
-    """emulator.float16.gpu_plans for the float16 card: the request's "lengths" (the
+    """planner.float16_plans for the float16 card: the request's "lengths" (the
     sentences' N), "d", "heads", "limits" and "subgroup_min_size"."""
-    from emulator import float16 as _f16
-
     d = parse_int("d", request.get("d"), _("Head dimension d"))
     heads = parse_int("op", request.get("heads", 1), _("The float16 card's heads"))
     sub = parse_int("limits", request.get("subgroup_min_size", 0), "subgroup_min_size")
     try:
-        return _f16.gpu_plans(request.get("lengths") or [], d, heads, request.get("limits") or {}, sub)
+        return _plan.float16_plans(request.get("lengths") or [], d, heads, request.get("limits") or {}, sub)
     except ValueError as exc:
         raise InputError("op", _("The float16 card could not run: {error}").format(error=exc)) from None
 

@@ -38,6 +38,7 @@ Public API
 """
 from __future__ import annotations
 
+from emulator.float16 import float16_kernels
 from emulator.i18n import _, group
 from emulator.tiling import (
     DTYPES,
@@ -612,3 +613,30 @@ def probe_plan(limits: dict) -> dict:
 def _probe_workgroup(file: str) -> tuple:
     """(x, y, z) of a probe's @workgroup_size, from its source at its default constants."""
     return _shaders.Shader(_shaders.read_source(file)).workgroup_size()
+
+
+def float16_plans(lengths, d: int, heads: int, limits: dict | None = None, subgroup_min: int = 0) -> dict:
+    """The GPU plans of the float16 kernels (emulator.float16.float16_kernels) on the
+    held-out sentences, from :func:`gpu_plan`: one device plan per distinct sentence length N,
+    all the float16 kernels in it, ``heads`` heads side by side, full attention, the
+    build without counters.
+
+    lengths: the sentences' N (tokens); d: head dimension; limits: the adapter's
+    (WebGPU names, absent ones at WebGPU's defaults). Returns {"by_length": {str(N):
+    gpu_plan's dict}, "kernels": the float16 kernels, "feature": the WebGPU feature they
+    need ("shader-f16")}; each kernel plan carries "dtype", "element_bytes" (2) and its
+    buffers in bytes. Raises emulator.tiling.InputError when a size does
+    not fit, ValueError for lengths that are not positive integers.
+    """
+    kernels = float16_kernels()
+    try:
+        sizes = sorted({int(n) for n in lengths})
+    except (TypeError, ValueError):
+        raise ValueError(f"sentence lengths must be integers, not {lengths!r}") from None
+    if not sizes or sizes[0] < 1:
+        raise ValueError(f"sentence lengths must be positive, not {lengths!r}")
+    by_length = {}
+    for n in sizes:
+        by_length[str(n)] = gpu_plan({"n": n, "d": d, "causal": False}, limits or {}, kernels,
+                                     subgroup_min, heads=heads, instrumented=False)
+    return {"by_length": by_length, "kernels": kernels, "feature": DTYPES["float16"]["feature"]}

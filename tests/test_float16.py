@@ -247,11 +247,11 @@ def test_struct_e_is_what_the_mirror_rounds_with():
 
 def test_the_float16_kernels_are_planned_by_emulator_plan_at_two_bytes_an_element():
     """planner sizes a float16 kernel's buffers and head batch at its dtype's bytes and
-    names the feature it needs; the card's plans (float16.gpu_plans) are that planner's."""
+    names the feature it needs; the card's plans (planner.float16_plans) are that planner's."""
     import planner as plan
 
     lengths, d, heads = DATA["lengths"], DATA["d"], len(DATA["heads"])
-    got = f16.gpu_plans(lengths, d, heads)
+    got = plan.float16_plans(lengths, d, heads)
     assert sorted(got["by_length"], key=int) == [str(n) for n in sorted(set(lengths))]
     assert got["feature"] == "shader-f16"
     for n in set(lengths):
