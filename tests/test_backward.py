@@ -414,7 +414,7 @@ def test_cli_backward_count_and_check_json():
     root = Path(__file__).resolve().parent.parent
 
     def run(*args):
-        out = subprocess.run([sys.executable, "-m", "emulator", *args, "--json"], cwd=root,
+        out = subprocess.run([sys.executable, "-m", "lab_api", *args, "--json"], cwd=root,
                              capture_output=True, text=True, check=True)
         return json.loads(out.stdout)
 

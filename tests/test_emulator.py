@@ -473,7 +473,7 @@ def test_fsum_is_what_makes_both_runtimes_agree():
 # ---- CLI -------------------------------------------------------------------------
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "emulator", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "lab_api", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -517,7 +517,7 @@ LONG = "7" * 5000  # past CPython's 4,300-digit limit on int("...")
 ])
 def test_cli_refuses_5000_digits_and_a_negative_seed_in_one_line(args, says, capsys):
     """The field's message, not "ValueError: Exceeds the limit (4300 digits)"."""
-    from emulator.__main__ import main
+    from lab_api.__main__ import main
     assert main(list(args)) == 2
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

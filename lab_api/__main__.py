@@ -1,10 +1,11 @@
-"""Count the bytes an attention kernel moves, or check its float32 answer.
+"""The lab from a terminal: count the bytes an attention kernel moves, or check its
+float32 answer, through the same requests the page sends (lab_api.handle).
 
 Examples:
-  python -m emulator count --kernel plain --n 4096 --d 16
-  python -m emulator check --kernel fused-no-rescale --n 256 --d 64 --seed 1
-  python -m emulator check --kernel fused --input model --head 3
-  python -m emulator count --kernel fused --direction backward --n 4096 --d 64 --json
+  python -m lab_api count --kernel plain --n 4096 --d 16
+  python -m lab_api check --kernel fused-no-rescale --n 256 --d 64 --seed 1
+  python -m lab_api check --kernel fused --input model --head 3
+  python -m lab_api count --kernel fused --direction backward --n 4096 --d 64 --json
 
 Bad arguments print one line to stderr and exit with status 2, never a
 traceback.
@@ -16,19 +17,18 @@ import json
 import sys
 
 import lab_api as api
-
-from . import backward
-from .tiling import KERNELS, M_DEFAULT
+from emulator import backward
+from emulator.tiling import KERNELS, M_DEFAULT
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
-        sys.stderr.write(f"emulator: {message}\n")
+        sys.stderr.write(f"lab_api: {message}\n")
         raise SystemExit(2)
 
 
 def main(argv=None) -> int:
-    parser = _Parser(prog="python -m emulator", description=__doc__,
+    parser = _Parser(prog="python -m lab_api", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="op", required=True, parser_class=_Parser)
     for op in ("count", "check"):
@@ -56,14 +56,14 @@ def main(argv=None) -> int:
         try:
             data = _load_model_qkv()
         except FileNotFoundError:
-            sys.stderr.write("emulator: facts/probe_qkv.json is missing; run `python -m facts`\n")
+            sys.stderr.write("lab_api: facts/probe_qkv.json is missing; run `python -m facts`\n")
             return 2
         params["n"], params["d"] = params["n"] or str(data["n"]), params["d"] or str(data["d"])
     elif args.op == "check" and (args.n is None or args.d is None):
         parser.error("check needs --n and --d (or --input model)")
     reply = api.handle({"op": args.op, "params": params})
     if not reply["ok"]:
-        sys.stderr.write("emulator: " + " ".join(e["message"] for e in reply["errors"]) + "\n")
+        sys.stderr.write("lab_api: " + " ".join(e["message"] for e in reply["errors"]) + "\n")
         return 2
     r = reply["result"]
     if r.get("direction") == "backward":
