@@ -23,6 +23,11 @@ HEADER = (ROOT / "kernels_wgsl" / "parts" / "header.wgsl").read_text()
 
 
 def _src(rel: str) -> str:
+    """A file of the exercise, ``STEP/NAME``; a wrong shader, ``STEP/wrong/NAME``, as
+    exercises.content gives it (stored whole or as a patch against the solution)."""
+    step, _, name = rel.partition("/wrong/")
+    if name:
+        return content.wrong_answer(content.step("wgsl-kernel", step), name)
     return (EX / rel).read_text()
 
 
