@@ -305,6 +305,19 @@ def test_each_wrong_shader_fails_some_case_with_a_message_naming_a_row_or_the_by
         assert f"row {report['first_failing_row']} (query tile {report['first_failing_tile']})" in failed[0]["message"]
 
 
+# Every typical wrong shader of every step, read from the step's wrong/ folder (whole or as a patch).
+WRONG_SHADERS = [f"{st['id']}/wrong/{name}" for st in content.load("wgsl-kernel")["steps"]
+                 for name in content.wrong_answers(st, ".wgsl")]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rel", WRONG_SHADERS)
+def test_every_wrong_shader_is_refused_by_a_static_check_or_fails_a_case(device, rel):
+    step = rel.split("/")[0]
+    refused = wgsl.static_problems(_src(rel), wgsl.step_entry(step)["static"])  # before it runs, as the page
+    assert refused or not all(v["passed"] for v in _verdicts(device, rel)), f"{rel} passed every check and case"
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("rel", ["scratch/wrong/no_max_at_all.wgsl", "scratch/wrong/row_max_from_global_memory.wgsl"])
 def test_the_skill_less_shaders_get_o_and_the_bytes_right_where_scores_are_small(device, rel):
