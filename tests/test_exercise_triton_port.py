@@ -244,6 +244,10 @@ def test_the_exercise_is_declared_for_the_module_table():
     assert "python3 -m pytest test_flash_triton.py -q -k forward" in prompt
 
 
+def test_every_wrong_answer_in_the_folder_is_named_in_exercise_toml_with_its_tests():
+    assert sorted(w["file"] for w in META["wrong"]) == [f"wrong/{name}" for name in content.wrong_answers(EXERCISE)]
+
+
 @pytest.mark.parametrize("wrong", META["wrong"], ids=[w["file"] for w in META["wrong"]])
 def test_each_wrong_answer_is_the_solution_with_its_mistake_and_nothing_else(wrong):
     """A wrong answer is solution.py with a '# Wrong: …' comment on top and a few lines changed,
