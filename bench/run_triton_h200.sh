@@ -20,6 +20,17 @@ T0=$(date +%s)
 # the solution with dQ from atomic adds at every N (by default it is timed against the two kernels from N = 1,024)
 printf 'import functools\nimport solution\nflash_attention = functools.partial(solution.flash_attention, dq_atomic=True)\n' \
   > _atomic_solution.py
+# the wrong answers, stored as patches against solution.py (exercises/README.md), written out
+# whole as the package wrong/ in $LOGS, which the wrong answers' jobs put on PYTHONPATH
+python3 - "$LOGS" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.abspath("../../../.."))  # the repository root: exercises.content
+from exercises import content
+os.makedirs(os.path.join(sys.argv[1], "wrong"))
+for name, source in content.wrong_answers({"dir": os.getcwd()}).items():
+    with open(os.path.join(sys.argv[1], "wrong", name), "w", encoding="utf-8") as f:
+        f.write(source)
+PY
 python3 - "$LOGS" > "$LOGS/jobs.txt" <<'PY'
 import sys, tomllib
 ex = tomllib.load(open("exercise.toml", "rb"))
@@ -40,7 +51,7 @@ for name, k in {"h": "backward and float16 and not bfloat16 or backward and floa
                 f"> $LOGS/atomic-dq-{name}.txt 2>&1")
 for w in ex["wrong"]:
     mod = w["file"].removesuffix(".py").replace("/", ".")
-    jobs.append(f"FLASH_MODULE={mod} {py} -m pytest test_flash_triton.py -q -p no:cacheprovider -k '{w['tests']}' "
+    jobs.append(f"PYTHONPATH=$LOGS FLASH_MODULE={mod} {py} -m pytest test_flash_triton.py -q -p no:cacheprovider -k '{w['tests']}' "
                 f"> $LOGS/{mod}.txt 2>&1; echo \"exit $? (must be 1); says: $(grep -c -F '{w['says']}' $LOGS/{mod}.txt)\" "
                 f">> $LOGS/{mod}.txt")
 print("\n".join(jobs).replace("$LOGS", sys.argv[1]))

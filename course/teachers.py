@@ -61,11 +61,11 @@ def notes(slug: str, step_id: str, code: str) -> dict:
 
 
 def wrong_files(slug: str, step_id: str) -> dict[str, str]:
-    """{id: file name} of a step's wrong/ answers (.py or .wgsl), sorted by name."""
-    folder = Path(content.EXERCISES_DIR) / slug / step_id / "wrong"
-    if not folder.is_dir():
-        return {}
-    return {p.stem: p.name for p in sorted(folder.iterdir()) if p.suffix in (".py", ".wgsl")}
+    """{id: file name} of a step's wrong/ answers (.py or .wgsl, stored whole or as a patch:
+    the name the learner sees either way), sorted by name."""
+    entry = {"dir": str(Path(content.EXERCISES_DIR) / slug / step_id)}
+    names = [*content.wrong_answers(entry, ".py"), *content.wrong_answers(entry, ".wgsl")]
+    return {Path(name).stem: name for name in sorted(names)}
 
 
 @functools.cache
@@ -158,7 +158,7 @@ def _answers(exercises: list) -> list:
             folder = Path(content.EXERCISES_DIR) / ex["slug"] / st["id"]
             if not (folder / "tests.py").is_file():
                 continue
-            out += [(ex["slug"], st["id"], (folder / "wrong" / name).read_text(encoding="utf-8"))
+            out += [(ex["slug"], st["id"], content.wrong_answer({"dir": str(folder)}, name))
                     for name in wrong_files(ex["slug"], st["id"]).values() if name.endswith(".py")]
     return out
 
@@ -204,8 +204,8 @@ def _step_answers(ex: dict, st: dict, code: str, render) -> dict:
         item = {"id": wid, "file": f"wrong/{name}", "shows": render(note.get("shows", "")),
                 "ask": render(note.get("ask", "")), "caught": None}
         if name.endswith(".py") and tests:
-            item["caught"] = caught(ex["slug"], st["id"], (folder / "wrong" / name).read_text(encoding="utf-8"),
-                                    tests, code)
+            item["caught"] = caught(ex["slug"], st["id"], content.wrong_answer({"dir": str(folder)}, name), tests,
+                                    code)
         wrong.append(item)
     return {"key": st["key"], "id": st["id"], "title": st["title"], "kind": st["kind"],
             "minutes": st["minutes"], "names": st.get("names", []), "entry": st, "after_md": st.get("after_md", ""),

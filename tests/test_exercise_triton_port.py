@@ -30,10 +30,18 @@ from pathlib import Path
 
 import pytest
 
+from exercises import content
+
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "site" / "content" / "exercises" / "triton-port"
 META = tomllib.loads((FOLDER / "exercise.toml").read_text(encoding="utf-8"))
+EXERCISE = {"dir": str(FOLDER)}  # the folder holding solution.py and wrong/, as exercises.content reads it
 HAS_TORCH_TRITON = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("triton") is not None
+
+
+def _wrong_source(wrong: dict) -> str:
+    """The source of exercise.toml's wrong answer ``wrong`` (its ``file``, wrong/NAME.py)."""
+    return content.wrong_answer(EXERCISE, wrong["file"].removeprefix("wrong/"))
 
 
 def _has_gpu_stack() -> bool:
@@ -236,11 +244,16 @@ def test_the_exercise_is_declared_for_the_module_table():
     assert "python3 -m pytest test_flash_triton.py -q -k forward" in prompt
 
 
+def test_every_wrong_answer_in_the_folder_is_named_in_exercise_toml_with_its_tests():
+    assert sorted(w["file"] for w in META["wrong"]) == [f"wrong/{name}" for name in content.wrong_answers(EXERCISE)]
+
+
 @pytest.mark.parametrize("wrong", META["wrong"], ids=[w["file"] for w in META["wrong"]])
 def test_each_wrong_answer_is_the_solution_with_its_mistake_and_nothing_else(wrong):
     """A wrong answer is solution.py with a '# Wrong: …' comment on top and a few lines changed,
-    so it cannot drift from the solution unseen (regenerate it when the solution changes)."""
-    text = (FOLDER / wrong["file"]).read_text(encoding="utf-8")
+    stored as a patch against solution.py (wrong/NAME.py.patch), so a fix to the solution
+    reaches it, and a change to the lines it touches stops it applying."""
+    text = _wrong_source(wrong)
     assert wrong["step"] in META["ladder"]
     head = [line for line in text.splitlines() if line.startswith("#")][:1]
     assert head and head[0].startswith("# Wrong: ")
@@ -252,8 +265,12 @@ def test_each_wrong_answer_is_the_solution_with_its_mistake_and_nothing_else(wro
 
 # ---------------------------------------------------------------- with PyTorch and Triton (not in CI)
 
-def _run_tests(module: str, select: str) -> subprocess.CompletedProcess:
+def _run_tests(module: str, select: str, path: Path | None = None) -> subprocess.CompletedProcess:
+    """test_flash_triton.py's tests ``select`` (pytest -k) on ``module``, found in the
+    exercise's folder or in ``path``."""
     env = dict(os.environ, FLASH_MODULE=module)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(path), *filter(None, [os.environ.get("PYTHONPATH")])])
     if not _has_gpu_stack():
         env["TRITON_INTERPRET"] = "1"
     return subprocess.run([sys.executable, "-m", "pytest", "test_flash_triton.py", "-q", "-x", "-p", "no:cacheprovider",
@@ -283,9 +300,11 @@ def test_the_solution_passes_a_selection_of_its_tests_in_the_interpreter():
 
 @needs_triton
 @pytest.mark.parametrize("wrong", META["wrong"], ids=[w["file"] for w in META["wrong"]])
-def test_each_wrong_answer_fails_the_tests_that_name_its_mistake(wrong):
-    module = wrong["file"].removesuffix(".py").replace("/", ".")
-    out = _run_tests(module, wrong["tests"])
+def test_each_wrong_answer_fails_the_tests_that_name_its_mistake(wrong, tmp_path):
+    # the patch applied, written where test_flash_triton.py imports it from (FLASH_MODULE)
+    module = Path(wrong["file"]).stem
+    (tmp_path / f"{module}.py").write_text(_wrong_source(wrong), encoding="utf-8")
+    out = _run_tests(module, wrong["tests"], path=tmp_path)
     assert out.returncode == 1, out.stdout[-3000:]
     assert wrong["says"] in out.stdout, out.stdout[-3000:]
 

@@ -23,6 +23,11 @@ HEADER = (ROOT / "kernels_wgsl" / "parts" / "header.wgsl").read_text()
 
 
 def _src(rel: str) -> str:
+    """A file of the exercise, ``STEP/NAME``; a wrong shader, ``STEP/wrong/NAME``, as
+    exercises.content gives it (stored whole or as a patch against the solution)."""
+    step, _, name = rel.partition("/wrong/")
+    if name:
+        return content.wrong_answer(content.step("wgsl-kernel", step), name)
     return (EX / rel).read_text()
 
 
@@ -298,6 +303,19 @@ def test_each_wrong_shader_fails_some_case_with_a_message_naming_a_row_or_the_by
     if says == "beyond the bound":
         report = failed[0]["check"]
         assert f"row {report['first_failing_row']} (query tile {report['first_failing_tile']})" in failed[0]["message"]
+
+
+# Every typical wrong shader of every step, read from the step's wrong/ folder (whole or as a patch).
+WRONG_SHADERS = [f"{st['id']}/wrong/{name}" for st in content.load("wgsl-kernel")["steps"]
+                 for name in content.wrong_answers(st, ".wgsl")]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rel", WRONG_SHADERS)
+def test_every_wrong_shader_is_refused_by_a_static_check_or_fails_a_case(device, rel):
+    step = rel.split("/")[0]
+    refused = wgsl.static_problems(_src(rel), wgsl.step_entry(step)["static"])  # before it runs, as the page
+    assert refused or not all(v["passed"] for v in _verdicts(device, rel)), f"{rel} passed every check and case"
 
 
 @pytest.mark.gpu

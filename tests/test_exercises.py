@@ -168,6 +168,64 @@ def test_the_step_has_its_files_and_at_least_two_wrong_answers(slug, step):
     assert len(content.wrong_answers(entry)) >= 2
 
 
+# Every wrong/ folder of every exercise (the Python steps', the WGSL steps', the Triton port's own),
+# and each wrong answer in it by the name the learner sees: wrong/NAME or wrong/NAME.patch.
+WRONG_FOLDERS = sorted(Path(content.EXERCISES_DIR).glob("**/wrong"))
+STORED = [(folder.parent, name) for folder in WRONG_FOLDERS
+          for suffix in (".py", ".wgsl") for name in content.wrong_answers({"dir": str(folder.parent)}, suffix)]
+
+
+def test_every_wrong_folder_is_found_and_every_answer_or_patch_in_it_is_read():
+    assert len(WRONG_FOLDERS) >= 11  # the seed's, a figure: five exercises, eleven folders
+    for folder in WRONG_FOLDERS:
+        names = {name for parent, name in STORED if parent == folder.parent}
+        answers = {p.name.removesuffix(content.PATCH) for p in folder.iterdir()
+                   if p.suffix in (".py", ".wgsl", content.PATCH)}
+        assert answers == names, folder  # a patch of another name (x.patch) would be left out unseen
+
+
+@pytest.mark.parametrize("folder,name", STORED, ids=[f"{f.relative_to(content.EXERCISES_DIR)}-{n}" for f, n in STORED])
+def test_each_wrong_answer_is_stored_as_the_rule_says_and_a_patch_applies_to_todays_solution(folder, name):
+    """A wrong answer is a patch against the folder's solution when that patch is at most
+    PATCH_AT_MOST of its own length, a whole file otherwise (exercises/README.md)."""
+    entry = {"dir": str(folder)}
+    source = content.wrong_answer(entry, name)  # a patch applies, or this raises ContentError
+    solution = (folder / ("solution" + Path(name).suffix)).read_text(encoding="utf-8")
+    assert source.strip() and source != solution
+    patch = folder / "wrong" / (name + content.PATCH)
+    short = len(content.patch_of(entry, name, source).splitlines()) <= content.PATCH_AT_MOST * len(source.splitlines())
+    assert patch.is_file() == short, f"store wrong/{name} {'as a patch' if short else 'whole'}"
+    if short:  # the stored patch is what patch_of writes: its mistake in a few lines, nothing else
+        assert patch.read_text(encoding="utf-8") == content.patch_of(entry, name, source)
+
+
+def test_a_fix_to_the_solution_reaches_a_patched_wrong_answer_and_a_clash_says_which_patch(tmp_path):
+    folder = tmp_path / "step"
+    (folder / "wrong").mkdir(parents=True)
+    source = Path(content.EXERCISES_DIR) / "flash-backward" / "scratch"
+    (folder / "solution.py").write_text((source / "solution.py").read_text(encoding="utf-8"), encoding="utf-8")
+    patch = (source / "wrong" / "l_of_the_key_row.py.patch").read_text(encoding="utf-8")
+    (folder / "wrong" / "l_of_the_key_row.py.patch").write_text(patch, encoding="utf-8")
+    entry = {"dir": str(folder)}
+    before = content.wrong_answer(entry, "l_of_the_key_row.py")
+    assert "p = math.exp(s - L[j])" in before and "p = math.exp(s - L[i])" not in before
+    # a fix away from the patch's lines (it adds a line, so the hunks after it move) reaches the answer
+    solution = (folder / "solution.py").read_text(encoding="utf-8")
+    old, fix = "    d = len(Q[0])\n", "    # no query row: d from the keys\n    d = len(Q[0]) if Q else len(K[0])\n"
+    assert solution.count(old) == 1
+    (folder / "solution.py").write_text(solution.replace(old, fix), encoding="utf-8")
+    after = content.wrong_answer(entry, "l_of_the_key_row.py")
+    assert after == before.replace(old, fix) != before
+    # a change to a line the patch removes: it no longer applies, and the error names it
+    clash = solution.replace(old, fix).replace("p = math.exp(s - L[i])", "p = math.exp(s - L[i] + 0.0)")
+    (folder / "solution.py").write_text(clash, encoding="utf-8")
+    with pytest.raises(content.ContentError, match=r"wrong/l_of_the_key_row.py.patch does not apply to solution.py"):
+        content.wrong_answer(entry, "l_of_the_key_row.py")
+    (folder / "wrong" / "l_of_the_key_row.py").write_text(before, encoding="utf-8")
+    with pytest.raises(content.ContentError, match="found both"):
+        content.wrong_answer(entry, "l_of_the_key_row.py")
+
+
 @pytest.mark.parametrize("slug,step", STEPS, ids=[f"{a}-{b}" for a, b in STEPS])
 def test_the_solution_passes(slug, step):
     report = runner.check(slug, step, content.read(content.step(slug, step), "solution.py"))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from exercises import content
 from planner.shaders import instrument, read_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,14 +41,21 @@ def wgsl_files() -> list[Path]:
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]  # hidden: scratch copies
         if Path(folder) == PARTS:
             continue  # checked inside the kernels that include them (tests/test_wgsl_include.py: all are)
-        out.extend(Path(folder) / f for f in files if f.endswith(".wgsl"))
+        # an exercise's wrong shader stored as a patch (wrong/NAME.wgsl.patch) counts as wrong/NAME.wgsl
+        out.extend(Path(folder) / f.removesuffix(content.PATCH) for f in files
+                   if f.removesuffix(content.PATCH).endswith(".wgsl"))
     return sorted(out)
 
 
 def compiled_text(path: Path) -> str:
     """The text a host compiles: a kernel of kernels_wgsl/ with its parts joined; any other
-    file (an exercise's, which the learner edits whole in the page) as it is."""
-    return read_source(path.name) if path.parent == KERNELS else path.read_text()
+    file (an exercise's, which the learner edits whole in the page) as it is, a wrong
+    shader as exercises.content gives it (whole, or its patch applied to the solution)."""
+    if path.parent == KERNELS:
+        return read_source(path.name)
+    if path.parent.name == "wrong":
+        return content.wrong_answer({"dir": str(path.parent.parent)}, path.name)
+    return path.read_text()
 
 
 FILES = wgsl_files()
@@ -148,7 +156,7 @@ def test_every_storage_access_goes_through_a_counted_helper(path):
         assert "tally" not in path.read_text() and "probes" in path.parts, path
     elif str(path.relative_to(ROOT)) in UNCOUNTED_ON_PURPOSE:
         from exercises.wgsl import check_counted_loads
-        assert problems and check_counted_loads(path.read_text()), path
+        assert problems and check_counted_loads(compiled_text(path)), path
     else:
         assert problems == []
 
