@@ -181,6 +181,31 @@ def test_starter_and_solution_offer_one_api_and_the_same_kernel_arguments():
         assert {f.name for f in cls.body if isinstance(f, ast.FunctionDef)} == {"forward", "backward"}
 
 
+def _loads(fn: ast.FunctionDef) -> list[str]:
+    """The first argument of each tl.load in a function: what it reads through pointers."""
+    return [ast.unparse(c.args[0]) for c in ast.walk(fn) if isinstance(c, ast.Call)
+            and ast.unparse(c.func) == "tl.load"]
+
+
+def test_the_fast_solution_offers_the_solutions_api_and_takes_every_tile_by_descriptor():
+    fast, solution = _functions(_tree("solution_fast.py")), _functions(_tree("solution.py"))
+    assert _signature(fast["flash_attention"]) == _signature(solution["flash_attention"])
+    # one source: the constants, checks and the pre-pass come from solution.py, not copied
+    imported = {a.name for n in _tree("solution_fast.py").body if isinstance(n, ast.ImportFrom)
+                and n.module == "solution" for a in n.names}
+    assert {"LOG2E", "LN2", "_check", "_scratch", "_backward_preprocess"} <= imported
+    assert not imported & set(fast)
+    # the fast path's loops read only L and D through pointers: every (rows, d) tile by descriptor
+    for name in ("_fwd_keys", "_dkdv_queries", "_dq_keys"):
+        assert all(ptr.startswith(("L +", "Delta +")) for ptr in _loads(fast[name])), (name, _loads(fast[name]))
+        assert ".load([start, 0])" in ast.unparse(fast[name]), name
+    for name in ("_fwd_tile", "_backward_dkdv_fast", "_backward_dq_fast"):
+        assert "tl.make_tensor_descriptor" in ast.unparse(fast[name]) and "tl.store(" not in \
+            ast.unparse(fast[name]).replace("tl.store(L +", ""), name
+    # while solution.py's backward loops still load their tiles through pointers, as the prompt teaches
+    assert any(ptr.startswith("Q +") for ptr in _loads(solution["_query_tiles"]))
+
+
 def test_the_starter_marks_each_step_and_the_solution_has_no_todo():
     starter = (FOLDER / "starter.py").read_text(encoding="utf-8")
     assert starter.count("TODO (Port)") == 2 and starter.count("TODO (Compose)") == 2
@@ -294,6 +319,14 @@ needs_triton = pytest.mark.skipif(_interpreter_works() is not None, reason=str(_
 @needs_triton
 def test_the_solution_passes_a_selection_of_its_tests_in_the_interpreter():
     out = _run_tests("solution", "float16 and not bfloat16 and 65 or recomputes_p or far_below and float16")
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert " passed" in out.stdout and "failed" not in out.stdout
+
+
+@needs_triton
+def test_the_fast_solution_passes_the_same_selection():
+    # in the interpreter it is solution.py's kernels (no copy engine there); on a Hopper GPU its own
+    out = _run_tests("solution_fast", "float16 and not bfloat16 and 65 or recomputes_p or far_below and float16")
     assert out.returncode == 0, out.stdout[-3000:]
     assert " passed" in out.stdout and "failed" not in out.stdout
 

@@ -5,6 +5,7 @@ against float64 attention computed by PyTorch on your CUDA GPU.
     python3 -m pytest test_flash_triton.py -q -k forward                    # Compose
     python3 -m pytest test_flash_triton.py -q                               # Backward: everything
     FLASH_MODULE=solution python3 -m pytest test_flash_triton.py -q         # tests solution.py
+    FLASH_MODULE=solution_fast python3 -m pytest test_flash_triton.py -q    # and its fast path
     TRITON_INTERPRET=1 python3 -m pytest test_flash_triton.py -q            # no NVIDIA GPU: on the CPU
 
 Without PyTorch, Triton or a CUDA GPU the whole file is skipped, with the
