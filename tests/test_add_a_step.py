@@ -34,8 +34,8 @@ ANSWERS = Path("tests/exercise_answers") / SLUG
 # the copy's pytest runs without tests/conftest.py (its fixtures build the site), which
 # test_exercises.py does not use.
 COPIED = ("exercises/", "emulator/", "i18n/", "locale/", "site/content/exercises/", "site/content/pt-BR/exercises/",
-          "site/content/languages.toml", "kernels_wgsl/manifest.json", "tests/test_exercises.py", "tests/wrong_expected.py",
-          "tests/exercise_answers/", "pyproject.toml")
+          "site/content/languages.toml", "kernels_wgsl/manifest.json", "tests/test_exercises.py",
+          "tests/wrong_expected.py", "tests/exercise_answers/", "pyproject.toml")
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
           "-n", "0"]
 
@@ -130,7 +130,7 @@ def test_the_added_step_is_found_by_the_exercise_tests_and_passes_them(tmp_path)
     assert listed.returncode == 0, listed.stdout[-3000:] + listed.stderr[-3000:]
     mine = [line for line in listed.stdout.splitlines() if f"{SLUG}-{NEW}" in line]
     wrong = sorted((tmp_path / EX / NEW / "wrong").glob("*.py"))
-    for test in ("test_the_step_has_its_files", "test_the_solution_passes", "test_the_starter_fails",
+    for test in ("test_the_step_has_the_files_its_loader_lists", "test_the_solution_passes", "test_the_starter_fails",
                  "test_every_wrong_answer_has_its_expectation_beside_it", "test_another_correct_answer_passes",
                  "test_the_offline_cli_passes_the_solution"):
         assert any(test in line for line in mine), (test, mine)
