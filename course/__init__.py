@@ -18,6 +18,7 @@ import i18n
 from course import gpu_results
 from course.figures import figures
 from emulator import traffic
+from emulator.tiling import M_DEFAULT, M_MAX
 from exercises import content
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,6 +144,8 @@ def build(context: dict, lang: str | None = None) -> dict:
     in language ``lang`` (BCP 47; default: the source language)."""
     code = lang or i18n.default().code
     module = i18n.load_content(MODULE_TOML.relative_to(i18n.CONTENT), code)
+    for link in module.get("lab_links", []):  # M: the manifest's default, or its largest
+        link["M"] = M_MAX if link.get("largest_bench") else M_DEFAULT
     built = {slug: load_exercise(slug, code) for slug in content.slugs()}
     rows = []
     for entry in module["exercises"]:

@@ -1,8 +1,8 @@
 """Where exercises live: ``site/content/exercises/SLUG/exercise.toml`` names
-the steps; each step is a folder ``SLUG/STEP/`` (what it holds: exercises/README.md,
-"Adding a step"; the files read here are :data:`STEP_FILES` and the typical wrong
-answers of ``wrong/``, each a whole file or a patch against the step's solution:
-:func:`wrong_answer`).
+the steps; each step is a folder ``SLUG/STEP/`` holding the files :func:`step_files`
+lists (the one list; what each holds: exercises/README.md, "Adding a step") and its
+typical wrong answers in ``wrong/``, each a whole file or a patch against the step's
+solution (:func:`wrong_answer`).
 
 The same relative layout is written into Pyodide's file system by the page's
 worker, so paths are found from this file's own location in both runtimes.
@@ -19,7 +19,13 @@ from emulator.i18n import _
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXERCISES_DIR = os.path.join(ROOT, "site", "content", "exercises")
 
-#: Files a code step may hold (besides wrong/), as the page and CLI read them.
+#: A step's files by its language: a Python step's (kinds "predict" and "code") and a WGSL
+#: step's (kind "wgsl", whose checks are exercises/wgsl.py's), besides ``wrong/``.
+PYTHON_STEP_FILES = ("prompt.md", "hints.md", "starter.py", "solution.py", "tests.py", "teaching.toml", "after.md")
+WGSL_STEP_FILES = ("prompt.md", "hints.md", "starter.wgsl", "solution.wgsl", "teaching.toml", "after.md")
+#: The one file a step may leave out: the words shown once it passes.
+OPTIONAL_FILES = ("after.md",)
+#: Files a Python step may hold (besides wrong/*.py), as the page and CLI read them.
 STEP_FILES = ("prompt.md", "starter.py", "solution.py", "tests.py", "hints.md", "after.md")
 #: A wrong answer ``wrong/NAME.py`` stored as a patch is ``wrong/NAME.py.patch``: a unified
 #: diff from the folder's ``solution.py`` (``solution.wgsl`` for ``NAME.wgsl``) to the answer.
@@ -73,6 +79,14 @@ def step(slug: str, step_id: str, base: str = EXERCISES_DIR) -> dict:
             return s
     raise ContentError(_("exercise {slug} has no step {step}; steps: {steps}").format(
         slug=repr(slug), step=repr(step_id), steps=", ".join(s["id"] for s in ex["steps"])))
+
+
+def step_files(step_entry: dict, optional: bool = True) -> tuple[str, ...]:
+    """The files of a step's folder (``step_entry`` from :func:`step`), besides its
+    ``wrong/`` answers: :data:`WGSL_STEP_FILES` for ``kind = "wgsl"``, else
+    :data:`PYTHON_STEP_FILES`; without :data:`OPTIONAL_FILES` when ``optional`` is False."""
+    names = WGSL_STEP_FILES if step_entry.get("kind") == "wgsl" else PYTHON_STEP_FILES
+    return tuple(n for n in names if optional or n not in OPTIONAL_FILES)
 
 
 def read(step_entry: dict, name: str) -> str:

@@ -253,6 +253,10 @@ def merge(base: Any, over: Any, where: str) -> Any:
     return over
 
 
+def _holds_tables(value: Any) -> bool:
+    return isinstance(value, Mapping) or (isinstance(value, list) and any(isinstance(x, Mapping) for x in value))
+
+
 def missing_words(base: Any, over: Any, where: str = "") -> list[str]:
     """Dotted paths of the English words in ``base`` that ``over`` does not translate."""
     out: list[str] = []
@@ -260,7 +264,7 @@ def missing_words(base: Any, over: Any, where: str = "") -> list[str]:
         over = over if isinstance(over, Mapping) else {}
         for key, value in base.items():
             path = f"{where}.{key}" if where else key
-            if key in untranslated_keys():
+            if key in untranslated_keys() and not _holds_tables(value):  # data; a table's words still count
                 continue
             if isinstance(value, str):
                 if _is_text(key, value) and key not in over:

@@ -18,6 +18,7 @@ kernels_wgsl/README.md, "Adding a kernel", names these two places.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -27,18 +28,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from babel.messages import pofile
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME, FILE = "my-fused", "my_fused.wgsl"
 LABEL = "Fused, a copy added by a test"
 
-# What the copy's Python reads: the emulator, planner and native host, the kernels, the
-# build's page renderer (with sitebuild and the course data it imports) and the lab template,
-# its content, catalogs and facts.
+# What the copy's Python reads: the emulator (and the checker, whose messages share its catalog),
+# the planner and native host, the kernels, the build's page renderer (with sitebuild and the
+# course data it imports) and the lab template, its content, catalogs and facts.
 # The tests that cover a kernel run in the copy too (tests/, pyproject.toml's settings).
-COPIED = ("emulator/", "cannery_host/", "kernels_wgsl/", "i18n/", "locale/", "site/templates/",
+COPIED = ("emulator/", "exercises/", "cannery_host/", "kernels_wgsl/", "i18n/", "locale/", "site/templates/",
           "site/content/", "facts/", "film/",
-          "build.py", "sitebuild/", "planner/", "lab_api/", "course/", "bench/results/", "tests/", "pyproject.toml")
+          "build.py", "sitebuild/", "planner/", "lab_api/", "course/", "bench/results/", "tests/", "pyproject.toml",
+          "site/static/js/")
 
 
 def _digests(root: Path) -> dict:
@@ -185,7 +188,8 @@ def test_the_added_kernel_runs_counted_and_timed_natively(tree):
 def test_the_tests_that_cover_kernels_find_the_added_one_and_pass(tree):
     """The copy's own tests, unedited: every test parametrized by the manifest's kernels that
     names my-fused (the float64 check of its output read back natively, the instrument's
-    bytes, the emulator's plan), and the manifest walk's tests over every kernel."""
+    bytes, the emulator's plan), the manifest walk's tests over every kernel, and Time's
+    tests of the runs a plan times (under node)."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
     files = ["tests/test_wgsl_native.py", "tests/test_emulator.py"]
@@ -194,7 +198,62 @@ def test_the_tests_that_cover_kernels_find_the_added_one_and_pass(tree):
     assert listed.returncode == 0, listed.stdout[-4000:] + listed.stderr[-4000:]
     mine = [line for line in listed.stdout.splitlines() if "::" in line and NAME in line]
     assert any("float64_check" in t for t in mine) and any("emulator_count" in t for t in mine), mine
-    run = subprocess.run([*pytest_cmd, "-rs", *mine, "tests/test_manifest_walk.py"], cwd=tree, env=env,
+    # and, whole, the files whose tests derive their kernels from the manifest without naming them
+    # in their ids: the walk over every kernel, and Time's timed runs (the tuned kernels a plan keeps)
+    run = subprocess.run([*pytest_cmd, "-rs", *mine, "tests/test_manifest_walk.py", "tests/test_js_time_stats.py"],
+                         cwd=tree, env=env,
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert re.search(r"(\d+) passed", run.stdout) and "failed" not in run.stdout, run.stdout[-2000:]
+
+
+UNTRANSLATED = f"locale/pt_BR/LC_MESSAGES/site.po: untranslated: {LABEL!r}"
+
+
+def _i18n(tree: Path, command: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, "-m", "i18n", command], cwd=tree, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _messages(po: str) -> dict:
+    """{msgid: (msgstr, its extracted comments, the files it is found in)} of a catalog's text."""
+    return {m.id: (m.string, tuple(m.auto_comments), tuple(sorted({f for f, _line in m.locations})))
+            for m in pofile.read_po(io.StringIO(po)) if m.id}
+
+
+def _header(po: str) -> str:
+    return po.split("\n\n", 1)[0]
+
+
+def test_the_label_waits_for_its_portuguese_and_update_keeps_every_catalogs_header(tree, tmp_path):
+    """kernels_wgsl/README.md: the label reaches the catalogs from the manifest alone, and
+    test_i18n (python -m i18n check) asks for its Portuguese, and for nothing else. Then
+    python -m i18n update, with the pinned Babel, adds the label to site.pot and site.po and
+    changes no other line of any catalog (no header rewritten); filled, the check passes."""
+    copy = tmp_path / "tree"
+    shutil.copytree(tree, copy)
+    first = _i18n(copy, "check")
+    assert first.returncode == 1
+    assert first.stdout.splitlines() == [UNTRANSLATED.replace(": untranslated: ", ": not yet extracted (run "
+                                                              "`python -m i18n update`): ")], first.stdout
+    catalogs = sorted(p.relative_to(copy).as_posix() for p in (copy / "locale").rglob("*.po*"))
+    before = {c: (copy / c).read_text(encoding="utf-8") for c in catalogs}
+    update = _i18n(copy, "update")
+    assert update.returncode == 0, update.stderr[-3000:]
+    after = {c: (copy / c).read_text(encoding="utf-8") for c in catalogs}
+    assert {c for c in catalogs if after[c] != before[c]} == {"locale/site.pot", "locale/pt_BR/LC_MESSAGES/site.po"}
+    assert all(_header(after[c]) == _header(before[c]) for c in catalogs)
+    for c in ("locale/site.pot", "locale/pt_BR/LC_MESSAGES/site.po"):  # the one entry, and nothing else
+        old, new = _messages(before[c]), _messages(after[c])
+        assert set(new) - set(old) == {LABEL} and {k: new[k] for k in old} == old, c
+        assert new[LABEL] == ("", ("The label of the kernel my-fused (the lab's Kernel menu).",),
+                              ("kernels_wgsl/manifest.json",)), c
+    second = _i18n(copy, "check")
+    assert second.returncode == 1 and second.stdout.splitlines() == [UNTRANSLATED], second.stdout
+    po = copy / "locale/pt_BR/LC_MESSAGES/site.po"
+    po.write_text(po.read_text(encoding="utf-8").replace(f'msgid "{LABEL}"\nmsgstr ""',
+                                                         f'msgid "{LABEL}"\nmsgstr "Fundido, uma cópia que um teste '
+                                                         f'acrescentou"'), encoding="utf-8")
+    done = _i18n(copy, "check")
+    assert done.returncode == 0, done.stdout[-3000:]

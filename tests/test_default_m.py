@@ -22,9 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SEED_M, NEW_M = 16384, 32768
 # What the page's data is rendered from: the emulator and host, the kernels, the build with
 # its templates, content, catalogs, facts and film, its Markdown and server (sitebuild), and the
-# course data with the measured results it reads.
-COPIED = ("emulator/", "cannery_host/", "kernels_wgsl/", "i18n/", "locale/", "site/templates/", "site/content/",
-          "facts/", "film/", "build.py", "sitebuild/", "planner/", "lab_api/", "course/", "bench/results/")
+# course data (with the exercises it lists) and the measured results it reads.
+COPIED = ("emulator/", "exercises/", "cannery_host/", "kernels_wgsl/", "i18n/", "locale/", "site/templates/",
+          "site/content/", "facts/", "film/", "build.py", "sitebuild/", "planner/", "lab_api/", "course/",
+          "bench/results/")
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +73,10 @@ out["film"] = {k: ctx["film"]["figures"][k] for k in ("M", "M_raw")}
 out["film_d64"] = {k: ctx["film"]["figures"]["d64"][k] for k in ("B_r", "B_c", "fused_raw")}
 out["html"] = build.make_env("en").get_template("_lab.html.j2").render(**ctx)
 out["rules"] = json.dumps(build.lab_rules("en"))
+import course
+module = course.build(ctx)["module"]
+out["links"] = [link["M"] for link in module["lab_links"]]
+out["links_html"] = build.make_env("en").get_template("_module_lab.html.j2").render(**ctx, module=module)
 print(json.dumps(out))
 '''
 
@@ -104,3 +109,10 @@ def test_the_lab_form_and_the_film_say_the_new_m(shown):
     assert "At M = 32,768: d = 16 gives B_r = 256, B_c = 128; d = 64 gives B_r = 64, B_c = 32." in html
     assert shown["film"] == {"M": "32,768", "M_raw": NEW_M}
     assert f'"workgroup_bytes_default": {NEW_M}' in shown["rules"]
+
+
+def test_the_module_pages_lab_links_open_at_the_new_m(shown):
+    """module.toml's links into the lab give no M: each opens at the manifest's default, and
+    the one that shows a larger bench at the manifest's largest (65,536 B, the seed's)."""
+    assert shown["links"] == [NEW_M, NEW_M, NEW_M, 65536, NEW_M]
+    assert shown["links_html"].count(f"&amp;M={NEW_M}\"") == 4 and "M = 32,768" in shown["links_html"]

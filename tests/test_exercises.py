@@ -9,7 +9,8 @@ Right numbers are not enough: the answers that get them without the skill
 the causal skip done by masking) fail only the test that watches how the code
 reads its inputs (exercises.instruments), with a message naming what the code
 did; and other correct answers, in other loop orders (tests/exercise_answers/),
-pass every test."""
+pass every test. What each wrong answer must do (the tests it fails, what the
+first one says) is written beside it, in its step's wrong/expected.toml."""
 from __future__ import annotations
 
 import json
@@ -18,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import wrong_expected
 
 from exercises import content, runner
 from exercises.testing import fmt
@@ -30,116 +32,16 @@ WRONG = [(slug, sid, name) for slug, sid in STEPS for name in content.wrong_answ
 ANSWERS = ROOT / "tests" / "exercise_answers"
 # Other correct answers, each beside its step: tests/exercise_answers/SLUG/STEP/*.py.
 ALTERNATIVES = sorted((p.parent.parent.name, p.parent.name, p.name) for p in ANSWERS.glob("*/*/*.py"))
-# The skill-less answers: (slug, step, wrong answer) -> (the one test that fails, what its message says).
-SKILL_LESS = {
-    ("online-softmax", "scratch", "whole_row_max_first.py"): (
-        "test_one_pass_over_the_tiles", "your code read every score 2 times (24 reads of 12 scores); "
-        "an online softmax reads each tile once (4 tiles: 12 reads)"),
-    ("online-softmax", "scratch", "copies_then_two_passes.py"): (
-        "test_holds_one_tile_at_a_time", "16,384 random scores, block 32: your code held 16,384 scores at once "
-        "(block = 32): an online softmax holds one block"),
-    ("online-softmax", "scratch", "sorted_copy.py"): (
-        "test_holds_one_tile_at_a_time", "your code held 16,384 scores at once (block = 32)"),
-    ("online-softmax", "scratch", "tiles_kept_then_two_passes.py"): (
-        "test_holds_one_tile_at_a_time", "your code held 16,384 scores at once (block = 32)"),
-    ("online-softmax", "scratch", "floats_copied_one_by_one.py"): (
-        "test_holds_one_tile_at_a_time", "(block = 32): that is a copy of every score; a tile needs about 2 KB: "
-        "an online softmax holds one block"),
-    ("online-softmax", "compose", "strip_with_values_alongside.py"): (
-        "test_holds_a_tile_of_scores", "(N = 192, block_rows 4, block_cols 2): that is a block_rows × N strip of "
-        "scores (768 numbers); a tile needs about 768 bytes: a tiled pass holds m, l and O for one query tile"),
-    ("online-softmax", "compose", "tiles_into_a_whole_table.py"): (
-        "test_holds_a_tile_of_scores", "(N = 192, block_rows 4, block_cols 2): that is an N × N table of scores"),
-    ("online-softmax", "compose", "whole_row_softmax.py"): (
-        "test_reads_like_the_fused_kernel", "N = 65, d = 4, seed 65, block_rows 32, block_cols 8, full: your code read "
-        "every row of K once per row of Q (N = 65: 4,225 reads); a tiled pass reads it once per query tile "
-        "(3 tiles: 195 reads)"),
-    ("online-softmax", "compose", "whole_score_table.py"): (
-        "test_reads_like_the_fused_kernel", "your code read every row of K once per row of Q (N = 65: 4,225 reads); "
-        "a tiled pass reads it once per query tile (3 tiles: 195 reads)"),
-    ("online-softmax", "compose", "block_rows_ignored.py"): (
-        "test_reads_like_the_fused_kernel", "your code read every row of K once per row of Q (N = 65: 4,225 reads)"),
-    ("online-softmax", "compose", "block_cols_ignored.py"): (
-        "test_reads_like_the_fused_kernel", "your code read every row of K once per row of Q (N = 65: 4,225 reads)"),
-    ("online-softmax", "compose", "two_passes_o_never_rescaled.py"): (
-        "test_reads_like_the_fused_kernel", "your code read every row of K 2 times as often as a tiled pass "
-        "(390 reads); a tiled pass reads it once per query tile (3 tiles: 195 reads)"),
-    ("online-softmax", "compose", "causal_masks_every_tile.py"): (
-        "test_reads_like_the_fused_kernel", "block_rows 16, block_cols 8, causal: your code read every row of K once "
-        "per query tile, the key tiles wholly past the diagonal too (325 reads); a tiled pass reads it once per "
-        "query tile, up to that tile's last row (5 tiles: 225 reads)"),
-    ("online-softmax", "compose", "strip_of_scores_per_query_tile.py"): (
-        "test_reads_like_the_fused_kernel", "your code read 65 rows of K before it used their rows of V, so it held "
-        "the scores of 65 keys at once; a tiled pass holds those of one key tile (8 keys) at a time"),
-    ("flash-backward", "harden", "whole_row_with_masks.py"): (
-        "test_reads_like_the_fused_kernel", "your code read every row of K once per row of Q (N = 30: 900 reads); "
-        "a tiled pass reads it once per query tile (4 tiles: 120 reads)"),
-    ("flash-backward", "harden", "causal_masks_every_tile.py"): (
-        "test_reads_like_the_fused_kernel", "your code read every row of V once per query tile, the key tiles "
-        "wholly past the diagonal too (120 reads); a tiled pass reads it once per query tile, up to that tile's "
-        "last row (4 tiles: 93 reads)"),
-    ("flash-backward", "scratch", "p_table_stored.py"): (
-        "test_reads_like_the_fused_backward", "your code read every row of K 2 times per row of Q (1,800 reads); "
-        "a tiled pass reads each row of it once (30 reads)"),
-    ("flash-backward", "scratch", "d_recomputed_for_every_key.py"): (
-        "test_reads_like_the_fused_backward", "your code read every row of O once per key tile (150 reads); "
-        "a tiled pass reads each row of it once (30 reads)"),
-    ("flash-backward", "harden", "whole_row_softmax_tiled_reads.py"): (
-        "test_holds_one_tile_of_scores", "(N = 129, block_rows 4, block_cols 2): that is a block_rows × N strip of "
-        "scores (516 numbers); a tile needs about"),
-    ("flash-backward", "harden", "score_table_filled_tile_by_tile.py"): (
-        "test_holds_one_tile_of_scores", "that is an N × N table of scores (16,641 numbers)"),
-    ("flash-backward", "scratch", "p_table_filled_tile_by_tile.py"): (
-        "test_holds_no_table_of_p", "(N = 65, block_rows 4, block_cols 3): that is an N × N table of P "
-        "(4,225 numbers); a tile needs about"),
-    ("flash-backward", "scratch", "p_cache_of_every_pair.py"): (
-        "test_holds_no_table_of_p", "that is an N × N table of P (4,225 numbers)"),
-}
+# What each wrong answer is expected to do, from its step's wrong/expected.toml (tests/wrong_expected.py):
+# (slug, step) -> (the tests that watch how the code works, {answer name: its entry}).
+EXPECTED = {(slug, sid): wrong_expected.load(content.step(slug, sid)) for slug, sid in STEPS}
 
 
-# The tests that watch how the code works (exercises.instruments, exercises.skill): a skill-less
-# answer fails one of them at least, and no other.
-INSTRUMENTS = {test for test, _says in SKILL_LESS.values()} | {"test_holds_one_tile_at_a_time",
-                                                               "test_holds_a_tile_of_scores",
-                                                               "test_holds_no_table_of_p",
-                                                               "test_holds_one_tile_of_scores"}
-# The answers that import the project's own modules at their top: refused as they load
-# (exercises.guard), naming the module and the line: (slug, step, wrong answer) -> what the error says.
-REFUSED_AT_LOAD = {
-    ("online-softmax", "probe", "asks_the_emulator.py"): 'line 2, in <module>\n    from emulator import traffic\n'
-                                                         "ImportError: emulator.traffic: this step runs your code "
-                                                         "without the project's own modules",
-    ("online-softmax", "probe", "import_module.py"): "import importlib\nImportError: importlib: this step runs",
-    ("online-softmax", "probe", "sys_modules.py"): "import sys\nImportError: sys: this step runs",
-    ("online-softmax", "compose", "imports_the_reference.py"): (
-        "from emulator.attention import reference\nImportError: emulator.attention.reference: this step runs"),
-    ("flash-backward", "scratch", "imports_the_reference.py"): (
-        "from emulator.backward_reference import reference\n"
-        "ImportError: emulator.backward_reference.reference: this step runs"),
-    ("flash-backward", "harden", "imports_forward64.py"): (
-        "from emulator.backward import forward64\nImportError: emulator.backward.forward64: this step runs"),
-}
-# Frame walks name a frame's attributes in their source: refused as they load too.
-INSIDES = "this step runs your code without reaching into Python's own machinery"
-REFUSED_AT_LOAD.update({
-    ("online-softmax", "compose", "walks_to_the_tests_oracle.py"): f"SyntaxError: f_globals: {INSIDES}",
-    ("flash-backward", "scratch", "frame_walk_to_the_oracle.py"): f"SyntaxError: f_locals: {INSIDES}",
-    ("flash-backward", "harden", "frame_walk_to_the_oracle.py"): f"SyntaxError: f_globals: {INSIDES}",
-})
-# The answers that reach for them inside their function: every test that calls it fails, naming
-# the module: (slug, step, wrong answer) -> (the first failing test, its message).
-REFUSED_IN_TESTS = {
-    ("online-softmax", "probe", "dynamic_import.py"): (
-        "test_the_lesson_figures", 'io_bytes("plain", n=4,096, d=16, workgroup_bytes=16,384): emulator.traffic.count: '
-        "this step runs your code without the project's own modules: the count is yours to write"),
-    ("flash-backward", "scratch", "dynamic_import.py"): (
-        "test_one_row", "N = 1, d = 4, seed 1, block_rows 1, block_cols 1, full: "
-        "emulator.backward_reference.reference: this step runs your code without the project's own modules: "
-        "the count is yours to write"),
-    ("flash-backward", "harden", "dynamic_import.py"): (
-        "test_random_ragged", "N = 1, d = 4, seed 1, block_rows 2, block_cols 2, full: importlib: this step runs your "
-        "code without the project's own modules: the count is yours to write"),
-}
+def _expected(slug, step, name):
+    return EXPECTED[slug, step][1].get(name, {})
+
+
+REFUSED = "this step runs your code without the project's own modules"
 
 
 @pytest.mark.parametrize("slug", content.slugs())
@@ -160,12 +62,19 @@ def test_exercise_one_keeps_the_seeds_ladder_in_order():
     assert ex["tier"] == "browser" and ex["minutes"] >= 90
 
 
-@pytest.mark.parametrize("slug,step", STEPS, ids=[f"{a}-{b}" for a, b in STEPS])
-def test_the_step_has_its_files_and_at_least_two_wrong_answers(slug, step):
+EVERY_STEP = [(slug, st["id"]) for slug in content.slugs() for st in content.load(slug)["steps"]]
+
+
+@pytest.mark.parametrize("slug,step", EVERY_STEP, ids=[f"{a}-{b}" for a, b in EVERY_STEP])
+def test_the_step_has_the_files_its_loader_lists_and_at_least_two_wrong_answers(slug, step):
+    """Every file exercises.content.step_files names for the step's kind (after.md aside,
+    which is optional) is there and not empty; wrong/ holds two answers at least."""
     entry = content.step(slug, step)
-    for name in ("prompt.md", "starter.py", "solution.py", "tests.py", "hints.md"):
+    for name in content.step_files(entry, optional=False):
         assert content.read(entry, name).strip(), name
-    assert len(content.wrong_answers(entry)) >= 2
+    # exercise 4's shaders (whole or patches), which tests/test_exercise_wgsl.py runs
+    suffix = ".wgsl" if entry.get("kind") == "wgsl" else ".py"
+    assert len(content.wrong_answers(entry, suffix)) >= 2
 
 
 # Every wrong/ folder of every exercise (the Python steps', the WGSL steps', the Triton port's own),
@@ -240,19 +149,48 @@ def test_the_starter_fails(slug, step):
     assert not report["ok"]
 
 
+@pytest.mark.parametrize("slug,step", STEPS, ids=[f"{a}-{b}" for a, b in STEPS])
+def test_every_wrong_answer_has_its_expectation_beside_it(slug, step):
+    """wrong/expected.toml names each answer exercises.content gives, and no other; its
+    entries hold only the keys its header names, and `watch` only the step's own tests."""
+    entry = content.step(slug, step)
+    watch, answers = EXPECTED[slug, step]
+    assert sorted(answers) == sorted(content.wrong_answers(entry)), wrong_expected.path(entry)
+    tests = content.read(entry, "tests.py")
+    assert all(f"def {t}(" in tests for t in watch), watch
+    for name, e in answers.items():
+        assert set(e) <= wrong_expected.KEYS and isinstance(e.get("fails"), list), (name, e)
+        if e.get("skill_less"):
+            assert e["fails"] and set(e["fails"]) <= set(watch) and e.get("says"), (name, e)
+        if e.get("refused") or not e["fails"]:
+            assert e.get("says"), (name, e)
+
+
 @pytest.mark.parametrize("slug,step,name", WRONG, ids=[f"{a}-{b}-{c[:-3]}" for a, b, c in WRONG])
-def test_the_typical_wrong_answer_fails_and_names_its_input(slug, step, name):
-    source = content.wrong_answers(content.step(slug, step))[name]
-    report = runner.check(slug, step, source)
-    if (slug, step, name) in REFUSED_AT_LOAD:
-        assert REFUSED_AT_LOAD[slug, step, name] in report["error"], report["error"]
+def test_the_typical_wrong_answer_fails_as_its_expectation_says_naming_its_input(slug, step, name):
+    """The answer fails exactly the tests its entry lists, each naming the smallest input, the
+    first with the entry's words. fails = []: refused as it loads (exercises.guard), the error
+    naming the module and the line. skill_less: right numbers, so only the tests that watch how
+    the code works fail, the message saying what it did. refused: it reached for the project's
+    module inside its function, and every test that calls it says so."""
+    exp = _expected(slug, step, name)
+    report = runner.check(slug, step, content.wrong_answers(content.step(slug, step))[name])
+    if exp.get("fails") == []:
+        assert report["error"] and exp["says"] in report["error"], report["error"]
         return
-    assert report["error"] is None
+    assert report["error"] is None, report["error"]
     failed = [r for r in report["results"] if not r["ok"]]
-    assert not report["ok"] and failed
+    assert not report["ok"] and [r["name"] for r in failed] == exp.get("fails"), [r["name"] for r in failed]
     for r in failed:
         assert r["input"], r  # the smallest failing input is named
         assert r["input"] in r["message"]
+    assert exp.get("says", "") in failed[0]["message"], failed[0]["message"]
+    if exp.get("skill_less"):
+        assert set(exp["fails"]) <= set(EXPECTED[slug, step][0])
+        assert failed[0]["expected"] and failed[0]["got"]
+    if exp.get("refused"):
+        assert failed[0]["message"].endswith(f"{exp['refused']}: {REFUSED}: the count is yours to write")
+        assert all(r["got"] == exp["refused"] for r in failed), [r["got"] for r in failed]
 
 
 @pytest.mark.parametrize("slug,step,name", ALTERNATIVES, ids=[f"{a}-{b}-{c[:-3]}" for a, b, c in ALTERNATIVES])
@@ -263,35 +201,15 @@ def test_another_correct_answer_passes_whatever_its_loop_order(slug, step, name)
 
 
 def test_every_python_code_step_has_another_correct_answer_and_a_skill_less_wrong_one():
+    """A skill-less answer, or one that reaches for our reference (refused as it loads or in
+    the tests): each code step has one, and another correct answer in tests/exercise_answers/."""
     code_steps = [(slug, st["id"]) for slug in content.slugs() for st in content.load(slug)["steps"]
                   if st.get("kind") == "code"]
     assert len(code_steps) >= 5  # the seed's five, a figure; a step added later adds to them
     for slug, step in code_steps:
         assert any(a[:2] == (slug, step) for a in ALTERNATIVES), (slug, step)
-        assert any(k[:2] == (slug, step) for k in [*SKILL_LESS, *REFUSED_AT_LOAD, *REFUSED_IN_TESTS]), (slug, step)
-
-
-@pytest.mark.parametrize("key", list(SKILL_LESS), ids=[f"{a}-{b}-{c[:-3]}" for a, b, c in SKILL_LESS])
-def test_a_skill_less_answer_gets_the_numbers_right_and_fails_only_the_instrument_naming_what_it_did(key):
-    slug, step, name = key
-    test, says = SKILL_LESS[key]
-    report = runner.check(slug, step, content.wrong_answers(content.step(slug, step))[name])
-    failed = {r["name"]: r for r in report["results"] if not r["ok"]}
-    assert test in failed and set(failed) <= INSTRUMENTS, [r["message"] for r in failed.values()]
-    assert says in failed[test]["message"], failed[test]["message"]
-    assert failed[test]["expected"] and failed[test]["got"]
-
-
-@pytest.mark.parametrize("key", list(REFUSED_IN_TESTS), ids=[f"{a}-{b}-{c[:-3]}" for a, b, c in REFUSED_IN_TESTS])
-def test_an_answer_that_imports_the_answer_inside_its_function_fails_every_test_that_calls_it(key):
-    slug, step, name = key
-    test, says = REFUSED_IN_TESTS[key]
-    report = runner.check(slug, step, content.wrong_answers(content.step(slug, step))[name])
-    assert report["error"] is None and not report["ok"]
-    failed = [r for r in report["results"] if not r["ok"]]
-    assert failed[0]["name"] == test and failed[0]["message"] == says, failed[0]["message"]
-    module = says.split(": ")[-3]
-    assert all(r["got"] == module for r in failed if r["name"] != "test_counts_the_bytes_itself")
+        answers = EXPECTED[slug, step][1].values()
+        assert any(e.get("skill_less") or e.get("refused") or e.get("fails") == [] for e in answers), (slug, step)
 
 
 def test_the_issue_example_message_for_a_missing_rescale():
@@ -365,7 +283,7 @@ def test_the_offline_cli_passes_the_solution_and_fails_a_wrong_answer(slug, step
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "FAIL" not in ok.stdout
     name, source = next((n, s) for n, s in sorted(content.wrong_answers(entry).items())
-                        if (slug, step, n) not in REFUSED_AT_LOAD)
+                        if _expected(slug, step, n).get("fails"))
     mine.write_text(source, encoding="utf-8")
     bad = _cli("check", slug, str(mine), "--step", step)
     assert bad.returncode == 1, bad.stdout

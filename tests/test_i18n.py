@@ -67,6 +67,16 @@ def test_the_manifest_extractor_yields_a_new_kernels_label_at_its_line():
     assert found[1][3] == ["The label of the kernel b (the lab's Kernel menu)."]
 
 
+def test_a_step_title_left_untranslated_is_caught_though_a_list_of_step_ids_is_data():
+    """`steps` is a data key (module.toml's lists of "SLUG/STEP" ids), but an exercise's
+    [[steps]] tables hold words: a new step's title missing from the overlay is named."""
+    base = {"steps": [{"id": "scratch", "title": "From scratch", "names": ["f"]}],
+            "objectives": [{"id": "o", "text": "Tiles", "steps": ["ex/scratch"]}]}
+    over = {"objectives": {"o": {"text": "Blocos"}}}
+    assert i18n.missing_words(base, over) == ["steps.scratch.title"]
+    assert i18n.missing_words(base, {**over, "steps": {"scratch": {"title": "Do zero"}}}) == []
+
+
 def test_a_missing_cue_a_missing_word_and_a_typed_number_are_each_caught(tmp_path):
     base = {"title": "Fused attention", "cues": [{"id": "hook", "start": "00:01.000", "text": "A film."},
                                                  {"id": "size", "start": "00:02.000", "text": "{{ N }} words."}],
