@@ -1,6 +1,6 @@
 """The held-out sentences in float16: which rows the float16 fused kernels lose.
 
-The lab's float16 card (issue 25 §3) runs fused-f16 and fused-f16-no-max
+The lab's float16 card runs fused-f16 and fused-f16-no-max
 (kernels_wgsl/fused_f16.wgsl) on the held-out sentences, on the visitor's GPU where it
 has shader-f16, and through their mirror (emulator/float16.py, struct's "e" format) in
 the page. This module computes, with numpy's float16 (a second, independent

@@ -471,10 +471,10 @@ def exact_digits(x):
     The float64 references call the platform's exp and log: glibc's in CPython,
     musl's in the page's Pyodide. Neither is correctly rounded, so the two can
     differ in the last bit, and a figure such as fused-no-rescale's largest error
-    at N = 256, d = 64, seed 1 ended …77404 in the CLI and …77401 in the page
-    (issue 23, item 10). An error is a difference of values near 1, so that bit
-    moves it by about 1e-17 in absolute terms (a float32 mirror's error of 3e-8
-    moved in its 10th digit); six significant digits of any error above 1e-10
+    at N = 256, d = 64, seed 1 ended …77404 in the CLI and …77401 in the page.
+    An error is a difference of values near 1, so that bit moves it by about
+    1e-17 in absolute terms (a float32 mirror's error of 3e-8 moved in its 10th
+    digit); six significant digits of any error above 1e-10
     sit 10,000 times above that, so the page, the CLI and its --json give the
     same figures. Verdicts are decided before rounding; the page shows three
     digits; "seconds" is a timing, not a figure.

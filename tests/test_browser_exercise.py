@@ -109,7 +109,7 @@ def test_predict_a_wrong_guess_fails_and_a_close_one_passes_then_the_reasoning_s
     page.fill("#predict-plain", "21,000,000")   # within 10% of the emulator's 21,233,664
     page.fill("#predict-fused", "4,500,000")    # within 10% of 4,456,448
     check(page, "predict")
-    # graded by the first whole prediction (issue 30, section 3): the second guess, told "too low", passes late
+    # graded by the first whole prediction: the second guess, told "too low", passes late
     expect(section.locator(".step-status")).to_have_text(
         "All 2 tests pass. Step passed after the reveal: the grade is your first whole prediction, "
         "and that one missed.")
@@ -145,7 +145,7 @@ SKILL_LESS_FOR = {"scratch": ("whole_row_max_first.py", "your code read every sc
                               "it once per query tile (3 tiles: 195 reads)"),
                   "probe": ("dynamic_import.py", "emulator.traffic.count: this step runs your code without the "
                             "project's own modules: the count is yours to write")}
-# Issue 30: shortcuts a read count cannot see, held to what the code holds (exercises.skill).
+# Shortcuts a read count cannot see, held to what the code holds (exercises.skill).
 HELD_FOR = {"scratch": ("copies_then_two_passes.py", "16,384 random scores, block 32: your code held 16,384 scores "
                         "at once (block = 32): an online softmax holds one block"),
             "compose": ("strip_with_values_alongside.py", "that is a block_rows × N strip of scores (768 numbers); "
