@@ -26,7 +26,7 @@ from pathlib import Path
 import build
 from bench import baseline_check
 from cannery_host.browser import CHROMIUM, launch
-from emulator import check as new_check
+from emulator import accuracy as new_check
 from emulator.traffic import count
 from sitebuild.server import make_server
 
@@ -93,12 +93,12 @@ RUN_IN_BENCH_WORKER = """async ([code, files]) => {
 TIME_CASE = """
 import json, time
 import baseline_check
-from emulator import check
+from emulator import accuracy
 from emulator.inputs import random_qkv
 from emulator.tiling import make_tiling
 kernel, n, d = {case!r}
 q, k, v = random_qkv(n, d, 0)
-planned = check.rows_to_check(make_tiling(kernel, n, d))
+planned = accuracy.rows_to_check(make_tiling(kernel, n, d))
 step = len(planned) / {sample}
 sample = [planned[int(i * step)] for i in range({sample})]
 def timed(f):
@@ -107,12 +107,12 @@ def timed(f):
     return time.perf_counter() - t, r
 out = {{"planned": len(planned), "sample": len(sample), "baseline_runs": [], "new_runs": []}}
 for _ in range({repeats}):
-    for name, mod in (("baseline", baseline_check), ("new", check)):
+    for name, mod in (("baseline", baseline_check), ("new", accuracy)):
         seconds, r = timed(lambda: mod.check_arrays(kernel, q, k, v, rows=sample))
         out[name + "_runs"].append(seconds)
         out[name + "_sample_passed"] = r["passed"]
 if {full}:
-    for name, mod in (("baseline", baseline_check), ("new", check)):
+    for name, mod in (("baseline", baseline_check), ("new", accuracy)):
         seconds, r = timed(lambda: mod.check(kernel, n, d))
         out[name + "_full"] = {{"seconds": seconds, "passed": r["passed"], "rows": r["rows_checked"]}}
 json.dumps(out)
@@ -307,8 +307,8 @@ def main(argv=None) -> int:
         "",
         "## Check: speed-up over the code it replaced",
         "",
-        "Baseline: `bench/baseline_check.py`, today's `emulator/attention.py` and `emulator/check.py` frozen",
-        "at commit 33ddf9c. New: the emulator as built. Both ran in one Pyodide worker in Chromium (one",
+        "Baseline: `bench/baseline_check.py`, `emulator/attention.py` and `emulator/check.py` (now `accuracy.py`)",
+        "frozen at commit 33ddf9c. New: the emulator as built. Both ran in one Pyodide worker in Chromium (one",
         "core), on the same seeded inputs (seed 0), and in CPython. This machine is shared with other",
         f"work, so single timings stretch: baseline and new were run alternately {REPEATS} times on {SAMPLE_ROWS}",
         "rows spread over the check's rows, and the fastest run of each, scaled to all rows, is the",

@@ -32,9 +32,9 @@ ops
             floats}) against float64 on those inputs
   float16   one head of the held-out sentences (facts/held_out_f16.json, or "data")
             through the float16 kernels' mirrors ("head": its index), and a GPU's O
-            for the same runs ("outputs") against them (emulator.float16)
+            for the same runs ("outputs") against them (emulator.float16_mirrors)
   float16_plan  the float16 kernels' GPU plans for the held-out sentences ("lengths",
-            "d", "heads", "limits", "subgroup_min_size"; emulator.float16.gpu_plans)
+            "d", "heads", "limits", "subgroup_min_size"; emulator.float16_mirrors.gpu_plans)
   walk      the steps Count adds up, in marks the lab's picture draws
             (emulator.walk.picture); "direction" as for count
   validate  the rules alone
@@ -47,8 +47,8 @@ import os
 import time
 
 import planner as _plan
+from emulator import accuracy as _check
 from emulator import backward as _backward
-from emulator import check as _check
 from emulator import mirrors as _mirrors
 from emulator import traffic as _traffic
 from emulator import walk as _walk
@@ -375,9 +375,9 @@ def _check_backward_output_op(p: dict, outputs) -> dict:
 
 
 def _float16_op(request: dict) -> dict:
-    """emulator.float16.held_out_report for the request's "head" (an index), on its "data"
+    """emulator.float16_mirrors.held_out_report for the request's "head" (an index), on its "data"
     (facts/held_out_f16.json parsed; read from the file when absent) and "outputs"."""
-    from emulator import float16 as _f16
+    from emulator import float16_mirrors as _f16
 
     index = parse_int("op", request.get("head", 0), _("The float16 card's head"))
     data = request.get("data")
@@ -391,9 +391,9 @@ def _float16_op(request: dict) -> dict:
 
 
 def _float16_plan_op(request: dict) -> dict:
-    """emulator.float16.gpu_plans for the float16 card: the request's "lengths" (the
+    """emulator.float16_mirrors.gpu_plans for the float16 card: the request's "lengths" (the
     sentences' N), "d", "heads", "limits" and "subgroup_min_size"."""
-    from emulator import float16 as _f16
+    from emulator import float16_mirrors as _f16
 
     d = parse_int("d", request.get("d"), _("Head dimension d"))
     heads = parse_int("op", request.get("heads", 1), _("The float16 card's heads"))

@@ -2,7 +2,7 @@
 refusal, with a size that fits, when a device offers less.
 
 Standard library only: it runs in the page's Pyodide worker (op ``gpu_plan`` of
-lab_api), in the native host (cannery_host.wgsl.Runner) and in the build, which
+lab_api), in the native host (cannery_host.wgpu_runner.Runner) and in the build, which
 writes the table the page needs before Python has started (:func:`cold_rules`). The
 page's WebGPU code (site/static/js/gpu/) derives nothing: it allocates the buffers,
 builds the pipelines and lays out the dispatches this module gives.

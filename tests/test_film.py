@@ -18,8 +18,8 @@ import webvtt
 
 import build
 import film
-from film import numbers, script, vtt
-from film.numbers import FilmError
+from film import film_figures, script, vtt
+from film.film_figures import FilmError
 
 ROOT = Path(__file__).resolve().parent.parent
 # Digests of every run of eight words in the seed documents (their wording stays out of the repository).
@@ -148,7 +148,7 @@ def test_count_captions_quote_the_emulator_figures(film_ctx):
 
 
 def test_worked_online_softmax_row_gives_l_1_553_at_m_3():
-    ex = numbers.online_softmax_example([1.0, 2.0, 3.0, 0.0], 2)
+    ex = film_figures.online_softmax_example([1.0, 2.0, 3.0, 0.0], 2)
     assert ex["m"] == 3.0
     exact = math.fsum(math.exp(s - 3.0) for s in (1, 2, 3, 0))
     assert ex["l"] == pytest.approx(exact, rel=1e-12)
@@ -158,14 +158,14 @@ def test_worked_online_softmax_row_gives_l_1_553_at_m_3():
 
 
 def test_forgetting_the_rescale_is_harmless_only_when_the_largest_score_comes_first():
-    first = numbers.online_softmax_example([3.0, 2.0, 1.0, 0.0], 2)
-    later = numbers.online_softmax_example([1.0, 2.0, 3.0, 0.0], 2)
+    first = film_figures.online_softmax_example([3.0, 2.0, 1.0, 0.0], 2)
+    later = film_figures.online_softmax_example([1.0, 2.0, 3.0, 0.0], 2)
     assert first["broken_l"] == pytest.approx(first["l"], rel=1e-15)
     assert later["broken_l"] > later["l"] * 1.5
 
 
 def test_fp16_limits_come_from_the_bit_pattern_and_agree_with_facts_json(context):
-    lim = numbers.fp16_limits()
+    lim = film_figures.fp16_limits()
     assert lim["max"] == 65504.0
     assert lim["edge"] == 65520.0
     assert lim["ln_edge"] == pytest.approx(math.log(65520.0))

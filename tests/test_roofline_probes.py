@@ -48,7 +48,7 @@ def test_the_worker_op_answers_the_same_plan():
 @pytest.mark.gpu
 def test_probes_on_wgpu_measure_positive_plausible_roofs(tmp_path):
     try:
-        from cannery_host.wgsl import KernelError, Runner
+        from cannery_host.wgpu_runner import KernelError, Runner
     except ImportError as e:
         pytest.skip(f"wgpu-py is not importable: {e}")
     try:
@@ -171,7 +171,7 @@ def test_the_backward_bench_holds_passes_to_the_roofline_copy_probe_and_no_other
     roofline probe's 3,979 GB/s on the same H200: one copy ceiling,
     measured one way. Its ceiling is probes.measure_copy over probe_plan's copy."""
     from bench import bench_wgsl_backward as bwd
-    from cannery_host.wgsl import KernelError, Runner
+    from cannery_host.wgpu_runner import KernelError, Runner
 
     assert not hasattr(bwd, "wgsl_copy_ceiling") and not hasattr(bwd, "COPY_SHADER")
     # a run's ceiling is the probe's, never PyTorch's or another kernel's
