@@ -10,6 +10,7 @@ import io
 import json
 import math
 import re
+import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -133,6 +134,36 @@ def test_question_answer_is_the_emulators_ratio_at_n4096_d16(film_ctx):
     assert (plain, fused) == (285_736_960, 17_301_504)
     assert film_ctx["question"]["answer"] == pytest.approx(plain / fused)
     assert film_ctx["question"]["answer"] == pytest.approx(16.515, abs=1e-3)
+
+
+# The seed's reference figures, kept here as figures on purpose: one head, float32, N = 4,096,
+# workgroup memory M = 16,384 B with half of it for the query tile. The developers' guide
+# (README.md, "The emulator's figures") states them too; a change to the counting, to the
+# film's sizes or to the guide must show up here as a failure.
+REFERENCE_BYTES = {("plain", 16): 285_736_960, ("fused", 16): 17_301_504,
+                   ("plain", 64): 538_968_064, ("fused", 64): 270_532_608}
+REFERENCE_N, REFERENCE_M = 4096, 16384
+
+
+def test_the_guide_the_emulator_and_the_film_state_the_reference_figures(film_ctx):
+    from emulator import traffic
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    guide = {(kernel, int(d)): int(total.replace(",", "")) for kernel, n, d, total in re.findall(
+        r"python -m emulator count --kernel (\w+) --n (\d+) --d (\d+) +# +([\d,]+) B", readme)}
+    assert guide == REFERENCE_BYTES, "README's emulator figures are not the seed's reference figures"
+    assert "M = 16,384 B with half of it for the query tile" in readme
+    sizes = tomllib.loads(film.FILM_TOML.read_text(encoding="utf-8"))["numbers"]
+    assert (sizes["n"], sorted(sizes["d"])) == (REFERENCE_N, [16, 64])  # the film counts at the seed's sizes
+    F = film_ctx["figures"]
+    text = {c["id"]: c["text"] for c in film_ctx["cues"]}
+    for (kernel, d), want in REFERENCE_BYTES.items():
+        assert traffic.count(kernel, REFERENCE_N, d, False, REFERENCE_M).total_bytes == want, (kernel, d)
+        assert F[f"d{d}"][f"{kernel}_raw"] == want, (kernel, d)
+    # what the captions say: the d = 16 totals in bytes, the d = 64 ones in MiB
+    assert f"{REFERENCE_BYTES['plain', 16]:,}" in text["answer"]
+    assert f"{REFERENCE_BYTES['fused', 16]:,}" in text["answer"]
+    for kernel in ("plain", "fused"):
+        assert f"{REFERENCE_BYTES[kernel, 64] / 2**20:g} MiB" in text["d64"], kernel
 
 
 def test_count_captions_quote_the_emulator_figures(film_ctx):
