@@ -1,5 +1,6 @@
-"""Frozen copy of the Check as it stood before issue 13 §4 (commit 33ddf9c):
-emulator/attention.py followed by emulator/check.py, unchanged except for
+"""Frozen copy of the Check as it stood before it ran in chunks of rows (commit 33ddf9c):
+emulator/attention.py followed by emulator/check.py (since renamed
+emulator/accuracy.py), unchanged except for
 imports. Used only by bench/bench_lab.py as the baseline its speed-up is
 measured against; nothing in the site or the tests imports it.
 """

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from cannery_host.probes import measure
-from cannery_host.wgsl import Runner
+from cannery_host.wgpu_runner import Runner
 
 CONVENTIONS = ("bandwidth: bytes read plus written by probes/copy.wgsl per second; arithmetic: "
                "2 FLOP per fused multiply-add of probes/fma.wgsl per second; ridge = FLOP/s / B/s")

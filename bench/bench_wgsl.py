@@ -26,7 +26,7 @@ Arithmetic intensity = FLOP / bytes. ``--ceilings`` measures the card's copy ban
 (a device-to-device copy through PyTorch, bytes read plus written) and PyTorch's float32
 matrix product (TF32 off), the two roofs of ``--roofline``.
 
-Timing: see cannery_host.wgsl.Runner.time (warm-up, samples of >= 10 ms of GPU work,
+Timing: see cannery_host.wgpu_runner.Runner.time (warm-up, samples of >= 10 ms of GPU work,
 >= 5 samples where the budget allows, median; timestamp queries when available).
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cannery_host.wgsl import MANIFEST, KernelError, Runner, TooSlow, gflops
+from cannery_host.wgpu_runner import MANIFEST, KernelError, Runner, TooSlow, gflops
 from emulator.traffic import SOFTMAX_FLOP_PER_SCORE
 
 ROOT = Path(__file__).resolve().parent.parent

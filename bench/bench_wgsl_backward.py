@@ -16,7 +16,7 @@ emulator's float32 forward); the run stops if one fails. Only then is anything t
 What is timed: the backward passes alone, every pass the manifest lists for the kernel
 (fused-backward: D, then dK and dV per key tile, then dQ per query tile; plain-backward:
 its seven passes through global memory), on inputs Q, K, V, O, dO random and L a stand-in
-logsumexp (cannery_host.wgsl.timing_lse; no pass's work depends on the values). Beside it,
+logsumexp (cannery_host.wgpu_runner.timing_lse; no pass's work depends on the values). Beside it,
 our forward kernels (``--forward``) at the same sizes, for backward ÷ forward time, and
 PyTorch's ``scaled_dot_product_attention`` backward in float32 with TF32 off, timed as
 ``torch.autograd.grad`` of its output (forward run once, outside the timing).
@@ -25,7 +25,7 @@ FLOP convention (FlashAttention-2, arXiv:2307.08691, section 4.1): forward 4 N²
 backward 2.5 times that, 10 N² d; causal counts half of each. GFLOP/s = FLOP / median time.
 GB/s uses the emulator's byte count (emulator.traffic.count) times heads.
 
-Timing: cannery_host.wgsl.Runner.time (warm-up, samples of at least 10 ms of GPU work, at
+Timing: cannery_host.wgpu_runner.Runner.time (warm-up, samples of at least 10 ms of GPU work, at
 least 5 samples where the budget allows, median; timestamp queries when available).
 SDPA: CUDA events, the same sample rule. ``--repeat R`` times every kernel of a configuration
 R times, interleaved (kernel a, b, c, a, b, c, ...), so that a load that comes and goes on a
@@ -62,7 +62,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cannery_host.wgsl import (
+from cannery_host.wgpu_runner import (
     MANIFEST,
     KernelError,
     Runner,

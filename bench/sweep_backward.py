@@ -11,7 +11,7 @@ checked first on this device against float64 gradients from NumPy at N = 130 (ra
 full and causal; largest |error| over the largest |gradient| below 1e-4: a screen, not the
 per-entry bound of emulator.backward, which bench.bench_wgsl_backward applies to the
 manifest's own configurations), then the named pass (or the whole kernel) is timed with
-cannery_host.wgsl.Runner.time at the given size, full attention. A configuration that a
+cannery_host.wgpu_runner.Runner.time at the given size, full attention. A configuration that a
 tile change makes move other bytes says so in its line ("bytes"). The order of CONFIGS is
 the order of importance: the run stops starting new ones after --budget-s.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cannery_host import wgsl as host
+from cannery_host import wgpu_runner as host
 from emulator.tiling import MANIFEST
 from emulator.traffic import count
 

@@ -10,7 +10,7 @@ override constants of one of its passes (the same ones for the pass's subgroup s
 "memory" drops the subgroup shader, so the variant any device runs is timed. It is checked
 first on this device against float64 (NumPy) at N = 130 (ragged, full and causal; largest
 |error| over the largest |O| below 1e-4: a screen, not bench.bench_wgsl's check of the
-manifest's own configurations), then timed with cannery_host.wgsl.Runner.time at the given
+manifest's own configurations), then timed with cannery_host.wgpu_runner.Runner.time at the given
 size, full attention (one pass alone where a pass is named). The order of CONFIGS is the
 order of importance: the run stops starting new ones after --budget-s.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_wgsl import time_torch
-from cannery_host import wgsl as host
+from cannery_host import wgpu_runner as host
 from emulator.tiling import MANIFEST
 
 REG, FAST, PLAIN = "fused-reg", "fused-fast", "plain"

@@ -7,7 +7,7 @@ other rows per invocation (R) and key streams (TX) than the shaders' defaults.
 The tiles stay the lesson's (B_r = (M/2) / (4 d), B_c = B_r / 2, M = 16,384), so every
 configuration moves the same bytes; only the work inside a workgroup changes. Each
 configuration is patched into the in-memory manifest (the file is not changed), checked
-against float64 at N = 300, causal, then timed with cannery_host.wgsl.Runner.time.
+against float64 at N = 300, causal, then timed with cannery_host.wgpu_runner.Runner.time.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 
 from bench.bench_wgsl import reference
-from cannery_host import wgsl as host
+from cannery_host import wgpu_runner as host
 from emulator.tiling import MANIFEST, lesson_blocks
 
 

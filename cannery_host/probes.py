@@ -21,7 +21,7 @@ import numpy as np
 import planner as _plan
 from planner.shaders import read_source
 
-from .wgsl import KernelError, Runner
+from .wgpu_runner import KernelError, Runner
 
 
 def _pipeline(runner: Runner, spec: dict):

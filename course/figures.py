@@ -23,7 +23,7 @@ Keys:
     ulp: round-to-nearest sends anything from here up to infinity; 65,520;
     inf for float64, which cannot hold its own edge) and ``ln_edge`` (the
     smallest x whose exp(x) overflows: ln 65,520 ≈ 11.0901 in fp16, 88.72 in
-    float32, 709.78 in float64). film/numbers.py ``fp16_limits`` computes the
+    float32, 709.78 in float64). film/film_figures.py ``fp16_limits`` computes the
     film's fp16 figures the same way; tests/test_exercise_figures.py holds
     the two together.
 ``fp16.rounded``
@@ -38,7 +38,7 @@ Keys:
     about 0.01.
 ``example``
     The lesson's worked online softmax (site/content/film.toml ``[example]``:
-    ``scores``, ``tile``), worked by film/numbers.py
+    ``scores``, ``tile``), worked by film/film_figures.py
     ``online_softmax_example``: ``m`` and ``l`` (ℓ ≈ 1.5530).
 ``triton_n``
     The N that exercise 3's tests run (``RAGGED_N`` in
@@ -59,7 +59,7 @@ import tomllib
 from pathlib import Path
 
 from exercises import breakit, content
-from film.numbers import online_softmax_example
+from film.film_figures import online_softmax_example
 
 EXERCISES = Path(content.EXERCISES_DIR)
 FILM_TOML = EXERCISES.parent / "film.toml"

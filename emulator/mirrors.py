@@ -23,7 +23,7 @@ B_c (B_c divides B_r), and the outputs come back by name:
   values from the forward, "causal": bool, "mask": N lists of N bools or None};
   returns {"dQ", "dK", "dV": (N, d) float32 rows, "traffic": the bytes it loaded
   and stored, per pass and tensor};
-* a float16 kernel ("dtype": "float16", emulator.float16), one head: x = {"Q", "K",
+* a float16 kernel ("dtype": "float16", emulator.float16_mirrors), one head: x = {"Q", "K",
   "V": (N, d) rows, rounded to float16 first, "causal": bool}; returns {"O": (N, d)
   float16 values, inf and NaN kept, "lost": the rows with an inf or NaN}.
 """

@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass
 
 from .i18n import _, group
-from .numbers import _shown, parse_number
+from .parse_number import _shown, parse_number
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST_PATH = os.path.join(os.path.dirname(_HERE), "kernels_wgsl", "manifest.json")
@@ -211,7 +211,7 @@ def make_tiling(kernel: str, n: int, d: int, causal: bool = False,
 def parse_int(field: str, raw, label: str) -> int:
     """Parse a form value as a whole number, or raise InputError naming ``field``.
 
-    Text goes through :func:`emulator.numbers.parse_number` (ASCII digits;
+    Text goes through :func:`emulator.parse_number.parse_number` (ASCII digits;
     "4,096", "4 096" and "4_096" are 4,096), the one parser of every numeric
     field in the CLI, the worker and, mirrored in JavaScript, the page.
     """

@@ -1,4 +1,4 @@
-"""The learner's code runs without the project's answers (issue 30, §2).
+"""The learner's code runs without the project's answers.
 
 A Check runs the learner's module with builtins of its own
 (:func:`builtins_for`), whose ``__import__`` refuses

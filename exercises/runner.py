@@ -430,10 +430,10 @@ def handle(request: dict) -> dict:
             return json_safe(judge(request["slug"], request.get("request") or {}))
         if request.get("op") == "run":
             return {"ok": True, "result": run(request["source"], seconds=None)}
-        if str(request.get("op", "")).startswith("wgsl-"):  # exercise 4: exercises/wgsl.py
-            from . import wgsl
+        if str(request.get("op", "")).startswith("wgsl-"):  # exercise 4: exercises/wgsl_judge.py
+            from . import wgsl_judge
 
-            return wgsl.handle(request)
+            return wgsl_judge.handle(request)
         if request.get("op") == "check":
             return {"ok": True, "result": check(request["slug"], request["step"], request["source"], seconds=None)}
         return {"ok": False, "message": _("unknown op {op}").format(op=repr(request.get("op")))}

@@ -2,7 +2,7 @@
 
 exercises.instruments counts the rows a learner's code reads. A copy reads
 each element once and then works on the copy, so it hides from a read count;
-these instruments see it (issue 30, §1):
+these instruments see it:
 
 Values alive at once
     :class:`Stream` hands the code a sequence (scores, or rows of K and V)

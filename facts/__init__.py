@@ -7,15 +7,15 @@ heads the lab's float16 card runs). ``python -m facts --check`` recomputes them
 and exits 1 when any committed file is stale, 2 when the model is not available.
 
 Modules: model (find, verify and load the weights), forward (numpy forward
-pass up to Q, K, V), sentences (the inputs), build (the computations), float16
-(the held-out sentences through the float16 kernels' arithmetic).
+pass up to Q, K, V), sentences (the inputs), compute (the computations),
+held_out_f16 (the held-out sentences through the float16 kernels' arithmetic).
 """
 
 
 def stale_files(m):
     """The committed outputs (paths) that differ from what the model ``m`` computes now."""
-    from . import build
-    return [path for path, text in build.render(m).items()
+    from . import compute
+    return [path for path, text in compute.render(m).items()
             if not path.is_file() or path.read_text("utf-8") != text]
 
 

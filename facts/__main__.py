@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import build, stale_files
+from . import compute, stale_files
 from . import model as model_mod
 
 
@@ -29,14 +29,14 @@ def main(argv=None) -> int:
     if args.check:
         stale = stale_files(m)
         for path in stale:
-            print(f"facts: {path.relative_to(build.HERE.parent)} is stale; run `python -m facts`",
+            print(f"facts: {path.relative_to(compute.HERE.parent)} is stale; run `python -m facts`",
                   file=sys.stderr)
         if not stale:
             print("facts: facts.json, probe_qkv.json and held_out_f16.json are current")
         return 1 if stale else 0
-    for path, text in build.render(m).items():
+    for path, text in compute.render(m).items():
         path.write_text(text, encoding="utf-8")
-        print(f"facts: wrote {path.relative_to(build.HERE.parent)} ({len(text.encode()):,} bytes)")
+        print(f"facts: wrote {path.relative_to(compute.HERE.parent)} ({len(text.encode()):,} bytes)")
     return 0
 
 

@@ -48,7 +48,7 @@ _DONE: dict = {}  # (id(model), ids, layers) -> (model, result): each sentence's
 
 def qkv_per_layer(model, ids: np.ndarray, layers=None) -> dict:
     """Q, K and V of every head for the chosen layers (computed once per model, sentence
-    and layers: facts.build and facts.float16 both read the held-out sentences' pass).
+    and layers: facts.compute and facts.held_out_f16 both read the held-out sentences' pass).
 
     model: a facts.model.Model. ids: int64 token ids, shape (N,), with [CLS]
     and [SEP] included. layers: iterable of layer indices (0-based), default

@@ -8,7 +8,7 @@ with its template context and puts the result under ``film``; then
 ``media/film.json`` (another language's carry its tag: captions.pt-BR.vtt).
 Timings, cue ids and sources live once, in film.toml; each language's words
 in site/content/<code>/film.toml and sources.toml, keyed by id; its figures
-are written by its own rules (film/numbers.py Writer) and its captions are
+are written by its own rules (film/film_figures.py Writer) and its captions are
 held to its own reading speed (``read_max_wpm``).
 Any malformed cue, typed number, missing figure, unknown source id, missing
 or extra translation, or caption that reads too fast raises
@@ -24,8 +24,8 @@ from typing import Any
 import i18n
 from emulator.tiling import M_DEFAULT
 
-from . import numbers, script, vtt
-from .numbers import FilmError
+from . import film_figures, script, vtt
+from .film_figures import FilmError
 
 __all__ = ["FilmError", "build", "write_assets", "ROOT"]
 
@@ -137,7 +137,7 @@ def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_tom
     path, "sources": path} instead, for tests): every caption, title and
     question, keyed by id; timings and ids stay the English script's, and its
     captions are checked against that language's ``read_max_wpm``. Figures are
-    written by the language's rules (film/numbers.py Writer).
+    written by the language's rules (film/film_figures.py Writer).
     Returns the film dict, which build.py puts in the template context as
     ``film``: title, cues, chapters, question, runtime_s, runtime (m:ss),
     runtime_words, figures, captions_vtt, chapters_vtt, sources (the ledger
@@ -153,7 +153,7 @@ def build(context: Mapping[str, Any], film_toml: Path | None = None, sources_tom
     raw = script.load(film_toml)
     raw = _translated(raw, film_toml, code, overlays.get("film"))
     sizes = raw.get("numbers", {})
-    values = numbers.figures(context.get("counts"), context.get("facts"), raw.get("example", {}),
+    values = film_figures.figures(context.get("counts"), context.get("facts"), raw.get("example", {}),
                              n=int(sizes["n"]), d_small=int(sizes["d"][0]), d_large=int(sizes["d"][1]),
                              workgroup_bytes=M_DEFAULT, lang=code, words=sizes.get("words"))
     film = script.render_script(raw, values, read_max_wpm=language.read_max_wpm, lang=code)

@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from .numbers import FilmError
+from .film_figures import FilmError
 
 TIMESTAMP = re.compile(r"^(?:(\d{2,}):)?([0-5]\d):([0-5]\d)\.(\d{3})$")
 #: Slowest and fastest whole-film runtime the lesson allows, seconds.
@@ -158,7 +158,7 @@ def render_script(script: Mapping[str, Any], values: Mapping[str, Any], read_max
         where = f"cue {cid!r}"
         bad = typed_numbers(raw.get("text", ""), allowed)
         if bad:
-            raise FilmError(f"{where}: number(s) typed into the caption {bad}; take them from film/numbers.py")
+            raise FilmError(f"{where}: number(s) typed into the caption {bad}; take them from film/film_figures.py")
         if raw.get("chapter") not in chapter_ids:
             raise FilmError(f"{where}: unknown chapter {raw.get('chapter')!r}")
         cue = dict(raw)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from .numbers import FilmError
+from .film_figures import FilmError
 from .script import format_timestamp
 
 

@@ -26,11 +26,11 @@
 //           p = exp2(t_j - m)    (SUBTRACT_MAX = false: p = exp2(t_j), and no m, no a)
 //           l = l + p, acc_c = acc_c + p v_jc for each c
 //   at the end  o_c = acc_c / l
-// emulator/float16.py mirrors exactly this order, rounding through struct's "e" format.
+// emulator/float16_mirrors.py mirrors exactly this order, rounding through struct's "e" format.
 // Without the subtraction, p = 2^t_j is inf for t_j >= 16 (2^16 = 65,536 is past 65,504:
 // a score s_j of about ln 65,520 = 11.09 or more), so l is inf and O is NaN or inf. WGSL lets an implementation assume there is no overflow, inf or NaN, so what such a
 // row holds on a given GPU is up to that GPU: the host reads O back and classifies each row
-// on the CPU (emulator/float16.py), never in the shader.
+// on the CPU (emulator/float16_mirrors.py), never in the shader.
 //
 // Tiling (manifest "tiling"): the lesson's tiles at M = 16,384 B, in half the memory.
 //   d = 16: B_r = 128, B_c = 64      d = 32: B_r = 64, B_c = 32

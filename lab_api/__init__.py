@@ -32,7 +32,7 @@ ops
             floats}) against float64 on those inputs
   float16   one head of the held-out sentences (facts/held_out_f16.json, or "data")
             through the float16 kernels' mirrors ("head": its index), and a GPU's O
-            for the same runs ("outputs") against them (emulator.float16)
+            for the same runs ("outputs") against them (emulator.float16_mirrors)
   float16_plan  the float16 kernels' GPU plans for the held-out sentences ("lengths",
             "d", "heads", "limits", "subgroup_min_size"; planner.float16_plans)
   walk      the steps Count adds up, in marks the lab's picture draws
@@ -47,8 +47,8 @@ import os
 import time
 
 import planner as _plan
+from emulator import accuracy as _check
 from emulator import backward as _backward
-from emulator import check as _check
 from emulator import mirrors as _mirrors
 from emulator import traffic as _traffic
 from emulator import walk as _walk
@@ -375,9 +375,9 @@ def _check_backward_output_op(p: dict, outputs) -> dict:
 
 
 def _float16_op(request: dict) -> dict:
-    """emulator.float16.held_out_report for the request's "head" (an index), on its "data"
+    """emulator.float16_mirrors.held_out_report for the request's "head" (an index), on its "data"
     (facts/held_out_f16.json parsed; read from the file when absent) and "outputs"."""
-    from emulator import float16 as _f16
+    from emulator import float16_mirrors as _f16
 
     index = parse_int("op", request.get("head", 0), _("The float16 card's head"))
     data = request.get("data")
@@ -469,10 +469,10 @@ def exact_digits(x):
     The float64 references call the platform's exp and log: glibc's in CPython,
     musl's in the page's Pyodide. Neither is correctly rounded, so the two can
     differ in the last bit, and a figure such as fused-no-rescale's largest error
-    at N = 256, d = 64, seed 1 ended …77404 in the CLI and …77401 in the page
-    (issue 23, item 10). An error is a difference of values near 1, so that bit
-    moves it by about 1e-17 in absolute terms (a float32 mirror's error of 3e-8
-    moved in its 10th digit); six significant digits of any error above 1e-10
+    at N = 256, d = 64, seed 1 ended …77404 in the CLI and …77401 in the page.
+    An error is a difference of values near 1, so that bit moves it by about
+    1e-17 in absolute terms (a float32 mirror's error of 3e-8 moved in its 10th
+    digit); six significant digits of any error above 1e-10
     sit 10,000 times above that, so the page, the CLI and its --json give the
     same figures. Verdicts are decided before rounding; the page shows three
     digits; "seconds" is a timing, not a figure.

@@ -2,7 +2,7 @@
 refusal, with a size that fits, when a device offers less.
 
 Standard library only: it runs in the page's Pyodide worker (op ``gpu_plan`` of
-lab_api), in the native host (cannery_host.wgsl.Runner) and in the build, which
+lab_api), in the native host (cannery_host.wgpu_runner.Runner) and in the build, which
 writes the table the page needs before Python has started (:func:`cold_rules`). The
 page's WebGPU code (site/static/js/gpu/) derives nothing: it allocates the buffers,
 builds the pipelines and lays out the dispatches this module gives.
@@ -38,7 +38,7 @@ Public API
 """
 from __future__ import annotations
 
-from emulator.float16 import float16_kernels
+from emulator.float16_mirrors import float16_kernels
 from emulator.i18n import _, group
 from emulator.tiling import (
     DTYPES,
@@ -616,7 +616,7 @@ def _probe_workgroup(file: str) -> tuple:
 
 
 def float16_plans(lengths, d: int, heads: int, limits: dict | None = None, subgroup_min: int = 0) -> dict:
-    """The GPU plans of the float16 kernels (emulator.float16.float16_kernels) on the
+    """The GPU plans of the float16 kernels (emulator.float16_mirrors.float16_kernels) on the
     held-out sentences, from :func:`gpu_plan`: one device plan per distinct sentence length N,
     all the float16 kernels in it, ``heads`` heads side by side, full attention, the
     build without counters.

@@ -10,7 +10,7 @@ kernel counted (emulator.traffic: fused's bytes at the same tiles), checked (the
 Check against float64), planned (planner, sized from my_fused.wgsl), in the
 page's kernel list (the lab template's Kernel menu and the build's data-rules table) and,
 where wgpu-py has an adapter (lavapipe here), run natively with the instrument's counts
-equal to the emulator's, checked, and timed (cannery_host.wgsl.Runner). The copy's own
+equal to the emulator's, checked, and timed (cannery_host.wgpu_runner.Runner). The copy's own
 tests then run unedited: those parametrized by the manifest's kernels find my-fused.
 
 kernels_wgsl/README.md, "Adding a kernel", names these two places.
@@ -95,7 +95,7 @@ import json, os, sys
 import emulator, build
 import planner as plan
 from emulator import traffic
-from emulator.check import check
+from emulator.accuracy import check
 from emulator.tiling import LESSON_KERNELS, MANIFEST, make_tiling
 assert emulator.__file__.startswith(os.getcwd()) and build.__file__.startswith(os.getcwd()), emulator.__file__
 name, label = sys.argv[1:3]
@@ -151,11 +151,11 @@ NATIVE_SIDE = r'''
 import json, sys
 import numpy as np
 try:
-    from cannery_host.wgsl import Runner
+    from cannery_host.wgpu_runner import Runner
     r = Runner()
 except Exception as e:  # no wgpu-py, or no adapter
     print(json.dumps({"skip": f"no native WebGPU: {type(e).__name__}: {e}"})); raise SystemExit
-from emulator.check import check_output
+from emulator.accuracy import check_output
 from emulator.inputs import random_qkv
 from emulator.traffic import count
 name = sys.argv[1]

@@ -59,7 +59,7 @@ def test_the_doc_holds_the_summary_of_the_tuned_backward_run():
 
 
 def test_the_doc_holds_the_summary_of_the_register_tiled_forward_run():
-    """The issue 33 section's tables are ``python -m bench.bench_wgsl --summary`` of the saved
+    """The register-tiled forward section's tables are ``python -m bench.bench_wgsl --summary`` of the saved
     H200 forward run, line for line, and the section names the run's start and length."""
     saved = "bench/results/wgsl-forward-h200.json"
     out = plain_checkout(["-m", "bench.bench_wgsl", "--summary", saved])

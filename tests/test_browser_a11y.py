@@ -429,7 +429,7 @@ def test_the_language_switch_by_keyboard_keeps_the_labs_state_both_ways(width, b
         ctx.close()
 
 
-# Scrolling regions and page navigation on a phone (issue 32, item 17): at 390 px the module
+# Scrolling regions and page navigation on a phone: at 390 px the module
 # page's code block scrolled sideways with no way in by keyboard, and the module's and
 # teachers' contents ran off the right edge ("The episod…").
 SCROLLERS_UNREACHABLE = """() => {

@@ -116,7 +116,7 @@ def test_in_portuguese_and_on_a_phone(page, server_url, artifacts):
         page.set_viewport_size({"width": 1280, "height": 900})
 
 
-# Issue 30, section 4, and issue 32, items 10 and 11: a table a teacher can use.
+# A table a teacher can use: what each learner passed, read from their files.
 
 def write(folder, name, data):
     path = folder / name

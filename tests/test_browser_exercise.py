@@ -110,7 +110,7 @@ def test_predict_a_wrong_guess_fails_and_a_close_one_passes_then_the_reasoning_s
     page.fill("#predict-plain", "21,000,000")   # within 10% of the emulator's 21,233,664
     page.fill("#predict-fused", "4,500,000")    # within 10% of 4,456,448
     check(page, "predict")
-    # graded by the first whole prediction (issue 30, section 3): the second guess, told "too low", passes late
+    # graded by the first whole prediction: the second guess, told "too low", passes late
     expect(section.locator(".step-status")).to_have_text(
         "All 2 tests pass. Step passed after the reveal: the grade is your first whole prediction, "
         "and that one missed.")

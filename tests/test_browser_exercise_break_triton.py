@@ -96,7 +96,7 @@ def test_a_partial_prediction_gives_nothing_away_then_the_truth_shows_and_a_righ
     expect(section.locator('fieldset.bug[data-bug="4"] .truth')).to_contain_text(
         "Right. Weak tests that fail on this bug: test_zero_queries_average_the_values.")
     expect(section.locator(".result-values", has_text="tests that fail: none")).to_have_count(1)
-    _tick(page, 2, [])  # the truth of bug 2 copied: a pass, but after the reveal (issue 30, section 3)
+    _tick(page, 2, [])  # the truth of bug 2 copied: a pass, but after the reveal
     section.locator(".check-button").click()
     expect(section.locator(".step-status")).to_have_text(AFTER, timeout=LONG)
     expect(section.locator(".truth.right")).to_have_count(5)
@@ -122,7 +122,7 @@ def test_show_the_answers_reveals_the_truth_without_a_prediction(breakit_page):
 
 
 def test_predict_is_graded_by_the_first_whole_prediction(browser, server_url, tmp_path):
-    """Issue 30, section 3: "none" ticked five times, Check, then the revealed truth copied passes,
+    """With "none" ticked five times, Check, then the revealed truth copied passes,
     but as passed after the reveal, in progress and in the exported file; a first whole prediction
     that is right passes outright."""
     ctx, page = open_page(browser, server_url + BREAK)

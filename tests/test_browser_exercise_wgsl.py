@@ -90,7 +90,7 @@ def test_the_wrong_rescale_fails_with_the_checkers_row_and_tile(wpage):
     total = len(content.step(SLUG, "scratch")["cases"])
     expect(section.locator(".step-status")).to_have_text(re.compile(rf"^\d+ of {total} cases pass\.$"))
     # The same O from wgpu-py would get the same verdict; here the row and tile come
-    # from emulator.check on the O that Chromium read back.
+    # from emulator.accuracy on the O that Chromium read back.
     first = section.locator(".test-result.fail").first
     expect(first).to_contain_text(re.compile(r"N = 128, d = 64, full: row \d+ \(query tile \d+\) is off by "))
     expect(first).to_contain_text("beyond the bound")

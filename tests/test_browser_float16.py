@@ -256,7 +256,7 @@ def _fnv(bits) -> int:
 
 
 def _stand_in_table():
-    from emulator import float16 as f16
+    from emulator import float16_mirrors as f16
     from emulator.tiling import make_tiling
 
     data = json.loads((ROOT / "facts" / "held_out_f16.json").read_text("utf-8"))

@@ -18,7 +18,7 @@ import math
 import pytest
 
 import planner
-from emulator.check import check_output
+from emulator.accuracy import check_output
 from emulator.inputs import random_qkv
 from emulator.traffic import count
 

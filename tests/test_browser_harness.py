@@ -1,4 +1,4 @@
-"""Issue 32, items 1 to 5, in Chromium: the exercise page's harness against
+"""In Chromium: the exercise page's harness against
 learner code that attacks it from inside Pyodide.
 
 - A Run that rewrites the step's tests.py, the checker's modules or adds files

@@ -434,13 +434,13 @@ def test_time_shows_progress_and_can_be_cancelled(browser, server_url):
 
 @pytest.mark.parametrize("n,d", [(256, 64)])
 def test_check_labels_flashattentions_rule_and_shows_both_parts(lab, artifacts, n, d):
-    from emulator import check
+    from emulator import accuracy
     lab.check("#input-random")
     lab.fill("#seed", "1")
     lab.fill("#workgroup_bytes", "16384")
     press(lab, "#check-button", n=n, d=d, kernel="fused")
     wait_idle(lab)
-    rep = check.check("fused", n, d, False, 1)
+    rep = accuracy.check("fused", n, d, False, 1)
     assert lab.inner_text("#check-fa-limit").split()[0] == sci(rep["fa_rule_limit"])
     assert lab.inner_text("#check-fa-twice-plain") == sci(rep["fa_rule_twice_plain"])
     assert lab.inner_text("#check-fa-margin") == sci(rep["fa_rule_margin"])

@@ -50,7 +50,7 @@ def test_the_page_before_play_weighs_150_kb_or_less(browser, server_url, path):
 
 
 def test_python_starts_when_the_lab_scrolls_into_view_and_not_before(browser, server_url):
-    """Issue 33 §3: the lab's Python starts on intent (the form scrolled into view), so the
+    """The lab's Python starts on intent (the form scrolled into view), so the
     first Count answers at once; a page left open with the lab out of view starts nothing."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     try:

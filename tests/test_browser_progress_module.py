@@ -93,7 +93,7 @@ def test_the_name_goes_into_the_exported_file(page, tmp_path):
         page.click("#progress-export")
     path = tmp_path / "progress.json"
     info.value.save_as(path)
-    # issue 30, section 4: the file is named for the learner
+    # the file is named for the learner, so a teacher can tell the files apart
     assert info.value.suggested_filename == "cannery-progress-ana-souza.json"
     expect(page.locator("#progress-status")).to_have_text("Exported to cannery-progress-ana-souza.json.")
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -102,7 +102,7 @@ def test_the_name_goes_into_the_exported_file(page, tmp_path):
     expect(page.locator("#progress-name")).to_have_value("Ana Souza")
 
 
-# Issue 32, item 9: Import asks (merge or replace), and what it replaced can be restored.
+# Import asks (merge or replace), and what it replaced can be restored.
 OTHER = {"version": 2, "steps": {"online-softmax/compose": {"passed": True, "code": "# theirs\n"},
                                  "online-softmax/scratch": {"code": "# theirs, unfinished\n"}}}
 

@@ -109,7 +109,7 @@ def test_time_draws_the_roofline_with_a_point_per_kernel(roofline_page, artifact
 
 def assert_labels_readable_and_apart(page, min_px):
     """Every word of the chart at least min_px CSS px tall; no point label on another; every
-    point named, the H200's faint ones too (issue 32, item 14)."""
+    point named, the H200's faint ones too."""
     got = page.evaluate("""() => {
       const svg = document.getElementById('roofline-chart');
       const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;

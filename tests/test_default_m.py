@@ -49,14 +49,14 @@ import inspect, json, os
 import build, film, i18n
 from emulator import traffic
 from emulator.tiling import LESSON_KERNELS, M_DEFAULT, MANIFEST, parse_request
-from facts import build as facts_build
+from facts import compute as facts_compute
 assert build.__file__.startswith(os.getcwd()), build.__file__
 out = {"M_DEFAULT": M_DEFAULT, "request": parse_request({"kernel": "fused", "n": "4096", "d": "64"})["workgroup_bytes"],
-       "facts": facts_build.WORKGROUP_BYTES}
+       "facts": facts_compute.WORKGROUP_BYTES}
 try:
-    from cannery_host import wgsl
+    from cannery_host import wgpu_runner
     out["host"] = sorted({inspect.signature(f).parameters["workgroup_bytes"].default
-                          for f in (wgsl.Runner.run, wgsl.Runner.run_backward, wgsl.Runner.time)})
+                          for f in (wgpu_runner.Runner.run, wgpu_runner.Runner.run_backward, wgpu_runner.Runner.time)})
 except ImportError:  # no wgpu-py: the host's module does not import
     out["host"] = None
 fused = {d: traffic.count("fused", 4096, d).as_dict() for d in (16, 64)}

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import lab_api as api
 import planner
 from emulator import attention as att
-from emulator.check import check, check_arrays, rows_to_check
+from emulator.accuracy import check, check_arrays, rows_to_check
 from emulator.inputs import random_do, random_qkv
 from emulator.tiling import HEAD_DIMS, M_DEFAULT, M_MAX, M_MIN, InputError, make_tiling, parse_request
 from emulator.traffic import count, walk
@@ -591,7 +591,7 @@ def test_causal_words_are_one_list_in_the_manifest():
 def test_check_in_chunks_merges_to_the_whole_check():
     # The broken control fails on several rows: the merge must keep the first
     # failing row, the worst row's bound and every NaN-free figure of the whole.
-    from emulator.check import check_rows, merge, prepare
+    from emulator.accuracy import check_rows, merge, prepare
     q, k, v = random_qkv(300, 32, seed=2)
     whole = check_arrays("fused-no-rescale", q, k, v, causal=True)
     assert not whole["passed"] and whole["first_failing_row"] is not None
@@ -751,7 +751,7 @@ def test_exact_packed_sums_are_the_correctly_rounded_exact_sums():
 
 @pytest.mark.parametrize("kernel,causal", [("fused", False), ("plain", True), ("fused-no-rescale", False)])
 def test_the_check_gives_the_same_report_with_and_without_the_exact_integer_sums(kernel, causal):
-    from emulator import check as chk
+    from emulator import accuracy as chk
     from emulator.inputs import random_qkv
     q, k, v = random_qkv(96, 16, 5)
     fast = chk.prepare(q, k, v)

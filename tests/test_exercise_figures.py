@@ -16,7 +16,7 @@ import build
 from course.figures import EXERCISES, figures, float_limits, to_fp16
 from emulator import traffic
 from exercises import breakit, content
-from film import numbers as film_numbers
+from film import film_figures
 
 F = figures()
 
@@ -31,7 +31,7 @@ def _step_tests(slug: str, step_id: str):
 
 
 def test_fp16_limits_are_the_films():
-    lim = film_numbers.fp16_limits()
+    lim = film_figures.fp16_limits()
     assert (F["fp16"]["max"], F["fp16"]["edge"], F["fp16"]["ln_edge"]) == (lim["max"], lim["edge"], lim["ln_edge"])
     assert (F["fp16"]["max"], F["fp16"]["edge"], F["fp16"]["binade"], F["fp16"]["next"], F["fp16"]["ulp"]) \
         == (65504, 65520, 2**15, 2**16, 32)

@@ -1,4 +1,4 @@
-"""exercises/guard.py and exercises/skill.py (issue 30, §1 and §2).
+"""exercises/guard.py and exercises/skill.py.
 
 The guard: a Check runs the learner's code without the project's modules nor
 the interpreter's insides, however the name is built, and with every module a

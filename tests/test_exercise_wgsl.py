@@ -1,5 +1,5 @@
 """Exercise 4 (wgsl-kernel): the skeletons, the reference solution, the typical wrong
-shaders and the static checks of exercises/wgsl.py; then the reference solution and
+shaders and the static checks of exercises/wgsl_judge.py; then the reference solution and
 the wrong shaders run natively through wgpu-py (lavapipe here), judged by the
 emulator's float64 checker, with instrumented byte counts equal to
 emulator.traffic.count("fused", ...).
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from emulator.tiling import MANIFEST
-from exercises import content, wgsl
+from exercises import content, wgsl_judge
 from planner.shaders import instrument, read_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,8 +38,8 @@ def _src(rel: str) -> str:
 def test_every_skeleton_and_solution_has_the_shared_header_byte_for_byte(rel):
     """The exercise's shaders are whole files, with no include: the learner reads and edits
     one in the page, which compiles it as typed. Their header is the shared part's."""
-    block = wgsl.header_block(_src(rel))
-    assert block is not None and block == wgsl.header_block(HEADER) == wgsl.header_block(FUSED)
+    block = wgsl_judge.header_block(_src(rel))
+    assert block is not None and block == wgsl_judge.header_block(HEADER) == wgsl_judge.header_block(FUSED)
     assert "atomicAdd(&counters[slot], elems);" in block
     assert "#include" not in _src(rel)
 
@@ -48,21 +48,21 @@ def test_a_changed_byte_in_the_header_is_a_static_problem():
     good = _src("harden/solution.wgsl")
     bad = good.replace("atomicAdd(&counters[slot], elems);", "atomicAdd(&counters[slot], elems );")
     assert bad != good
-    assert wgsl.static_problems(good, []) == []
-    assert wgsl.static_problems(good, [], reference=HEADER) == []
-    problems = wgsl.static_problems(bad, [], reference=HEADER)
+    assert wgsl_judge.static_problems(good, []) == []
+    assert wgsl_judge.static_problems(good, [], reference=HEADER) == []
+    problems = wgsl_judge.static_problems(bad, [], reference=HEADER)
     assert len(problems) == 1 and "instrument header" in problems[0]
 
 
 def test_the_exercise_declares_both_steps_with_cases_that_cover_the_harden_list():
     ex = content.load("wgsl-kernel")
     assert [s["id"] for s in ex["steps"]] == ["scratch", "harden"]
-    harden = wgsl.step_entry("harden")
+    harden = wgsl_judge.step_entry("harden")
     ds = {case[1] for case in harden["cases"]}
     assert ds == {16, 32, 64}
     assert any(case[2] for case in harden["cases"])  # causal
     for n, d, *_ in harden["cases"]:
-        br = wgsl.tiling(d, harden["workgroup_bytes"])["BR"]
+        br = wgsl_judge.tiling(d, harden["workgroup_bytes"])["BR"]
         if n % br:
             break
     else:
@@ -71,11 +71,11 @@ def test_the_exercise_declares_both_steps_with_cases_that_cover_the_harden_list(
 
 @pytest.mark.parametrize("step", ["scratch", "harden"])
 def test_the_solution_passes_every_static_check(step):
-    assert wgsl.static_problems(_src(f"{step}/solution.wgsl"), list(wgsl.STATIC_CHECKS)) == []
+    assert wgsl_judge.static_problems(_src(f"{step}/solution.wgsl"), list(wgsl_judge.STATIC_CHECKS)) == []
 
 
 def test_the_project_fused_kernel_passes_the_static_checks_too():
-    for check in wgsl.STATIC_CHECKS.values():
+    for check in wgsl_judge.STATIC_CHECKS.values():
         assert check(FUSED) == []
 
 
@@ -85,13 +85,13 @@ def test_the_project_fused_kernel_passes_the_static_checks_too():
     ("infinity_bitcast.wgsl", "no_infinity", "bitcast of 0xff800000"),
 ])
 def test_each_wrong_harden_shader_fails_its_intended_static_check(name, check, says):
-    problems = wgsl.STATIC_CHECKS[check](_src(f"harden/wrong/{name}"))
+    problems = wgsl_judge.STATIC_CHECKS[check](_src(f"harden/wrong/{name}"))
     assert any(says in p for p in problems), problems
 
 
 def test_reading_k_straight_from_global_memory_is_refused_at_its_line():
     src = _src("scratch/wrong/row_max_from_global_memory.wgsl")
-    problems = wgsl.static_problems(src, wgsl.step_entry("scratch")["static"])
+    problems = wgsl_judge.static_problems(src, wgsl_judge.step_entry("scratch")["static"])
     line = next(i for i, text in enumerate(src.splitlines(), 1) if "k[base + j * D + c]" in text)
     assert problems == [
         f"line {line}: main reads k[...] straight from global memory, not through load_k: the counters cannot "
@@ -99,7 +99,7 @@ def test_reading_k_straight_from_global_memory_is_refused_at_its_line():
         f"line {line}: main reads q[...] straight from global memory, not through load_q: the counters cannot "
         "see those reads, and a tiled kernel reads q only into its tile in workgroup memory"]
     for step in ("scratch", "harden"):
-        assert "counted_loads" in wgsl.step_entry(step)["static"]
+        assert "counted_loads" in wgsl_judge.step_entry(step)["static"]
 
 
 _BUFFERS = """
@@ -123,7 +123,7 @@ fn main() {
     ("// k[3u] in a comment", None),
 ])
 def test_counted_loads_on_small_shapes(body, says):
-    problems = wgsl.check_counted_loads(_BUFFERS.replace("BODY", body))
+    problems = wgsl_judge.check_counted_loads(_BUFFERS.replace("BODY", body))
     if says is None:
         assert problems == []
     else:
@@ -133,8 +133,8 @@ def test_counted_loads_on_small_shapes(body, says):
 def test_the_harden_starter_fails_both_static_checks_at_the_right_lines():
     src = _src("harden/starter.wgsl")
     lines = src.splitlines()
-    inf = wgsl.check_no_infinity(src)
-    bar = wgsl.check_uniform_barriers(src)
+    inf = wgsl_judge.check_no_infinity(src)
+    bar = wgsl_judge.check_uniform_barriers(src)
     inf_line = int(inf[0].split(":")[0].split()[1])
     bar_line = int(bar[0].split(":")[0].split()[1])
     assert "0xff800000u" in lines[inf_line - 1]
@@ -149,14 +149,14 @@ def test_the_harden_starter_fails_both_static_checks_at_the_right_lines():
     ("let m = -infinity;", "says infinity"),
 ])
 def test_no_infinity_catches_each_way_of_writing_one(snippet, says):
-    problems = wgsl.check_no_infinity(f"fn f() {{\n  {snippet}\n}}\n")
+    problems = wgsl_judge.check_no_infinity(f"fn f() {{\n  {snippet}\n}}\n")
     assert any(says in p and p.startswith("line 2:") for p in problems), problems
 
 
 @pytest.mark.parametrize("snippet", ["let m = -3.0e38;", "let x = 1.0e-38;", "let x = 10.0 / 3.0;",
                                      "let x = bitcast<f32>(0x3f800000u);  // 1.0", "// -inf in a comment"])
 def test_no_infinity_lets_finite_values_and_comments_through(snippet):
-    assert wgsl.check_no_infinity(f"fn f() {{\n  {snippet}\n}}\n") == []
+    assert wgsl_judge.check_no_infinity(f"fn f() {{\n  {snippet}\n}}\n") == []
 
 
 _BARRIER_SHAPES = """
@@ -180,7 +180,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
     ("workgroupBarrier();\n  if (li > 3u) { return; }", True),             # return after the last barrier
 ])
 def test_uniform_barriers_on_small_shapes(body, ok):
-    problems = wgsl.check_uniform_barriers(_BARRIER_SHAPES.replace("BODY", body))
+    problems = wgsl_judge.check_uniform_barriers(_BARRIER_SHAPES.replace("BODY", body))
     assert (problems == []) == ok, problems
 
 
@@ -190,7 +190,7 @@ def test_uniform_barriers_on_small_shapes(body, ok):
 def device():
     """A wgpu-py device at WebGPU's default limits, or a skip saying why not."""
     try:
-        from cannery_host.wgsl import KernelError, Runner
+        from cannery_host.wgpu_runner import KernelError, Runner
     except ImportError as e:
         pytest.skip(f"wgpu-py is not importable: {e}")
     try:
@@ -203,12 +203,12 @@ def run_source(runner, source: str, n: int, d: int, causal: bool, workgroup_byte
                offsets: tuple = ()):
     """Compile ``source`` (instrumented) with D, BR, BC from the declared M, run it on
     seeded inputs (Q times ``scale``, rows shifted by ``offsets``, as
-    exercises.wgsl.case_inputs draws them), return (q, k, v, O rows, counted
+    exercises.wgsl_judge.case_inputs draws them), return (q, k, v, O rows, counted
     {tensor: {read, write}} bytes)."""
     import numpy as np
 
-    *_, q, k, v = wgsl.case_inputs([n, d, causal, scale, list(offsets)])
-    consts = wgsl.tiling(d, workgroup_bytes)
+    *_, q, k, v = wgsl_judge.case_inputs([n, d, causal, scale, list(offsets)])
+    consts = wgsl_judge.tiling(d, workgroup_bytes)
     dev, gpu = runner.device, runner.wgpu
     module = dev.create_shader_module(code=instrument(source))
     errors = [m for m in module.get_compilation_info_sync() if m.type == "error"]
@@ -245,11 +245,11 @@ def run_source(runner, source: str, n: int, d: int, causal: bool, workgroup_byte
 
 
 def _cases(step):
-    entry = wgsl.step_entry(step)
+    entry = wgsl_judge.step_entry(step)
     out = []
     for case in entry["cases"]:
-        n, d, c, scale = wgsl.case_inputs(case)[:4]
-        offsets = wgsl.case_offsets(case)
+        n, d, c, scale = wgsl_judge.case_inputs(case)[:4]
+        offsets = wgsl_judge.case_offsets(case)
         out.append(pytest.param(step, n, d, c, scale, offsets, entry["workgroup_bytes"],
                                 id=f"{step}-{n=}-{d=}-causal={c}" + (f"-{scale=}" if scale != 1.0 else "")
                                 + (f"-offsets={'/'.join(f'{x:g}' for x in offsets)}" if offsets else "")))
@@ -260,14 +260,14 @@ def _verdicts(runner, rel, source=None):
     """The judge's verdict on each case of the shader's step (the shader at ``rel``, or
     ``source`` for that step)."""
     step = rel.split("/")[0]
-    entry = wgsl.step_entry(step)
+    entry = wgsl_judge.step_entry(step)
     verdicts = []
     for case in entry["cases"]:
-        n, d, causal, scale = wgsl.case_inputs(case)[:4]
-        offsets = wgsl.case_offsets(case)
+        n, d, causal, scale = wgsl_judge.case_inputs(case)[:4]
+        offsets = wgsl_judge.case_offsets(case)
         q, k, v, out, counted = run_source(runner, source or _src(rel), n, d, causal, entry["workgroup_bytes"],
                                            scale, offsets)
-        verdicts.append(wgsl.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted, scale, offsets))
+        verdicts.append(wgsl_judge.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted, scale, offsets))
     return verdicts
 
 
@@ -276,7 +276,7 @@ def _verdicts(runner, rel, source=None):
 def test_the_reference_solution_passes_every_case_with_the_emulators_byte_count(device, step, n, d, causal, scale,
                                                                                 offsets, m):
     q, k, v, out, counted = run_source(device, _src(f"{step}/solution.wgsl"), n, d, causal, m, scale, offsets)
-    verdict = wgsl.judge(out, q, k, v, causal, m, counted, scale, offsets)
+    verdict = wgsl_judge.judge(out, q, k, v, causal, m, counted, scale, offsets)
     assert verdict["passed"], verdict["message"]
     assert verdict["counted_bytes"] == verdict["expected_bytes"] > 0
     assert verdict["check"]["rows_checked"] > 0
@@ -314,7 +314,7 @@ WRONG_SHADERS = [f"{st['id']}/wrong/{name}" for st in content.load("wgsl-kernel"
 @pytest.mark.parametrize("rel", WRONG_SHADERS)
 def test_every_wrong_shader_is_refused_by_a_static_check_or_fails_a_case(device, rel):
     step = rel.split("/")[0]
-    refused = wgsl.static_problems(_src(rel), wgsl.step_entry(step)["static"])  # before it runs, as the page
+    refused = wgsl_judge.static_problems(_src(rel), wgsl_judge.step_entry(step)["static"])  # first, as the page
     assert refused or not all(v["passed"] for v in _verdicts(device, rel)), f"{rel} passed every check and case"
 
 
@@ -325,28 +325,28 @@ def test_the_skill_less_shaders_get_o_and_the_bytes_right_where_scores_are_small
     # counters on every case of scores about 1. The case with Q x 30 (exp past f32's
     # 88.7 without the max) catches the first; the counted_loads check the second.
     verdicts = _verdicts(device, rel)
-    scales = [wgsl.case_inputs(c)[3] for c in wgsl.step_entry("scratch")["cases"]]
-    small = [v for v, s, c in zip(verdicts, scales, wgsl.step_entry("scratch")["cases"], strict=True)
-             if s == 1.0 and not wgsl.case_offsets(c)]
+    scales = [wgsl_judge.case_inputs(c)[3] for c in wgsl_judge.step_entry("scratch")["cases"]]
+    small = [v for v, s, c in zip(verdicts, scales, wgsl_judge.step_entry("scratch")["cases"], strict=True)
+             if s == 1.0 and not wgsl_judge.case_offsets(c)]
     assert small and all(v["passed"] and v["counted_bytes"] == v["expected_bytes"] for v in small)
-    [large] = [v for v, s, c in zip(verdicts, scales, wgsl.step_entry("scratch")["cases"], strict=True)
-               if s != 1.0 and not wgsl.case_offsets(c)]
+    [large] = [v for v, s, c in zip(verdicts, scales, wgsl_judge.step_entry("scratch")["cases"], strict=True)
+               if s != 1.0 and not wgsl_judge.case_offsets(c)]
     if "no_max" in rel:
         assert not large["passed"]
         assert large["message"].startswith("N = 128, d = 64, full, Q × 30, largest score ")
         assert "holds NaN" in large["message"] or "holds inf" in large["message"]
     else:
         assert large["passed"]  # right numbers: only the source check sees the reads
-        assert wgsl.static_problems(_src(rel), wgsl.step_entry("scratch")["static"])
+        assert wgsl_judge.static_problems(_src(rel), wgsl_judge.step_entry("scratch")["static"])
 
 
 @pytest.mark.gpu
 def test_the_scratch_skeleton_compiles_and_fails_with_o_all_zero(device):
-    entry = wgsl.step_entry("scratch")
+    entry = wgsl_judge.step_entry("scratch")
     n, d, causal = entry["cases"][0][:3]
     q, k, v, out, counted = run_source(device, _src("scratch/starter.wgsl"), n, d, causal, entry["workgroup_bytes"])
     assert all(x == 0.0 for row in out for x in row)
-    verdict = wgsl.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted)
+    verdict = wgsl_judge.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted)
     assert not verdict["passed"] and "row 0 (query tile 0)" in verdict["message"]
     # The loads and the store are in place already: the bytes are right from the start.
     assert verdict["counted_bytes"] == verdict["expected_bytes"]
@@ -358,13 +358,13 @@ def test_the_harden_starter_with_only_its_static_faults_fixed_still_fails_ragged
     assert "const NEG_INF: f32 = bitcast<f32>(0xff800000u);" in src and "if (row >= n) { return; }" in src
     src = src.replace("bitcast<f32>(0xff800000u)", "-3.0e38").replace("  if (row >= n) { return; }\n", "")
     src = src.replace("NEG_INF", "NEG_BIG_TOO")
-    assert wgsl.static_problems(src, ["no_infinity", "uniform_barriers"]) == []
-    entry = wgsl.step_entry("harden")
+    assert wgsl_judge.static_problems(src, ["no_infinity", "uniform_barriers"]) == []
+    entry = wgsl_judge.step_entry("harden")
     messages = []
     for case in entry["cases"]:
-        n, d, causal, scale = wgsl.case_inputs(case)[:4]
+        n, d, causal, scale = wgsl_judge.case_inputs(case)[:4]
         q, k, v, out, counted = run_source(device, src, n, d, causal, entry["workgroup_bytes"], scale)
-        verdict = wgsl.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted, scale)
+        verdict = wgsl_judge.judge(out, q, k, v, causal, entry["workgroup_bytes"], counted, scale)
         if not verdict["passed"]:
             messages.append(verdict["message"])
     assert any("causal" in m for m in messages), messages
@@ -380,8 +380,8 @@ def _solution_o(step, index):
     """(case, float64 O) of a step's case: the exact reference, as a correct GPU would give it."""
     from emulator.attention import reference
 
-    case = wgsl.step_entry(step)["cases"][index]
-    n, d, causal, scale, q, k, v = wgsl.case_inputs(case)
+    case = wgsl_judge.step_entry(step)["cases"][index]
+    n, d, causal, scale, q, k, v = wgsl_judge.case_inputs(case)
     vt = [[row[c] for row in v] for c in range(d)]
     out = []
     for i in range(n):
@@ -427,22 +427,22 @@ def test_inf_or_nan_in_o_through_the_pages_json_is_a_test_failure_naming_its_row
 
 
 def test_an_overflowed_row_names_its_largest_score_and_a_vanished_row_says_it_came_out_as_zeros():
-    case, out = _solution_o("scratch", len(wgsl.step_entry("scratch")["cases"]) - 1)
-    n, d, causal, scale, q, k, v = wgsl.case_inputs(case)
-    offsets = wgsl.case_offsets(case)
-    m = wgsl.step_entry("scratch")["workgroup_bytes"]
-    assert wgsl.judge(out, q, k, v, causal, m, None, scale, offsets)["passed"]
+    case, out = _solution_o("scratch", len(wgsl_judge.step_entry("scratch")["cases"]) - 1)
+    n, d, causal, scale, q, k, v = wgsl_judge.case_inputs(case)
+    offsets = wgsl_judge.case_offsets(case)
+    m = wgsl_judge.step_entry("scratch")["workgroup_bytes"]
+    assert wgsl_judge.judge(out, q, k, v, causal, m, None, scale, offsets)["passed"]
     top0 = max(math.fsum(a * b for a, b in zip(q[0], kj, strict=True)) for kj in k) / math.sqrt(d)
     top1 = max(math.fsum(a * b for a, b in zip(q[1], kj, strict=True)) for kj in k) / math.sqrt(d)
     overflowed = [row[:] for row in out]
     overflowed[0][7] = float("nan")
-    verdict = wgsl.judge(overflowed, q, k, v, causal, m, None, scale, offsets)
+    verdict = wgsl_judge.judge(overflowed, q, k, v, causal, m, None, scale, offsets)
     assert verdict["message"].endswith(
         f"row 0, column 7 (query tile 0) holds NaN: the row's largest score is {top0:.1f}, and exp overflows "
         "f32 past 88.7 unless the row's own running max is subtracted first")
     vanished = [row[:] for row in out]
     vanished[1] = [0.0] * d
-    verdict = wgsl.judge(vanished, q, k, v, causal, m, None, scale, offsets)
+    verdict = wgsl_judge.judge(vanished, q, k, v, causal, m, None, scale, offsets)
     assert f"row 1 (query tile 0) came out as zeros, as if it saw no key: its largest score is {top1:.1f}" \
         in verdict["message"]
 
@@ -452,10 +452,10 @@ def test_each_step_has_rows_near_plus_and_minus_200_that_no_fixed_shift_serves(s
     # In float32, exp(x) is inf above ln(f32 max) = 88.72 and 0 below ln(2^-149) = -103.28.
     # A fixed shift c in place of the row's max must keep every row's largest weight
     # exp(top - c) finite and nonzero: c > top_max - 88.72 and c < top_min + 103.28.
-    cases = [c for c in wgsl.step_entry(step)["cases"] if wgsl.case_offsets(c)]
+    cases = [c for c in wgsl_judge.step_entry(step)["cases"] if wgsl_judge.case_offsets(c)]
     assert cases, f"{step} has no case with shifted rows"
     for case in cases:
-        n, d, causal, scale, q, k, v = wgsl.case_inputs(case)
+        n, d, causal, scale, q, k, v = wgsl_judge.case_inputs(case)
         tops = [max(math.fsum(a * b for a, b in zip(q[i], kj, strict=True)) for kj in (k[:i + 1] if causal else k))
                 / math.sqrt(d) for i in range(n)]
         assert max(tops) > 195 and min(tops) < -195
@@ -463,7 +463,7 @@ def test_each_step_has_rows_near_plus_and_minus_200_that_no_fixed_shift_serves(s
         assert low > high + 150, (low, high)  # no shift lies in [low, high]: the interval is empty
         # Softmax ignores a shift of the whole row: O is the unshifted inputs' O, and the
         # emulator's float32 mirror, which subtracts the running max, passes.
-    results = wgsl.mirror(step)
+    results = wgsl_judge.mirror(step)
     assert all(r["passed"] for r in results), [r["message"] for r in results if not r["passed"]]
     assert "rows' scores shifted by " in results[-1]["message"]
 
@@ -473,9 +473,9 @@ def test_each_step_has_rows_near_plus_and_minus_200_that_no_fixed_shift_serves(s
 def test_a_fixed_shift_passes_every_case_but_the_rows_far_apart(device, rel):
     # What the new case is for: 35 and 45 keep exp finite on every other case, Q x 30 included.
     verdicts = _verdicts(device, rel)
-    cases = wgsl.step_entry("scratch")["cases"]
+    cases = wgsl_judge.step_entry("scratch")["cases"]
     for verdict, case in zip(verdicts, cases, strict=True):
-        assert verdict["passed"] == (not wgsl.case_offsets(case)), (case, verdict["message"])
+        assert verdict["passed"] == (not wgsl_judge.case_offsets(case)), (case, verdict["message"])
 
 
 @pytest.mark.gpu
@@ -483,10 +483,10 @@ def test_harden_with_a_fixed_shift_loses_the_row_near_minus_200_to_zeros(device)
     # Every guard of Harden in place, exp(s - 30) for the max: the rows near -200 vanish
     # (and the rows of small scores lose digits to exp(-30), past twice the plain error).
     rel = "harden/wrong/fixed_shift_30.wgsl"
-    assert wgsl.static_problems(_src(rel), wgsl.step_entry("harden")["static"]) == []
-    cases = wgsl.step_entry("harden")["cases"]
+    assert wgsl_judge.static_problems(_src(rel), wgsl_judge.step_entry("harden")["static"]) == []
+    cases = wgsl_judge.step_entry("harden")["cases"]
     verdicts = dict(zip(map(str, cases), _verdicts(device, rel), strict=True))
-    [far] = [verdicts[str(c)] for c in cases if wgsl.case_offsets(c)]
+    [far] = [verdicts[str(c)] for c in cases if wgsl_judge.case_offsets(c)]
     assert not far["passed"]
     assert far["message"].startswith("N = 77, d = 32, causal, rows' scores shifted by −200 and +200 in turn")
     assert ": row 0 (query tile 0) came out as zeros, as if it saw no key: its largest score is -200.5. Either " \
@@ -506,7 +506,7 @@ def test_there_are_other_correct_shaders_for_every_step():
 def test_another_correct_shader_passes_every_case_and_every_static_check(device, rel):
     step = rel.split("/")[0]
     source = (ANSWERS / rel).read_text()
-    assert wgsl.static_problems(source, wgsl.step_entry(step)["static"]) == []
+    assert wgsl_judge.static_problems(source, wgsl_judge.step_entry(step)["static"]) == []
     for verdict in _verdicts(device, f"{step}/solution.wgsl", source):
         assert verdict["passed"], verdict["message"]
         assert verdict["counted_bytes"] == verdict["expected_bytes"]

@@ -1,4 +1,4 @@
-"""Issue 32, items 5 to 8, offline: every way out of a learner's function is a
+"""Offline: every way out of a learner's function is a
 failed test with a report, a file named like a standard module does not break
 the checker, and --seconds takes only a usable time limit.
 

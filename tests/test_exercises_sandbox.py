@@ -247,7 +247,7 @@ def test_os_exit_in_learner_code_is_reported_and_python_lives_on(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# Issue 32, items 3 and 5: deleted builtins, and every way out of a learner's function
+# Deleted builtins, and every way out of a learner's function
 
 DELETIONS = {
     "all and len": "del builtins.all, builtins.len",

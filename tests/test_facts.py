@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emulator import check as echeck
-from facts import build
+from emulator import accuracy as echeck
+from facts import compute
 from facts import model as model_mod
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +51,7 @@ LAB = {x: _decode(x) for x in "QKV"}
 
 
 def test_fp16_overflow_threshold_is_ln_65520_and_matches_ieee_round_to_nearest_even():
-    t = build.fp16_overflow_threshold()
+    t = compute.fp16_overflow_threshold()
     assert t["fp16_max"] == 65504.0
     assert t["ulp_at_max"] == 32.0
     assert t["overflow_from"] == 65520.0
@@ -93,7 +93,7 @@ def test_facts_json_has_every_figure_the_film_and_sources_need():
     assert 0 in c["layers_checked"] and len(c["layers"]["0"]["heads"]) == 12
     for layer in c["layers"].values():
         for h in layer["heads"]:
-            for kernel in build.KERNELS:
+            for kernel in compute.KERNELS:
                 r = h[kernel]
                 assert r["bound"] > 0 and r["max_abs_error"] >= 0
                 assert r["passed"] == (r["max_abs_error"] <= r["bound"]) or kernel == "fused-no-rescale"
@@ -148,13 +148,13 @@ def test_probe_qkv_json_is_small_and_its_tensors_match_their_digests():
 
 
 def test_probe_qkv_reproduces_the_overflow_facts_of_the_probe_last_row():
-    s = build.scaled_scores(LAB["Q"], LAB["K"])  # (H, N, N)
+    s = compute.scaled_scores(LAB["Q"], LAB["K"])  # (H, N, N)
     last = s[:, -1, :].max(axis=1)
     pl = FACTS["overflow"]["probe_last_row"]
     assert [float(f"{x:.6g}") for x in last] == pl["largest_score_per_head"]
     top = float(last.max())
     assert pl["exp"] == float(f"{math.exp(top):.6g}")
-    expected_fp16 = build.fp16_value(math.exp(top))
+    expected_fp16 = compute.fp16_value(math.exp(top))
     assert pl["exp_fp16"] == (expected_fp16 if expected_fp16 == "inf" else float(f"{expected_fp16:.6g}"))
 
 
@@ -162,12 +162,12 @@ def test_probe_qkv_reproduces_the_overflow_facts_of_the_probe_last_row():
 def test_emulator_on_the_shipped_probe_qkv_agrees_with_facts_json(head):
     """The lab's 'model's sentence' input gives the same check as facts.json, per head of the lab layer."""
     rec = FACTS["check"]["layers"][str(PROBE["layer"])]["heads"][head]
-    q, k, v = (build._rows(LAB[x][head]) for x in "QKV")
+    q, k, v = (compute._rows(LAB[x][head]) for x in "QKV")
     rep = echeck.check_arrays("fused-no-rescale", q, k, v, causal=False,
                               workgroup_bytes=FACTS["check"]["workgroup_bytes"])
     assert rep["passed"] == rec["fused-no-rescale"]["passed"]
     assert rep["first_failing_row"] == rec["fused-no-rescale"]["first_failing_row"]
-    late = build.rows_max_after_first_tile(build.scaled_scores(LAB["Q"][head], LAB["K"][head]),
+    late = compute.rows_max_after_first_tile(compute.scaled_scores(LAB["Q"][head], LAB["K"][head]),
                                            FACTS["check"]["block_cols"])
     assert len(late) == rec["rows_with_max_after_first_tile"]
 
@@ -177,14 +177,14 @@ def test_rows_whose_max_arrives_late_are_found_by_position_not_assumed(n):
     rng = np.random.default_rng(n)
     s = rng.standard_normal((n, n))
     bc = 32
-    late = build.rows_max_after_first_tile(s, bc)
+    late = compute.rows_max_after_first_tile(s, bc)
     if n <= bc:
         assert late == []  # one key tile: nothing can arrive later
     else:
         assert late == [i for i in range(n) if int(np.argmax(s[i])) >= bc]
         s2 = s.copy()
         s2[:, 0] = 100.0  # every row now peaks at key 0
-        assert build.rows_max_after_first_tile(s2, bc) == []
+        assert compute.rows_max_after_first_tile(s2, bc) == []
 
 
 # --------------------------------------------------------------------------
@@ -213,23 +213,23 @@ def test_check_exits_2_with_instructions_when_the_model_is_missing(tmp_path):
 def test_check_exits_1_when_a_committed_file_is_stale(tmp_path, monkeypatch, capsys):
     from facts import __main__ as cli
 
-    good = {tmp_path / "facts.json": build.dumps(FACTS), tmp_path / "probe_qkv.json": PROBE_TEXT}
+    good = {tmp_path / "facts.json": compute.dumps(FACTS), tmp_path / "probe_qkv.json": PROBE_TEXT}
     for p, text in good.items():
         p.write_text(text, encoding="utf-8")
     monkeypatch.setattr(model_mod, "load", lambda: None)
-    monkeypatch.setattr(build, "render", lambda m: dict(good))
-    monkeypatch.setattr(build, "HERE", tmp_path / "facts")
+    monkeypatch.setattr(compute, "render", lambda m: dict(good))
+    monkeypatch.setattr(compute, "HERE", tmp_path / "facts")
     (tmp_path / "facts").mkdir()
     assert cli.main(["--check"]) == 0
-    (tmp_path / "facts.json").write_text(build.dumps({**FACTS, "schema": 0}), encoding="utf-8")
+    (tmp_path / "facts.json").write_text(compute.dumps({**FACTS, "schema": 0}), encoding="utf-8")
     assert cli.main(["--check"]) == 1
     assert "facts.json is stale" in capsys.readouterr().err
 
 
 def test_dumps_is_deterministic_and_rounds_floats_to_six_significant_digits():
     obj = {"b": [math.pi, 1e-7 / 3], "a": {"z": 2, "y": np.float32(0.1)}}
-    text = build.dumps(obj)
-    assert text == build.dumps(json.loads(text))
+    text = compute.dumps(obj)
+    assert text == compute.dumps(json.loads(text))
     assert list(json.loads(text)) == ["a", "b"]
     assert json.loads(text)["b"] == [3.14159, 3.33333e-08]
 
@@ -247,7 +247,7 @@ def model():
 def test_facts_rebuild_gives_json_identical_to_the_committed_files(model):
     # The committed files were written by another process, on another day: one rebuild equal
     # to them shows the build is deterministic as well as up to date.
-    first = build.render(model)
+    first = compute.render(model)
     assert first
     for path, text in first.items():
         assert path.read_text("utf-8") == text, f"{path.name} is stale: run `python -m facts`"
@@ -257,13 +257,13 @@ def test_facts_rebuild_gives_json_identical_to_the_committed_files(model):
 def test_held_out_overflow_count_equals_scores_at_or_above_ln_65520(model):
     from facts import forward, sentences
 
-    thr = build.fp16_overflow_threshold()["ln_overflow_from"]
+    thr = compute.fp16_overflow_threshold()["ln_overflow_from"]
     layer = FACTS["overflow"]["held_out"]["layer"]
     above = total = 0
     for sent in sentences.HELD_OUT:
         _, ids = model.encode(sent)
         qkv = forward.qkv_per_layer(model, ids, [layer])[layer]
-        s = build.scaled_scores(qkv["Q"], qkv["K"])
+        s = compute.scaled_scores(qkv["Q"], qkv["K"])
         above += int((s >= thr).sum())
         total += s.size
     held = FACTS["overflow"]["held_out"]

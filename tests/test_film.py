@@ -10,6 +10,7 @@ import io
 import json
 import math
 import re
+import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -18,8 +19,8 @@ import webvtt
 
 import build
 import film
-from film import numbers, script, vtt
-from film.numbers import FilmError
+from film import film_figures, script, vtt
+from film.film_figures import FilmError
 
 ROOT = Path(__file__).resolve().parent.parent
 # Digests of every run of eight words in the seed documents (their wording stays out of the repository).
@@ -135,6 +136,36 @@ def test_question_answer_is_the_emulators_ratio_at_n4096_d16(film_ctx):
     assert film_ctx["question"]["answer"] == pytest.approx(16.515, abs=1e-3)
 
 
+# The seed's reference figures, kept here as figures on purpose: one head, float32, N = 4,096,
+# workgroup memory M = 16,384 B with half of it for the query tile. The developers' guide
+# (README.md, "The emulator's figures") states them too; a change to the counting, to the
+# film's sizes or to the guide must show up here as a failure.
+REFERENCE_BYTES = {("plain", 16): 285_736_960, ("fused", 16): 17_301_504,
+                   ("plain", 64): 538_968_064, ("fused", 64): 270_532_608}
+REFERENCE_N, REFERENCE_M = 4096, 16384
+
+
+def test_the_guide_the_emulator_and_the_film_state_the_reference_figures(film_ctx):
+    from emulator import traffic
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    guide = {(kernel, int(d)): int(total.replace(",", "")) for kernel, n, d, total in re.findall(
+        r"python -m lab_api count --kernel (\w+) --n (\d+) --d (\d+) +# +([\d,]+) B", readme)}
+    assert guide == REFERENCE_BYTES, "README's emulator figures are not the seed's reference figures"
+    assert "M = 16,384 B with half of it for the query tile" in readme
+    sizes = tomllib.loads(film.FILM_TOML.read_text(encoding="utf-8"))["numbers"]
+    assert (sizes["n"], sorted(sizes["d"])) == (REFERENCE_N, [16, 64])  # the film counts at the seed's sizes
+    F = film_ctx["figures"]
+    text = {c["id"]: c["text"] for c in film_ctx["cues"]}
+    for (kernel, d), want in REFERENCE_BYTES.items():
+        assert traffic.count(kernel, REFERENCE_N, d, False, REFERENCE_M).total_bytes == want, (kernel, d)
+        assert F[f"d{d}"][f"{kernel}_raw"] == want, (kernel, d)
+    # what the captions say: the d = 16 totals in bytes, the d = 64 ones in MiB
+    assert f"{REFERENCE_BYTES['plain', 16]:,}" in text["answer"]
+    assert f"{REFERENCE_BYTES['fused', 16]:,}" in text["answer"]
+    for kernel in ("plain", "fused"):
+        assert f"{REFERENCE_BYTES[kernel, 64] / 2**20:g} MiB" in text["d64"], kernel
+
+
 def test_count_captions_quote_the_emulator_figures(film_ctx):
     text = {c["id"]: c["text"] for c in film_ctx["cues"]}
     assert "514 MiB" in text["d64"] and "258 MiB" in text["d64"]
@@ -148,7 +179,7 @@ def test_count_captions_quote_the_emulator_figures(film_ctx):
 
 
 def test_worked_online_softmax_row_gives_l_1_553_at_m_3():
-    ex = numbers.online_softmax_example([1.0, 2.0, 3.0, 0.0], 2)
+    ex = film_figures.online_softmax_example([1.0, 2.0, 3.0, 0.0], 2)
     assert ex["m"] == 3.0
     exact = math.fsum(math.exp(s - 3.0) for s in (1, 2, 3, 0))
     assert ex["l"] == pytest.approx(exact, rel=1e-12)
@@ -158,14 +189,14 @@ def test_worked_online_softmax_row_gives_l_1_553_at_m_3():
 
 
 def test_forgetting_the_rescale_is_harmless_only_when_the_largest_score_comes_first():
-    first = numbers.online_softmax_example([3.0, 2.0, 1.0, 0.0], 2)
-    later = numbers.online_softmax_example([1.0, 2.0, 3.0, 0.0], 2)
+    first = film_figures.online_softmax_example([3.0, 2.0, 1.0, 0.0], 2)
+    later = film_figures.online_softmax_example([1.0, 2.0, 3.0, 0.0], 2)
     assert first["broken_l"] == pytest.approx(first["l"], rel=1e-15)
     assert later["broken_l"] > later["l"] * 1.5
 
 
 def test_fp16_limits_come_from_the_bit_pattern_and_agree_with_facts_json(context):
-    lim = numbers.fp16_limits()
+    lim = film_figures.fp16_limits()
     assert lim["max"] == 65504.0
     assert lim["edge"] == 65520.0
     assert lim["ln_edge"] == pytest.approx(math.log(65520.0))

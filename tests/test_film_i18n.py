@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import build
 import film
 import i18n
-from film import numbers, script
-from film.numbers import FilmError
+from film import film_figures, script
+from film.film_figures import FilmError
 
 PT = "pt-BR"
 OVERLAY_FILM = i18n.CONTENT / PT / "film.toml"
@@ -159,18 +159,18 @@ def test_the_runtime_in_words_has_singulars_too():
 
 @given(st.floats(min_value=0, max_value=1e9, allow_nan=False), st.integers(min_value=0, max_value=4))
 def test_a_writer_shows_the_same_digits_in_every_language(x, places):
-    en_text = numbers.Writer("en").fixed(x, places)
-    assert en_text == numbers.fixed(x, places)  # English exactly as before
-    assert numbers.Writer(PT).fixed(x, places) == en_text.replace(".", ",")
+    en_text = film_figures.Writer("en").fixed(x, places)
+    assert en_text == film_figures.fixed(x, places)  # English exactly as before
+    assert film_figures.Writer(PT).fixed(x, places) == en_text.replace(".", ",")
 
 
 @given(st.integers(min_value=0, max_value=2**42))
 def test_mib_and_group_follow_the_language(n):
-    assert numbers.Writer("en").mib(n) == numbers.mib(n)
-    assert numbers.Writer("en").group(n) == numbers.group(n)
+    assert film_figures.Writer("en").mib(n) == film_figures.mib(n)
+    assert film_figures.Writer("en").group(n) == film_figures.group(n)
     swap = str.maketrans({",": ".", ".": ","})
-    assert numbers.Writer(PT).mib(n) == numbers.mib(n).translate(swap)
-    assert numbers.Writer(PT).group(n) == numbers.group(n).translate(swap)
+    assert film_figures.Writer(PT).mib(n) == film_figures.mib(n).translate(swap)
+    assert film_figures.Writer(PT).group(n) == film_figures.group(n).translate(swap)
 
 
 # ---------- the build stops on a bad translation ----------

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from film import vtt
-from film.numbers import FilmError
+from film.film_figures import FilmError
 
 
 def cue(text: str, ident: str = "tile-loop") -> dict:

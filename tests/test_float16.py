@@ -5,7 +5,7 @@ What is held here, no GPU needed:
 * f16() rounds as IEEE 754 binary16 does (nearest, ties to even, inf from 65,520 on),
   for every one of the 65,536 bit patterns and at the edge;
 * the mirror of fused-f16 and fused-f16-no-max agrees bit for bit with a second
-  implementation of the same arithmetic in numpy's float16 (facts/float16.py), across
+  implementation of the same arithmetic in numpy's float16 (facts/held_out_f16.py), across
   several key tiles and a ragged last tile, and fused-f16 is attention to float16
   accuracy against float64;
 * the mirror, run on facts/held_out_f16.json, loses exactly the rows facts.json records
@@ -27,11 +27,11 @@ import numpy as np
 import pytest
 
 import lab_api as api
-from emulator import float16 as f16
+from emulator import float16_mirrors as f16
 from emulator import mirrors, traffic
 from emulator.inputs import random_qkv
 from emulator.tiling import DTYPES, MANIFEST, dtype_of, element_bytes, make_tiling
-from facts import float16 as facts16
+from facts import held_out_f16 as facts16
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = json.loads((ROOT / "facts" / "held_out_f16.json").read_text("utf-8"))
@@ -83,7 +83,7 @@ SIZES = [(1, 16), (65, 16), (100, 32), (77, 64), (40, 128)]
 @pytest.mark.parametrize("n,d", SIZES, ids=[f"{n=}-{d=}" for n, d in SIZES])
 def test_the_mirror_equals_numpys_float16_bit_for_bit(kernel, n, d):
     """Two implementations of the kernel's order of float16 operations: the mirror (struct,
-    standard library) and facts/float16.py (numpy), ragged tiles and several key tiles."""
+    standard library) and facts/held_out_f16.py (numpy), ragged tiles and several key tiles."""
     q, k, v = random_qkv(n, d, seed=4)
     q = [[4.0 * x for x in row] for row in q]  # scores of several units: some rows overflow
     t = make_tiling(kernel, n, d)

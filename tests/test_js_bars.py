@@ -1,5 +1,5 @@
 """The Count chart's totals (site/static/js/bars.js sizes, under node): one precision
-per unit in a chart. It once drew "1.0 GiB" beside "1.25 GiB" (issue 32, item 17)."""
+per unit in a chart. It once drew "1.0 GiB" beside "1.25 GiB"."""
 from __future__ import annotations
 
 import pytest

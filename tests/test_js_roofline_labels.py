@@ -1,7 +1,7 @@
 """The roofline's point labels (site/static/js/lab/roofline-labels.js, under node): every
 point named, H200's faint points too, no label on another label or on another point's
 mark, all inside the plot. At 1280 px, N = 1,024, d = 128, causal, "fused" once sat on
-"fused-fast" (issue 32, item 14)."""
+"fused-fast"."""
 from __future__ import annotations
 
 import pytest

@@ -124,7 +124,7 @@ def test_every_module_and_exercise_page_links_the_kit(built_site, page, prefix):
 
 
 def test_the_readme_names_every_solution_the_zip_holds(built_site):
-    """Issue 30, section 4: the Triton exercise's solution.py is in the zip (among its files), so each
+    """The Triton exercise's solution.py is in the zip (among its files), so each
     README names it, and none says that our solutions are left out."""
     with zipfile.ZipFile(built_site / kit.HREF) as z:
         names = [n.removeprefix(kit.NAME + "/") for n in z.namelist()]

@@ -20,7 +20,7 @@ from page_language import node_env, python_speaks
 
 import lab_api as api
 import planner as plan
-from emulator import check
+from emulator import accuracy
 from emulator import i18n as emulator_i18n
 from emulator.tiling import MANIFEST, make_tiling
 
@@ -66,10 +66,10 @@ def test_python_reads_brazilian_thousands_in_the_form():
 
 def test_the_check_describes_its_rows_in_portuguese():
     tiling = make_tiling("fused", 4096, 16, False, 16384)
-    rows = check.rows_to_check(tiling)
+    rows = accuracy.rows_to_check(tiling)
     with python_speaks("pt-BR"):
-        text = check.describe_rows(rows, tiling)
-        small = check.describe_rows(list(range(100)), make_tiling("fused", 100, 16, False, 16384))
+        text = accuracy.describe_rows(rows, tiling)
+        small = accuracy.describe_rows(list(range(100)), make_tiling("fused", 100, 16, False, 16384))
     assert text.startswith(f"{len(rows)} de 4.096 linhas: linhas 0–127 (primeiro bloco de consultas), "
                            f"linhas 3.968–4.095 (último bloco de consultas)")
     assert small == "todas as 100 linhas"

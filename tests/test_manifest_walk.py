@@ -111,13 +111,13 @@ def test_a_formula_outside_the_grammar_is_refused(formula):
 
 
 def test_the_checker_runs_the_mirror_each_forward_kernel_names():
-    from emulator import check
+    from emulator import accuracy
 
     # the broken control is the fused arithmetic with the rescale off: it fails where fused passes
     assert MANIFEST["kernels"]["fused-no-rescale"]["mirror"] == "attention.fused_no_rescale"
-    assert check.check("fused", 130, 16, seed=3)["passed"]
-    assert not check.check("fused-no-rescale", 130, 16, seed=3)["passed"]
-    assert check.stores_scores("plain") and not check.stores_scores("fused")
+    assert accuracy.check("fused", 130, 16, seed=3)["passed"]
+    assert not accuracy.check("fused-no-rescale", 130, 16, seed=3)["passed"]
+    assert accuracy.stores_scores("plain") and not accuracy.stores_scores("fused")
 
 
 @pytest.mark.parametrize("kernel", ["plain", "fused", "fused-backward"])
@@ -191,9 +191,9 @@ def test_a_kernel_added_to_the_manifest_alone_is_counted_and_checked_or_refused(
         assert count["ok"], (name, count)
         assert count["result"]["selected"]["total_bytes"] == want.total_bytes > 0
     import lab_api as api
-    from emulator import backward, check
+    from emulator import accuracy, backward
     checked = out["fused-copy"]["check"]["result"]  # the op's reply: figures to api.EXACT_DIGITS digits
-    want = api.exact_digits(check.check("fused", 64, 16, seed=3)["max_abs_error"])
+    want = api.exact_digits(accuracy.check("fused", 64, 16, seed=3)["max_abs_error"])
     assert checked["passed"] and checked["max_abs_error"] == want
     tensors = api.exact_digits(backward.check("fused", 64, 16, seed=3)["tensors"])
     assert out["copy"]["check"]["result"]["tensors"] == tensors

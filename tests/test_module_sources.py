@@ -1,7 +1,7 @@
 """Every source the module cites can be followed: a link on the page, in every language.
 
 The module's Sources once cited "The curriculum's cost-models module" with no link, and
-nothing on the site matched it (issue 32, item 17). The ledger's entries come from
+nothing on the site matched it. The ledger's entries come from
 site/content/module.toml (words overlaid per language); the built module page must show
 a link for each.
 """

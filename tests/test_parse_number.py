@@ -1,4 +1,4 @@
-"""One number parser, two languages: emulator/numbers.py and site/static/js/parse-number.js.
+"""One number parser, two languages: emulator/parse_number.py and site/static/js/parse-number.js.
 
 Every row of tests/number_cases.json goes through both; they must give the row's
 value, or its reason and exact message. The page relies on this to answer a bad N
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from page_language import node_env, python_speaks
 
-from emulator.numbers import parse_number
+from emulator.parse_number import parse_number
 from emulator.tiling import InputError, parse_int
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -110,7 +110,7 @@ def test_text_that_is_not_json_says_so():
 
 
 def test_a_version_1_file_migrates_and_a_pass_after_the_reveal_says_so():
-    """Issue 30, section 3: version 2 records a Predict step passed after its answers were shown
+    """Version 2 records a Predict step passed after its answers were shown
     (afterReveal). A version 1 record cannot say when the answers were shown, so one that passed
     with them shown (revealed) migrates as passed after the reveal; every other field is kept."""
     v1 = {"version": 1, "name": "Ana", "steps": {

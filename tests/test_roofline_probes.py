@@ -48,7 +48,7 @@ def test_the_worker_op_answers_the_same_plan():
 @pytest.mark.gpu
 def test_probes_on_wgpu_measure_positive_plausible_roofs(tmp_path):
     try:
-        from cannery_host.wgsl import KernelError, Runner
+        from cannery_host.wgpu_runner import KernelError, Runner
     except ImportError as e:
         pytest.skip(f"wgpu-py is not importable: {e}")
     try:
@@ -122,7 +122,7 @@ def test_the_build_writes_that_table(built_site):
 
 def test_the_h200_arithmetic_roof_is_the_higher_of_the_fma_probe_and_the_sgemm_and_says_which():
     """The FMA probe's 44.6 TFLOP/s sat under the 50 TFLOP/s SGEMM the forward bench
-    recorded on the same H200 (issue 32, item 15): the roof drawn is the SGEMM's."""
+    recorded on the same H200: the roof drawn is the SGEMM's."""
     roof = json.loads((measured.RESULTS / measured.ROOFLINE).read_text())
     fwd = json.loads((measured.RESULTS / measured.FORWARD).read_text())
     sgemm = fwd["ceilings"]["sgemm_gflops"] * 1e9
@@ -140,7 +140,7 @@ def test_the_h200_arithmetic_roof_is_the_higher_of_the_fma_probe_and_the_sgemm_a
 
 def test_the_h200_table_lists_each_distinct_run_once_as_the_visitors_time_does():
     """fused, fused-fast and fused-fast-16k were three rows where two were the same shader at
-    the same tiles and the same counted bytes (issue 32, item 15): every size now keeps one
+    the same tiles and the same counted bytes: every size now keeps one
     row per distinct run (plan.same_runs) and names the others."""
     from emulator.tiling import M_DEFAULT
 
@@ -168,10 +168,10 @@ def test_the_h200_table_lists_each_distinct_run_once_as_the_visitors_time_does()
 @pytest.mark.gpu
 def test_the_backward_bench_holds_passes_to_the_roofline_copy_probe_and_no_other():
     """The backward bench once reported its own WGSL copy kernel's 1,725 GB/s beside the
-    roofline probe's 3,979 GB/s on the same H200 (issue 32, item 15): one copy ceiling,
+    roofline probe's 3,979 GB/s on the same H200: one copy ceiling,
     measured one way. Its ceiling is probes.measure_copy over probe_plan's copy."""
     from bench import bench_wgsl_backward as bwd
-    from cannery_host.wgsl import KernelError, Runner
+    from cannery_host.wgpu_runner import KernelError, Runner
 
     assert not hasattr(bwd, "wgsl_copy_ceiling") and not hasattr(bwd, "COPY_SHADER")
     # a run's ceiling is the probe's, never PyTorch's or another kernel's

@@ -1,6 +1,6 @@
 """WGSL from parts: the include step both hosts run before compiling a shader.
 
-planner/shaders.py ``join_source`` (the planner, cannery_host.wgsl, the page's
+planner/shaders.py ``join_source`` (the planner, cannery_host.wgpu_runner, the page's
 Pyodide worker) and site/static/js/gpu/files.js ``joinSource`` (the page's WebGPU
 runs) replace a line ``// #include "parts/x.wgsl"`` by that part's text, depth first,
 each part once. The page and the native host must compile the same text, so the two

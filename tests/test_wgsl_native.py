@@ -1,7 +1,7 @@
 """The WGSL kernels of kernels_wgsl/, run natively through wgpu-py (lavapipe on CI).
 
 What is held here:
-* O read back from plain and fused passes emulator.check.check_output (float64
+* O read back from plain and fused passes emulator.accuracy.check_output (float64
   reference, first-order float32 bound, FlashAttention's 2x rule); fused-no-rescale,
   the same shader with the override RESCALE = false, fails it.
 * No NaN or inf anywhere in O, checked on the CPU after readback.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from emulator.check import check, check_output
+from emulator.accuracy import check, check_output
 from emulator.inputs import random_qkv
 from emulator.tiling import MANIFEST, dtype_of
 from emulator.traffic import count
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.gpu
 def runner():
     """One wgpu-py device at WebGPU's default limits, or a skip saying why not."""
     try:
-        from cannery_host.wgsl import KernelError, Runner
+        from cannery_host.wgpu_runner import KernelError, Runner
     except ImportError as e:  # wgpu not installed
         pytest.skip(f"wgpu-py is not importable: {e}")
     try:
@@ -43,7 +43,7 @@ def runner():
 @pytest.fixture(scope="module")
 def runner_max(runner):
     """A second device with the adapter's maximum limits (for fused-fast's larger tiles)."""
-    from cannery_host.wgsl import Runner
+    from cannery_host.wgpu_runner import Runner
 
     return Runner(limits="max")
 
@@ -87,7 +87,7 @@ def _cases(kernels, configs):
 
 
 # Every float32 forward kernel of the manifest whose float32 mirror passes the float64 check
-# (emulator.check at N = 100, d = 16): all but the broken controls, read from the manifest.
+# (emulator.accuracy at N = 100, d = 16): all but the broken controls, read from the manifest.
 CHECKED = [name for name, entry in MANIFEST["kernels"].items()
            if entry["direction"] == "forward" and dtype_of(name) == "float32" and check(name, 100, 16)["passed"]]
 
@@ -150,7 +150,7 @@ def test_instrumented_bytes_equal_the_emulator_count(runner, runner_max, kernel,
 
 
 def test_instrumented_build_differs_only_in_uncommented_lines():
-    from cannery_host.wgsl import KERNEL_DIR, MANIFEST, instrument
+    from cannery_host.wgpu_runner import KERNEL_DIR, MANIFEST, instrument
     from planner.shaders import read_source
 
     marker = MANIFEST["instrument"]["marker"]
@@ -168,7 +168,7 @@ def test_instrumented_build_differs_only_in_uncommented_lines():
 
 def test_a_size_past_the_storage_limit_is_refused_with_the_numbers(runner):
     """The host plans through planner: the page's refusal, word for word."""
-    from cannery_host.wgsl import KernelError
+    from cannery_host.wgpu_runner import KernelError
     from emulator.tiling import InputError
     from planner import gpu_plan
 
@@ -198,7 +198,7 @@ def test_the_host_runs_the_plan_the_page_gets(runner):
 @pytest.fixture(scope="module")
 def runner_no_subgroups(runner):
     """A device opened without the subgroup feature: the shaders every browser can run."""
-    from cannery_host.wgsl import Runner
+    from cannery_host.wgpu_runner import Runner
 
     return Runner(limits="default", subgroups=False)
 
@@ -253,7 +253,7 @@ def test_every_lanes_variant_has_tiles_the_shader_supports():
     at most 4 vec4s of K per invocation, 16 B_c d bytes within the kernel's workgroup memory,
     and a subgroup of at least TD; the kernel's tiles are those of its other shader. The
     lesson kernels are checked at every M from 4,096 to 65,536 in steps of 4 bytes."""
-    from cannery_host.wgsl import MANIFEST
+    from cannery_host.wgpu_runner import MANIFEST
     from emulator.tiling import InputError, lesson_blocks
 
     seen = 0
@@ -338,7 +338,7 @@ def test_the_register_tiled_kernel_passes_and_counts_the_fused_bytes_with_either
     or with subgroupShuffleXor among the B_c / 4 invocations of a row group): the float64
     check, and the instrumented count equal to the manifest walk's at the kernel's tiles,
     the same formulas as the lesson's fused kernel (Q once, K and V once per query tile)."""
-    from cannery_host.wgsl import Runner
+    from cannery_host.wgpu_runner import Runner
     from emulator.tiling import make_tiling
 
     tiles = make_tiling(kernel, n, d, causal)
@@ -380,7 +380,7 @@ def test_every_option_of_the_register_tiled_body_passes_and_counts_the_same(
         runner_max, monkeypatch, tiles, constants, n, causal, subgroups):
     import copy
 
-    from cannery_host.wgsl import Runner
+    from cannery_host.wgpu_runner import Runner
 
     entry = copy.deepcopy(MANIFEST["kernels"]["fused-reg"])
     entry["tiling"]["block_rows"]["64"], entry["tiling"]["block_cols"]["64"] = tiles

@@ -50,7 +50,7 @@ def runner():
     """One wgpu-py device at WebGPU's default limits (plus the 9th storage buffer the
     instrumented dkv pass binds, where the adapter offers it), or a skip saying why not."""
     try:
-        from cannery_host.wgsl import KernelError, Runner
+        from cannery_host.wgpu_runner import KernelError, Runner
     except ImportError as e:  # wgpu not installed
         pytest.skip(f"wgpu-py is not importable: {e}")
     try:
@@ -102,7 +102,7 @@ COUNTED = [(1, 16, True), (65, 64, True), (77, 64, False), (100, 16, False), (10
 def runner_no_subgroups(runner):
     """A second device opened without the subgroup feature: every pass runs the shader any
     WebGPU device can (bwd_fast_dkv.wgsl, not bwd_fast_dkv_lanes.wgsl)."""
-    from cannery_host.wgsl import Runner
+    from cannery_host.wgpu_runner import Runner
 
     return Runner(limits="default", subgroups=False)
 
@@ -129,7 +129,7 @@ CHECKED = [(65, 64, True), (100, 16, False), (77, 32, True), (40, 128, False)]
 
 @pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused-backward", "plain-backward"], CHECKED))
 def test_gradients_read_back_pass_the_float64_check(runner, kernel, n, d, causal):
-    from cannery_host.wgsl import check_backward
+    from cannery_host.wgpu_runner import check_backward
 
     (q, k, v, do, bc), (dq, dk, dv), _ = _run(runner, kernel, n, d, causal)
     report = check_backward(q, k, v, do, causal, dq, dk, dv, bc, _reference(n, d, causal, 0, bc))
@@ -140,7 +140,7 @@ def test_gradients_read_back_pass_the_float64_check(runner, kernel, n, d, causal
 
 @pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused-backward-no-D"], [(65, 64, True), (100, 16, False)]))
 def test_the_backward_without_d_fails_the_check_on_dq_and_dk_only(runner, kernel, n, d, causal):
-    from cannery_host.wgsl import check_backward
+    from cannery_host.wgpu_runner import check_backward
 
     (q, k, v, do, bc), (dq, dk, dv), _ = _run(runner, kernel, n, d, causal)
     assert all(np.isfinite(g).all() for g in (dq, dk, dv))
@@ -153,7 +153,7 @@ def test_the_backward_without_d_fails_the_check_on_dq_and_dk_only(runner, kernel
 
 def test_a_gpu_result_off_by_more_than_the_bound_fails_the_check(runner):
     """The check can fail: one entry of a right dK moved by 10x its bound is caught."""
-    from cannery_host.wgsl import check_backward
+    from cannery_host.wgpu_runner import check_backward
 
     (q, k, v, do, bc), (dq, dk, dv), _ = _run(runner, "fused-backward", 65, 64, True)
     reference = _reference(65, 64, True, 0, bc)
@@ -165,7 +165,7 @@ def test_a_gpu_result_off_by_more_than_the_bound_fails_the_check(runner):
 
 def test_several_heads_in_one_dispatch_match_each_head_alone(runner):
     """(H, N, d) inputs: head h's gradients equal a one-head run on head h's inputs."""
-    from cannery_host.wgsl import forward_saved
+    from cannery_host.wgpu_runner import forward_saved
 
     rng = np.random.default_rng(4)
     H, n, d = 3, 70, 32
@@ -180,7 +180,7 @@ def test_several_heads_in_one_dispatch_match_each_head_alone(runner):
 
 
 def test_a_non_finite_l_and_a_wrong_direction_are_refused(runner):
-    from cannery_host.wgsl import KernelError
+    from cannery_host.wgpu_runner import KernelError
 
     q = np.zeros((4, 16), np.float32)
     lse = np.array([0.0, -np.inf, 0.0, 0.0], np.float32)
@@ -251,7 +251,7 @@ def test_the_tuned_backward_counts_what_the_manifest_declares(runner, runner_no_
 @SUBGROUPS
 @pytest.mark.parametrize("kernel,n,d,causal", _tuned_cases(FAST_CHECKED))
 def test_the_tuned_backward_passes_the_float64_check(runner, runner_no_subgroups, kernel, n, d, causal, subgroups):
-    from cannery_host.wgsl import check_backward
+    from cannery_host.wgpu_runner import check_backward
 
     r = _device(runner, runner_no_subgroups, subgroups, kernel, d)
     (q, k, v, do, bc), (dq, dk, dv), _ = _run(r, kernel, n, d, causal)
@@ -263,7 +263,7 @@ def test_the_tuned_backward_passes_the_float64_check(runner, runner_no_subgroups
 @pytest.mark.parametrize("kernel", TUNED)
 def test_a_tuned_backward_with_a_wrong_dq_fails_the_check(runner, kernel):
     """The check can fail the tuned kernels too: a dQ with two rows swapped."""
-    from cannery_host.wgsl import check_backward
+    from cannery_host.wgpu_runner import check_backward
 
     (q, k, v, do, bc), (dq, dk, dv), _ = _run(runner, kernel, 77, 64, True)
     bad = dq.copy()
@@ -278,7 +278,7 @@ def test_each_tuned_subgroup_shader_is_its_twin_with_only_the_lane_sum_changed()
     and names no subgroup built-in; the subgroup shader says `enable subgroups;` first,
     sets SUBGROUPS and sums with three subgroupShuffleXor (parts/lanes_shuffle.wgsl). Every
     subgroup shader of the tuned kernels is one."""
-    from cannery_host.wgsl import KERNEL_DIR
+    from cannery_host.wgpu_runner import KERNEL_DIR
     from planner.shaders import INCLUDE, read_source
 
     def code(name, joined=True):
@@ -364,7 +364,7 @@ def lesson_runners(runner):
     (planner) holds each pass's declared workgroup memory, not M, to the device: the
     lesson shaders that plain-backward's scores and dp passes run declare M/2 + M/4, the
     tuned shaders of every other pass fit their chunks to 16,384 B whatever M."""
-    from cannery_host.wgsl import Runner
+    from cannery_host.wgpu_runner import Runner
 
     return {True: Runner(limits="max"), False: Runner(limits="max", subgroups=False)}
 
@@ -411,7 +411,7 @@ def test_the_lesson_kernels_count_the_lesson_bytes_at_every_m(lesson_runners, ke
 @SUBGROUPS
 @pytest.mark.parametrize("kernel,m,n,d,causal", _m_cases(LESSON_CHECKED, LESSON_M_CHECKED))
 def test_the_lesson_kernels_pass_the_float64_check_at_other_m(lesson_runners, kernel, m, n, d, causal, subgroups):
-    from cannery_host.wgsl import check_backward
+    from cannery_host.wgpu_runner import check_backward
 
     r = _lesson_device(lesson_runners, subgroups, kernel, d, m)
     (q, k, v, do, bc), (dq, dk, dv), _ = _run(r, kernel, n, d, causal, workgroup_bytes=m)

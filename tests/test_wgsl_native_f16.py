@@ -1,5 +1,5 @@
 """The float16 fused kernels (kernels_wgsl/fused_f16.wgsl) run natively through wgpu-py,
-held to their mirror (emulator/float16.py), row for row.
+held to their mirror (emulator/float16_mirrors.py), row for row.
 
 What is held here:
 * on the model's held-out sentences (facts/held_out_f16.json), each float16 kernel's O
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emulator import float16 as f16
+from emulator import float16_mirrors as f16
 from emulator import mirrors
 from emulator.inputs import random_qkv
 from emulator.tiling import make_tiling
@@ -41,7 +41,7 @@ RIGHT, BROKEN = "fused-f16", "fused-f16-no-max"  # with and without the max subt
 def runner():
     """A wgpu-py device with shader-f16, or a skip saying why there is none."""
     try:
-        from cannery_host.wgsl import KernelError, Runner
+        from cannery_host.wgpu_runner import KernelError, Runner
     except ImportError as e:  # wgpu not installed
         pytest.skip(f"wgpu-py is not importable: {e}")
     try:

@@ -141,7 +141,7 @@ def storage_access_problems(source: str) -> list[str]:
 
 
 # Exercise 4's typical wrong shaders that break this very rule on purpose: the exercise's own
-# checker (exercises/wgsl.py check_counted_loads) must refuse them, and that is tested instead.
+# checker (exercises/wgsl_judge.py check_counted_loads) must refuse them, and that is tested instead.
 UNCOUNTED_ON_PURPOSE = {"site/content/exercises/wgsl-kernel/scratch/wrong/row_max_from_global_memory.wgsl"}
 
 # The roofline probes (manifest "probes") are not kernels the emulator counts: they measure
@@ -155,7 +155,7 @@ def test_every_storage_access_goes_through_a_counted_helper(path):
     if str(path.relative_to(ROOT)) in PROBES:
         assert "tally" not in path.read_text() and "probes" in path.parts, path
     elif str(path.relative_to(ROOT)) in UNCOUNTED_ON_PURPOSE:
-        from exercises.wgsl import check_counted_loads
+        from exercises.wgsl_judge import check_counted_loads
         assert problems and check_counted_loads(compiled_text(path)), path
     else:
         assert problems == []

@@ -1,5 +1,5 @@
 // parts/walk.wgsl: which keys a query tile visits, and which query rows reach a key tile
-// (the walks of manifest.json, emulator/traffic.py; cannery_host.wgsl causal_key_end).
+// (the walks of manifest.json, emulator/traffic.py; cannery_host.wgpu_runner causal_key_end).
 // Needs the including kernel's overrides BR (B_r, rows of a query tile) and BC (B_c,
 // keys of a key tile).
 

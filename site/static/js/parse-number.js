@@ -1,6 +1,6 @@
 // Numbers as people type them: the one parser behind every numeric field.
 //
-// The same rules as emulator/numbers.py (read its docstring): both run the
+// The same rules as emulator/parse_number.py (read its docstring): both run the
 // case table tests/number_cases.json and must agree on value, reason and
 // message. The page uses this to answer a plainly bad value at once; the
 // emulator, in Python, stays the judge of every lab request.
@@ -11,7 +11,7 @@
 // With {fraction: true} (decimal fields only) one "a/b" or "a ÷ b" is read too.
 //
 // The page's language settles "4.096", "12.000" and "1,650" as its readers
-// write numbers (i18n.js decimalMark; emulator/numbers.py says how), and the
+// write numbers (i18n.js decimalMark; emulator/parse_number.py says how), and the
 // messages are in the page's language (the same msgids as numbers.py).
 import { _, decimalMark as pageDecimalMark } from "./i18n.js";
 

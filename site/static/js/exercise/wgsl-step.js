@@ -1,5 +1,5 @@
 // Exercise 4's steps (kind "wgsl"): the learner's WGSL in the page's editor, the static
-// checks and the judging in Python (exercises/wgsl.py, through the page's Python worker), the
+// checks and the judging in Python (exercises/wgsl_judge.py, through the page's Python worker), the
 // run on the learner's GPU through WebGPU (gpu/source-run.js). Without WebGPU, only the
 // emulator's CPU mirror runs. Its words go through _() (../i18n.js).
 //

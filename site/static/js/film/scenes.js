@@ -1,5 +1,5 @@
 // The film's scenes, drawn in SVG from media/film.json (figures computed at
-// build time by film/numbers.py from the emulator and facts.json).
+// build time by film/film_figures.py from the emulator and facts.json).
 //
 // createFilm() builds every scene once, in the order of SCENES below, and one
 // paused GSAP timeline. Each scene is one function in ./scenes/, drawing on its

@@ -205,13 +205,13 @@ def run(x: dict, block_rows: int, block_cols: int, subtract_max: bool = True) ->
 
 
 def fused(x: dict, block_rows: int, block_cols: int) -> dict:
-    """Mirror of fused-f16 (manifest "mirror": "float16.fused"): :func:`run` with the max
+    """Mirror of fused-f16 (manifest "mirror": "float16_mirrors.fused"): :func:`run` with the max
     subtraction."""
     return run(x, block_rows, block_cols, True)
 
 
 def fused_no_max(x: dict, block_rows: int, block_cols: int) -> dict:
-    """Mirror of fused-f16-no-max (manifest "mirror": "float16.fused_no_max"): :func:`run`
+    """Mirror of fused-f16-no-max (manifest "mirror": "float16_mirrors.fused_no_max"): :func:`run`
     without the max subtraction, p = exp(s)."""
     return run(x, block_rows, block_cols, False)
 

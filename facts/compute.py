@@ -6,7 +6,7 @@ What is computed (every figure from the weights, none typed):
   and V (float32, shape (N, d), N = tokens incl. [CLS] and [SEP], d = 32) go
   through the emulator's float32 mirrors of ``plain``, ``fused`` and
   ``fused-no-rescale`` and are compared with the float64 reference
-  (``emulator.check.check_arrays``). The encoder is bidirectional, so the check
+  (``emulator.accuracy.check_arrays``). The encoder is bidirectional, so the check
   uses full (non-causal) attention, as the model itself does.
 * **when the broken control must fail**: a row's running maximum changes
   after its first key tile exactly when the row's largest score lies outside
@@ -38,7 +38,7 @@ from . import model as model_mod
 HERE = Path(__file__).resolve().parent
 FACTS_PATH = HERE / "facts.json"
 PROBE_QKV_PATH = HERE / "probe_qkv.json"
-HELD_OUT_F16_PATH = HERE / "held_out_f16.json"  # the float16 card's inputs (facts/float16.py)
+HELD_OUT_F16_PATH = HERE / "held_out_f16.json"  # the float16 card's inputs (facts/held_out_f16.py)
 
 SCHEMA = 1
 #: Layers whose every head is checked. Layer 0 has the largest scores of the
@@ -152,7 +152,7 @@ def check_head(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_cols: int) -> 
     check report for each kernel, trimmed to the figures the lesson uses, plus
     the rows whose largest score arrives after the first key tile.
     """
-    from emulator import check as echeck
+    from emulator import accuracy as echeck
 
     Q, K, V = _rows(q), _rows(k), _rows(v)
     out = {}
@@ -380,11 +380,11 @@ def compute(m=None) -> tuple[dict, dict]:
 
 
 def with_float16(facts: dict, m) -> dict:
-    """The held-out float16 figures (facts/float16.py), added to ``facts`` under
+    """The held-out float16 figures (facts/held_out_f16.py), added to ``facts`` under
     overflow.held_out.float16; returns the held_out_f16.json dict."""
-    from . import float16
+    from . import held_out_f16
 
-    summary, data = float16.summarise(m, facts["model"])
+    summary, data = held_out_f16.summarise(m, facts["model"])
     facts["overflow"]["held_out"]["float16"] = summary
     return data
 

@@ -580,7 +580,7 @@ def timing_lse(n: int, causal: bool) -> np.ndarray:
     """A stand-in logsumexp for timing runs, (N,) float32: ln(keys of row i) + 1/2, about
     the logsumexp of that many standard-normal scores, so P = exp(S - L) stays finite and
     near 1/keys. The work a backward pass does does not depend on these values; every
-    check uses the real L (cannery_host.wgsl's callers compute it from the forward)."""
+    check uses the real L (cannery_host.wgpu_runner's callers compute it from the forward)."""
     keys = np.arange(1, n + 1, dtype=np.float64) if causal else np.full(n, float(n))
     return (np.log(keys) + 0.5).astype(np.float32)
 

@@ -51,7 +51,7 @@ import re
 from array import array
 
 import planner as _plan
-from emulator.check import check_arrays, check_output
+from emulator.accuracy import check_arrays, check_output
 from emulator.i18n import _, group, short
 from emulator.inputs import random_qkv
 from emulator.tiling import lesson_blocks
@@ -538,7 +538,7 @@ def cases(step_id: str, workgroup_bytes: int | None = None) -> list[dict]:
 def mirror(step_id: str) -> list[dict]:
     """Without WebGPU: the emulator's float32 fused mirror (emulator.attention.fused, the
     same tile walk as the shader) on each of the step's cases, checked against float64
-    (emulator.check.check_arrays), beside the byte count of that walk.
+    (emulator.accuracy.check_arrays), beside the byte count of that walk.
     Returns [{n, d, causal, passed, message, expected_bytes}]."""
     entry = step_entry(step_id)
     m = entry["workgroup_bytes"]

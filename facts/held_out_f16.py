@@ -1,8 +1,8 @@
 """The held-out sentences in float16: which rows the float16 fused kernels lose.
 
-The lab's float16 card (issue 25 §3) runs fused-f16 and fused-f16-no-max
+The lab's float16 card runs fused-f16 and fused-f16-no-max
 (kernels_wgsl/fused_f16.wgsl) on the held-out sentences, on the visitor's GPU where it
-has shader-f16, and through their mirror (emulator/float16.py, struct's "e" format) in
+has shader-f16, and through their mirror (emulator/float16_mirrors.py, struct's "e" format) in
 the page. This module computes, with numpy's float16 (a second, independent
 implementation of the kernel's arithmetic in the kernel's order; numpy rounds each
 float16 operation correctly, as the kernel does), for every head of every layer:
@@ -10,7 +10,7 @@ float16 operation correctly, as the kernel does), for every head of every layer:
 * the rows each kernel loses to inf or NaN (no max subtraction: a row with a base-2
   score t = s·log2 e ≥ 16, i.e. a score s of about ln 65,520 ≈ 11.09 or more);
 * the scores that overflow float16 as the kernel forms them, beside the film's count
-  (facts.build: the float64 score from float32 Q and K, exp rounded to float16).
+  (facts.compute: the float64 score from float32 Q and K, exp rounded to float16).
 
 It ships the heads where either count is not zero ("the heads in question"): their held-out
 Q, K and V rounded to float16, in facts/held_out_f16.json, for the card to load when the
@@ -81,7 +81,7 @@ def kernel_rows(q, k, v, block_cols: int, subtract_max: bool) -> np.ndarray:
 
 def _overflowing_float32(q, k) -> np.ndarray:
     """Per head, the film's count: scores s = q·k/sqrt(d) in float64 from float32 Q and K
-    whose exp rounds to inf in float16 (facts.build's held-out figure)."""
+    whose exp rounds to inf in float16 (facts.compute's held-out figure)."""
     d = q.shape[-1]
     s = q.astype(np.float64) @ np.swapaxes(k.astype(np.float64), -1, -2) / math.sqrt(d)
     with np.errstate(over="ignore"):
