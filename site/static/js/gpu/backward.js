@@ -10,7 +10,7 @@ import { asGpuError, fail } from "./errors.js";
 import { _ } from "../i18n.js";
 import { loadManifest } from "./files.js";
 import { checkLost, getDevice } from "./device.js";
-import { kernelPlan, runPlan } from "./plan.js";
+import { kernelPlan, runPlan } from "./dispatches.js";
 import { RESOLUTION_MS, destroyRun, prepareRun, randomFloats, runOnce, timeSubmission } from "./runs.js";
 
 export const BACKWARD_FLOP_CONVENTION = _(

@@ -1,11 +1,11 @@
 // Attention runs on the device: buffers, dispatches, read-back, and the timing loop, each
-// as Python's plan gives it (planner/__init__.py, through plan.js).
+// as Python's plan gives it (planner/__init__.py, laid out by dispatches.js).
 import { _ } from "../i18n.js";
 import { asGpuError, fail } from "./errors.js";
 import { loadManifest } from "./files.js";
 import { checkLost, getDevice, scoped } from "./device.js";
 import { getPipeline } from "./pipelines.js";
-import { kernelPlan, planDispatches, runPlan } from "./plan.js";
+import { kernelPlan, planDispatches, runPlan } from "./dispatches.js";
 
 export const RESOLUTION_MS = 0.1; // Chrome rounds GPU timestamps to 100 µs (and coarsens performance.now)
 const TIMESTAMP_NOTE = _(
