@@ -30,6 +30,11 @@ ops
             GPU backward run (N ≤ the backward check's limit)
   check_backward_output  check a GPU's dQ, dK, dV ("outputs": {name: N·d
             floats}) against float64 on those inputs
+  time      all one press of Time needs before the GPU runs: the count, the GPU
+            plans at N and at the check's N, the check's inputs and the roofline
+            probes' plan ("limits", "subgroup_min_size"; "direction" as for count)
+  time_checks  every kernel that Time ran at the check's N, checked in one request
+            ("outputs": {kernel: what check_output, or check_backward_output, takes})
   float16   one head of the held-out sentences (facts/held_out_f16.json, or "data")
             through the float16 kernels' mirrors ("head": its index), and a GPU's O
             for the same runs ("outputs") against them (emulator.float16_mirrors)
@@ -374,6 +379,118 @@ def _check_backward_output_op(p: dict, outputs) -> dict:
             "label": MANIFEST["kernels"][p["kernel"]]["label"]}
 
 
+#: The forward Time's check: each kernel's O at N ≤ this many rows goes through float64
+#: before it is timed (the backward's is emulator.backward.CHECK_MAX_N).
+TIME_CHECK_N = 300
+
+
+class _Partly(InputError):
+    """An InputError raised after some of a Time request's answer was made: ``done``
+    holds that part ({"counts": ...}), which the page shows before the message."""
+
+    def __init__(self, exc: InputError, done: dict):
+        super().__init__(exc.field, exc.message)
+        self.all = getattr(exc, "all", [exc])
+        self.done = done
+
+
+def _time_kernels(direction: str, counts: dict) -> list:
+    """The kernels a backward Time plans: the plain and fused backward kernels the count
+    compares with (their names come with it), then the chosen one."""
+    pair = [counts["plain"]["kernel"], counts["fused"]["kernel"]]
+    chosen = counts["selected"]["kernel"]
+    return pair if chosen in pair else [*pair, chosen]
+
+
+def _probe_plan_reply(limits: dict) -> dict:
+    """planner.probe_plan as a reply of its own: the roofline after Time may fail alone."""
+    try:
+        return {"ok": True, "result": _plan.probe_plan(limits)}
+    except InputError as exc:
+        return {"ok": False, "errors": _errors(exc)}
+
+
+def _time_op(request: dict, raw: dict) -> dict:
+    """Everything one press of Time needs before the GPU runs, in one reply.
+
+    request: "params" (the form), "limits" (the adapter's, WebGPU names) and
+    "subgroup_min_size"; "direction" in the params picks the forward or backward Time.
+    Time runs the build without counters. Returns {"direction", "counts" (op count's
+    result), "plan" (op gpu_plan's at N: forward, the lesson's kernels plus the timed ones
+    that fit, "optional"; backward, the plain, fused and chosen backward kernels),
+    "check_n" (the check's N: min(N, TIME_CHECK_N), or the backward check's limit),
+    "check_plan" (the same kernels planned at check_n), "inputs" (op inputs's, or
+    backward_inputs's, at check_n) and "probe_plan" (op probe_plan's reply, {ok, result |
+    errors})}. Raises InputError as those ops do, in their order; an error after the
+    count carries it (``done``: {"counts"}), since the page shows it before the message.
+    """
+    backward = _direction(raw) == "backward"
+    gpu = {"limits": request.get("limits") or {}, "subgroup_min_size": request.get("subgroup_min_size", 0),
+           "instrumented": False}
+    if backward:  # as the lab's backward Time always did: the count first, shown above any refusal
+        p = _backward_request(raw, "count")
+        counts = _backward_count(p)
+        try:
+            plan = _gpu_plan_op({**gpu, "kernels": _time_kernels("backward", counts)}, raw)
+        except InputError as exc:
+            raise _Partly(exc, {"counts": counts}) from None
+    else:  # the plan first: its refusal (this GPU's limits) is the message for a size
+        plan = _gpu_plan_op({**gpu, "optional": "timed"}, raw)
+        p = parse_request(raw, "count")
+        counts = _count(p)
+    check_n = _time_check_n(p["n"], backward)
+    small = dict(raw, n=str(check_n))
+    try:
+        check_plan = _gpu_plan_op({**gpu, "kernels": plan["kernels"]}, small)
+        if backward:
+            inputs = _backward_inputs_op(_backward_request(small, "count"), small)
+        else:
+            inputs = _inputs_op(parse_request(small, "check"))
+    except InputError as exc:
+        raise _Partly(exc, {"counts": counts}) from None
+    return {"direction": "backward" if backward else "forward", "counts": counts, "plan": plan,
+            "check_n": check_n, "check_plan": check_plan, "inputs": inputs,
+            "probe_plan": _probe_plan_reply(gpu["limits"])}
+
+
+def _time_check_n(n: int, backward: bool) -> int:
+    """The N a Time checks its kernels at: N, at most TIME_CHECK_N (forward) or the
+    backward check's limit (emulator.backward.CHECK_MAX_N)."""
+    return min(n, _backward.CHECK_MAX_N if backward else TIME_CHECK_N)
+
+
+def _time_checks_op(raw: dict, outputs) -> dict:
+    """Check every kernel a Time ran at its check size, in one request.
+
+    raw: the form (as op time's "params"); outputs: {kernel: what op check_output (forward)
+    or check_backward_output (backward) takes as "outputs" for it}. The check's N is op
+    time's check_n. Returns {kernel: that op's result, or {"errors": [{field, message}]}
+    where it refused}, in the order of ``outputs``.
+    """
+    if not isinstance(outputs, dict) or not outputs:
+        raise InputError("op", _("time_checks needs \"outputs\": each kernel's values, by its name."))
+    backward = _direction(raw) == "backward"
+    p = _backward_request(raw, "count") if backward else parse_request(raw, "count")
+    check_n = _time_check_n(p["n"], backward)
+    reports = {}
+    for kernel, values in outputs.items():
+        small = dict(raw, kernel=kernel, n=str(check_n))
+        try:
+            if backward:
+                reports[kernel] = _check_backward_output_op(_backward_request(small, "count"), values)
+            else:
+                reports[kernel] = _check_output_op(parse_request(small, "check"), values)
+        except InputError as exc:
+            reports[kernel] = {"errors": _errors(exc)}
+    return reports
+
+
+def _inputs_op(p: dict) -> dict:
+    """The seeded random Q, K, V of a GPU run (emulator.inputs), flat row-major."""
+    q, k, v = random_qkv(p["n"], p["d"], p["seed"])
+    return {"n": p["n"], "d": p["d"], "seed": p["seed"], "Q": _flat(q), "K": _flat(k), "V": _flat(v)}
+
+
 def _float16_op(request: dict) -> dict:
     """emulator.float16_mirrors.held_out_report for the request's "head" (an index), on its "data"
     (facts/held_out_f16.json parsed; read from the file when absent) and "outputs"."""
@@ -426,10 +543,11 @@ def handle(request: dict) -> dict:
         elif op == "probe_plan":
             result = _plan.probe_plan(request.get("limits") or {})
         elif op == "inputs":
-            p = parse_request(raw, "check")
-            q, k, v = random_qkv(p["n"], p["d"], p["seed"])
-            result = {"n": p["n"], "d": p["d"], "seed": p["seed"],
-                      "Q": _flat(q), "K": _flat(k), "V": _flat(v)}
+            result = _inputs_op(parse_request(raw, "check"))
+        elif op == "time":
+            result = _time_op(request, raw)
+        elif op == "time_checks":
+            result = _time_checks_op(raw, request.get("outputs"))
         elif op == "backward_inputs":
             result = _backward_inputs_op(_backward_request(raw, "count"), raw)
         elif op == "check_backward_output":
@@ -452,6 +570,8 @@ def handle(request: dict) -> dict:
         else:
             message = _("Unknown request {op}.").format(op=repr(op))
             return {"ok": False, "op": op, "errors": [{"field": "op", "message": message}]}
+    except _Partly as exc:
+        return {"ok": False, "op": op, "errors": _errors(exc), "done": exc.done}
     except InputError as exc:
         return {"ok": False, "op": op, "errors": _errors(exc)}
     if op in FIGURE_OPS:
@@ -460,7 +580,7 @@ def handle(request: dict) -> dict:
 
 
 EXACT_DIGITS = 6  # significant digits of a check's float figures that every platform agrees on
-FIGURE_OPS = ("check", "check_merge", "check_output", "check_backward_output")  # replies a learner reads
+FIGURE_OPS = ("check", "check_merge", "check_output", "check_backward_output", "time_checks")  # replies a learner reads
 
 
 def exact_digits(x):

@@ -279,7 +279,7 @@ def _subgroups(page):
 @pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused-fast-16k", "fused-fast"],
                                                      [(65, 64, True), (77, 64, False), (1, 64, False)]))
 def test_with_subgroups_the_tuned_kernels_run_the_lanes_shader_with_the_same_bytes(gpu_page, kernel, n, d, causal):
-    """d = 64 on an adapter with subgroups: gpu/plan.js picks fused_lanes.wgsl (the manifest's
+    """d = 64 on an adapter with subgroups: the plan picks fused_lanes.wgsl (the manifest's
     with_subgroups), its instrumented bytes equal the emulator's count for the kernel's
     tiles, and its output passes the float64 check."""
     _subgroups(gpu_page)

@@ -134,6 +134,12 @@ BAD = [
     ("M=8192 too small for d=128", "#count-button", {"d": "128", "workgroup_bytes": "8192"},
      "workgroup_bytes", "count"),
     ("d=17 for Check", "#check-button", {"n": "100", "d": "17"}, "d", "check"),
+    # Time's one request (lab_api "time") refuses as Count does, before any GPU work
+    ("N=0 for Time", "#time-button", {"n": "0"}, "n", "count"),
+    ("N=-5 for Time", "#time-button", {"n": "-5"}, "n", "count"),
+    ("N=1e9 for Time", "#time-button", {"n": "1e9"}, "n", "count"),
+    ("N=text for Time", "#time-button", {"n": "text"}, "n", "count"),
+    ("d=17 for Time", "#time-button", {"d": "17"}, "d", "count"),
 ]
 
 

@@ -191,6 +191,46 @@ def test_time_checks_every_kernel_on_the_gpu_before_timing(lab, artifacts):
     lab.locator("#time-result").screenshot(path=str(artifacts / "lab-time.png"))
 
 
+# Every request the page sends its Python worker, by op, from here on (the lab's one client).
+COUNT_REQUESTS = """() => {
+  const c = window.cannery.lab.client;
+  if (!c.sentOps) {
+    const send = c.send.bind(c);
+    c.sentOps = [];
+    c.send = (request, options) => { c.sentOps.push(request.op); return send(request, options); };
+  }
+  c.sentOps.length = 0;
+}"""
+
+
+def requests_sent(page) -> list:
+    """The ops sent to the worker since COUNT_REQUESTS last ran, in order."""
+    return page.evaluate("() => window.cannery.lab.client.sentOps.slice()")
+
+
+@pytest.mark.gpu
+def test_one_time_press_asks_python_twice_and_a_refused_size_once(lab):
+    """Time asks the worker once before the GPU runs (lab_api "time": the count, the plans
+    at N and at the check's N, the check's inputs, the probes' plan) and once after
+    ("time_checks": every kernel's O). Two is the fewest: the float64 check needs the
+    GPU's O, which exists only once the plan has come back."""
+    lab.evaluate(COUNT_REQUESTS)
+    press(lab, "#time-button", n=64, d=16, kernel="fused")
+    wait_time_done(lab)
+    assert lab.inner_text("#lab-alert") == ""
+    assert requests_sent(lab) == ["time", "time_checks"]
+    assert lab.inner_text("#time-fused-check").startswith("passed")
+    shown = {card: lab.inner_text(card) for card in ("#time-body", "#count-body")}
+    lab.evaluate(COUNT_REQUESTS)
+    press(lab, "#time-button", n=20000, d=16)   # S (1.6 GB) is past SwiftShader's 1 GiB buffers
+    wait_idle(lab)
+    assert requests_sent(lab) == ["time"]
+    assert "1,600,000,000 B" in lab.inner_text("#n-error")
+    assert {card: lab.inner_text(card) for card in shown} == shown   # nothing already shown is lost
+    press(lab, "#count-button", n=1024)
+    wait_idle(lab)
+
+
 @pytest.mark.gpu
 def test_time_with_more_workgroup_memory_after_a_smaller_run_gets_a_new_device(lab):
     # M = 16,384 B fits WebGPU's default limit; M = 32,768 B makes the lesson kernels

@@ -10,6 +10,7 @@ import pytest
 from closed_forms import backward as closed_form
 from conftest import open_lab
 from playwright.sync_api import expect
+from test_browser_lab import COUNT_REQUESTS, requests_sent
 
 import lab_api as api
 from emulator.backward import CHECK_MAX_N
@@ -355,13 +356,17 @@ def test_time_backward_past_the_adapters_limits_names_the_limit_and_a_size_that_
     that passes SwiftShader's maxStorageBufferBindingSize. The planner's refusal names the
     limit and an N that fits, next to N; the Time card already shown stays as it was."""
     settings(lab, n=64, d=16, kernel="fused-backward")
+    lab.evaluate(COUNT_REQUESTS)
     lab.click("#time-button")
     expect(lab.locator("#time-result")).to_be_visible(timeout=300_000)
     idle(lab, 300_000)
+    assert requests_sent(lab) == ["time", "time_checks"]   # one press, two worker requests
     before = lab.inner_text("#time-body")
     settings(lab, n=20000, d=16, kernel="fused-backward")
+    lab.evaluate(COUNT_REQUESTS)
     lab.click("#time-button")
     idle(lab, 120_000)
+    assert requests_sent(lab) == ["time"]
     message = lab.inner_text("#n-error")
     assert "maxStorageBufferBindingSize" in message and "Try N ≤ " in message, message
     assert lab.inner_text("#time-body") == before

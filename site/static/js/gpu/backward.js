@@ -9,11 +9,10 @@
 import { asGpuError, fail } from "./errors.js";
 import { _ } from "../i18n.js";
 import { loadManifest } from "./files.js";
-import { checkLost, getDevice, scoped } from "./device.js";
-import { kernelPlan, runPlan } from "./plan.js";
-import { destroyRun, encodeUnits, prepareRun, readBuffer, readCounts } from "./runs.js";
+import { checkLost, getDevice } from "./device.js";
+import { kernelPlan, runPlan } from "./dispatches.js";
+import { RESOLUTION_MS, destroyRun, prepareRun, randomFloats, runOnce, timeSubmission } from "./runs.js";
 
-const RESOLUTION_MS = 0.1; // as runs.js: Chrome rounds GPU timestamps to 100 µs
 export const BACKWARD_FLOP_CONVENTION = _(
   "FLOP counts 2.5 × the forward's 4·N²·d per head, that is 10·N²·d, the convention of FlashAttention's own benchmarks (the backward does five N²·d matrix products to the forward's two); causal counts half.",
 );
@@ -36,38 +35,11 @@ export async function runBackward({ plan, kernel, instrumented = false, data }) 
     const f32 = Object.fromEntries(["Q", "K", "V", "O", "dO", "L"].map((k) => [k, asF32(data[k])]));
     const kp = runPlan(plan, kernel, instrumented, f32);
     const s = await getDevice(plan);
-    const run = await prepareRun(s, manifest, kp, { instrumented, data: f32 });
-    try {
-      await scoped(s.device, _("running {kernel}", { kernel }), async () => {
-        s.device.queue.submit([encodeUnits(s.device, run, 0, run.units.length, 1, null).finish()]);
-        await s.device.queue.onSubmittedWorkDone();
-      });
-      checkLost(s);
-      const out = { tiling: kp.tiling, shaders: run.shaders };
-      for (const name of ["dQ", "dK", "dV"]) {
-        out[name] = new Float32Array(await readBuffer(s.device, run.bufs[name], kp.buffers[name]));
-      }
-      if (instrumented) out.counts = await readCounts(s.device, manifest, run);
-      return out;
-    } finally {
-      destroyRun(run);
-    }
+    const out = await runOnce(s, manifest, kp, { instrumented, data: f32, read: ["dQ", "dK", "dV"] });
+    return { ...out, tiling: kp.tiling };
   } catch (err) {
     throw asGpuError(err);
   }
-}
-
-function randomFloats(count, seed) {
-  // xorshift32 on [-1, 1), as runs.js: timing data only.
-  const out = new Float32Array(count);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = ((x >>> 0) / 4294967296) * 2 - 1;
-  }
-  return out;
 }
 
 /** A stand-in logsumexp for timing: ln(keys row i sees) + 1/2 (cannery_host/wgsl.py timing_lse). */
@@ -95,7 +67,6 @@ export async function timeBackward({
   try {
     const manifest = await loadManifest();
     const s = await getDevice(plan);
-    const device = s.device;
     const out = {};
     for (const [index, kernel] of kernels.entries()) {
       const kp = kernelPlan(plan, kernel);
@@ -106,29 +77,7 @@ export async function timeBackward({
       const flop = 2.5 * 4 * n * n * d * (causal ? 0.5 : 1);
       const run = await prepareRun(s, manifest, kp, { instrumented: false, data });
       try {
-        const sample = async (reps) =>
-          scoped(device, _("timing {kernel}", { kernel }), async () => {
-            let qs = null;
-            let resolve = null;
-            if (s.timestamps) {
-              qs = device.createQuerySet({ type: "timestamp", count: 2 });
-              resolve = device.createBuffer({
-                size: 16,
-                usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
-              });
-            }
-            const enc = encodeUnits(device, run, 0, run.units.length, reps, qs);
-            if (qs) enc.resolveQuerySet(qs, 0, 2, resolve, 0);
-            const t0 = performance.now();
-            device.queue.submit([enc.finish()]);
-            await device.queue.onSubmittedWorkDone();
-            const wall = performance.now() - t0;
-            if (!qs) return wall;
-            const ticks = new BigUint64Array(await readBuffer(device, resolve, 16));
-            qs.destroy();
-            resolve.destroy();
-            return ticks[1] > ticks[0] ? Number(ticks[1] - ticks[0]) / 1e6 : NaN;
-          });
+        const sample = (reps) => timeSubmission(s, run, 0, run.units.length, reps, kernel);
         await sample(1); // warm-up
         checkLost(s);
         let estimate = await sample(1);

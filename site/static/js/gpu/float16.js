@@ -9,7 +9,7 @@ import { _ } from "../i18n.js";
 import { asGpuError, fail } from "./errors.js";
 import { loadManifest } from "./files.js";
 import { checkLost, getDevice, scoped } from "./device.js";
-import { kernelPlan } from "./plan.js";
+import { kernelPlan } from "./dispatches.js";
 import { destroyRun, encodeUnits, prepareRun, readBuffer } from "./runs.js";
 
 /**

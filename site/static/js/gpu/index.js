@@ -4,7 +4,7 @@
 // too, so the bytes the lab counts are the bytes these kernels ask for.
 //
 //   errors.js     GpuError and the one failure path (kinds listed there)
-//   plan.js       pure: reads a plan and lays out its dispatches (derives nothing)
+//   dispatches.js pure: reads a plan and lays out its dispatches (derives nothing)
 //   files.js      kernels/manifest.json and kernels/*.wgsl, fetched relative to the page
 //   device.js     adapter, device with the plan's limits, error scopes, the GPU card's probe
 //   pipelines.js  shader modules and pipelines, cached per device

@@ -1,13 +1,13 @@
 // Attention runs on the device: buffers, dispatches, read-back, and the timing loop, each
-// as Python's plan gives it (planner/__init__.py, through plan.js).
+// as Python's plan gives it (planner/__init__.py, laid out by dispatches.js).
 import { _ } from "../i18n.js";
 import { asGpuError, fail } from "./errors.js";
 import { loadManifest } from "./files.js";
 import { checkLost, getDevice, scoped } from "./device.js";
 import { getPipeline } from "./pipelines.js";
-import { kernelPlan, planDispatches, runPlan } from "./plan.js";
+import { kernelPlan, planDispatches, runPlan } from "./dispatches.js";
 
-const RESOLUTION_MS = 0.1; // Chrome rounds GPU timestamps to 100 µs (and coarsens performance.now)
+export const RESOLUTION_MS = 0.1; // Chrome rounds GPU timestamps to 100 µs (and coarsens performance.now)
 const TIMESTAMP_NOTE = _(
   "GPU timestamps (timestamp-query). Chrome rounds them to 100 µs, so each sample batches dispatches until it holds at least 10 ms of GPU work.",
 );
@@ -118,31 +118,76 @@ export async function runAttention({ plan, kernel, Q, K, V, instrumented = false
     const manifest = await loadManifest();
     const kp = runPlan(plan, kernel, instrumented, { Q, K, V });
     const s = await getDevice(plan);
-    checkLost(s);
-    const run = await prepareRun(s, manifest, kp, { instrumented, chunks, data: { Q, K, V } });
-    try {
-      const device = s.device;
-      const out = await scoped(device, _("running {kernel}", { kernel }), async () => {
-        const enc = device.createCommandEncoder();
-        for (const name of ["O", "S", "P", "counters"]) if (run.bufs[name]) enc.clearBuffer(run.bufs[name]);
-        device.queue.submit([enc.finish()]);
-        device.queue.submit([encodeUnits(device, run, 0, run.units.length, 1, null).finish()]);
-        const O = new Float32Array(await readBuffer(device, run.bufs.O, kp.buffers.O));
-        const counts = instrumented ? await readCounts(device, manifest, run) : undefined;
-        return { O, counts };
-      });
-      checkLost(s);
-      return { ...out, tiling: kp.tiling, kernel, shaders: run.shaders };
-    } finally {
-      destroyRun(run);
-    }
+    const out = await runOnce(s, manifest, kp, { instrumented, chunks, data: { Q, K, V }, read: ["O"] });
+    return { O: out.O, counts: out.counts, tiling: kp.tiling, kernel, shaders: out.shaders };
   } catch (err) {
     throw asGpuError(err);
   }
 }
 
-function randomFloats(count, seed) {
-  // xorshift32, uniform on [-1, 1): timing data only, never all zeros.
+/**
+ * Run a kernel plan once on a held device `s`: its buffers (filled from `data` where it
+ * has the tensor, cleared otherwise), every dispatch in one submission, then each buffer
+ * `read` names read back. The one run-once path of the forward (runAttention) and the
+ * backward (backward.js runBackward) kernels. Returns {[name]: Float32Array for each of
+ * `read`, counts?: {tensor: {read, write}} in bytes (instrumented), shaders: [.wgsl
+ * files run]}. Throws what WebGPU throws (callers make it a GpuError).
+ */
+export async function runOnce(s, manifest, kp, { instrumented, chunks = 1, data, read }) {
+  checkLost(s);
+  const run = await prepareRun(s, manifest, kp, { instrumented, chunks, data });
+  try {
+    const device = s.device;
+    const out = await scoped(device, _("running {kernel}", { kernel: kp.kernel }), async () => {
+      const enc = device.createCommandEncoder();
+      for (const [name, buf] of Object.entries(run.bufs)) if (!data[name]) enc.clearBuffer(buf);
+      device.queue.submit([enc.finish()]);
+      device.queue.submit([encodeUnits(device, run, 0, run.units.length, 1, null).finish()]);
+      const arrays = {};
+      for (const name of read)
+        arrays[name] = new Float32Array(await readBuffer(device, run.bufs[name], kp.buffers[name]));
+      if (instrumented) arrays.counts = await readCounts(device, manifest, run);
+      return arrays;
+    });
+    checkLost(s);
+    return { ...out, shaders: run.shaders };
+  } finally {
+    destroyRun(run);
+  }
+}
+
+/**
+ * Submit `reps` runs of run.units[from, to) in one compute pass and time it: the GPU's
+ * timestamps where the device `s` has them (ms; NaN for a non-positive delta, which the
+ * caller discards), else the wall clock from submit to onSubmittedWorkDone. The one
+ * timed submission of timeKernels and backward.js timeBackward.
+ */
+export async function timeSubmission(s, run, from, to, reps, kernel) {
+  const device = s.device;
+  return scoped(device, _("timing {kernel}", { kernel }), async () => {
+    let querySet = null;
+    let resolve = null;
+    if (s.timestamps) {
+      querySet = device.createQuerySet({ type: "timestamp", count: 2 });
+      resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+    }
+    const enc = encodeUnits(device, run, from, to, reps, querySet);
+    if (querySet) enc.resolveQuerySet(querySet, 0, 2, resolve, 0);
+    const t0 = performance.now();
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    const wall = performance.now() - t0;
+    if (!querySet) return wall;
+    const ticks = new BigUint64Array(await readBuffer(device, resolve, 16));
+    querySet.destroy();
+    resolve.destroy();
+    if (ticks[1] <= ticks[0]) return NaN; // non-positive: discard
+    return Number(ticks[1] - ticks[0]) / 1e6; // unsigned 64-bit nanoseconds
+  });
+}
+
+/** `count` float32 values, xorshift32 from `seed`, uniform on [-1, 1): timing data only, never all zeros. */
+export function randomFloats(count, seed) {
   const out = new Float32Array(count);
   let x = seed >>> 0 || 1;
   for (let i = 0; i < count; i++) {
@@ -167,34 +212,11 @@ function throwIfCancelled(signal) {
 async function timeOne(s, manifest, kp, job) {
   const { minSampleMs, minSamples, maxSubmitMs, onProgress, signal } = job;
   const kernel = kp.kernel;
-  const device = s.device;
   const data = {};
   ["Q", "K", "V"].forEach((name, i) => (data[name] = randomFloats(kp.buffers[name] / 4, 12345 + i)));
   const useTs = s.timestamps;
 
-  async function submitAndTime(run, from, to, reps) {
-    return scoped(device, _("timing {kernel}", { kernel }), async () => {
-      let querySet = null;
-      let resolve = null;
-      if (useTs) {
-        querySet = device.createQuerySet({ type: "timestamp", count: 2 });
-        resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-      }
-      const enc = encodeUnits(device, run, from, to, reps, querySet);
-      if (useTs) enc.resolveQuerySet(querySet, 0, 2, resolve, 0);
-      const t0 = performance.now();
-      device.queue.submit([enc.finish()]);
-      await device.queue.onSubmittedWorkDone();
-      const wall = performance.now() - t0;
-      if (!useTs) return wall;
-      const ticks = new BigUint64Array(await readBuffer(device, resolve, 16));
-      querySet.destroy();
-      resolve.destroy();
-      const delta = ticks[1] - ticks[0]; // unsigned 64-bit nanoseconds
-      if (ticks[1] <= ticks[0]) return NaN; // non-positive: discard
-      return Number(delta) / 1e6;
-    });
-  }
+  const submitAndTime = (run, from, to, reps) => timeSubmission(s, run, from, to, reps, kernel);
 
   const base = { instrumented: false, data };
   // Warm-up and estimate with the whole run in one chunk per pass.

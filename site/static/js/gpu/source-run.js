@@ -7,7 +7,7 @@
 import { asGpuError, fail } from "./errors.js";
 import { instrumentSource, loadManifest } from "./files.js";
 import { checkLost, getDevice, scoped } from "./device.js";
-import { kernelPlan } from "./plan.js";
+import { kernelPlan } from "./dispatches.js";
 
 /**
  * Compile `code` on the learner's GPU, on a device for `plan` (Python's {needs,

@@ -10,7 +10,6 @@
 // writes from bench/results/ (course/measured.py); nothing here types a figure.
 import { NARROW, el } from "../bars.js";
 import { _, pgettext } from "../i18n.js";
-import { client } from "./client.js";
 import { $, status } from "./form.js";
 import { fmt, rate, size, times } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
@@ -531,17 +530,17 @@ function h200Layer(data, direction, want) {
  * After Time: measure the probes (once a visit), then draw the roofline into
  * #time-roofline and, on a software adapter, the H200's figures into #time-h200.
  * {g: the gpu module, probe: probeGpu's answer, result: the timing, counts: Count's reply,
- * direction: "forward" or "backward", params: the form}. Never throws: a failure is a
- * sentence in the card, and the times already shown stay.
+ * direction: "forward" or "backward", params: the form, probePlan: the probes' plan for
+ * this adapter as lab_api's "time" reply brings it, {ok, result | errors}}. Never throws:
+ * a failure is a sentence in the card, and the times already shown stay.
  */
-export async function rooflineAfterTime({ g, probe, result, counts, direction, params }) {
+export async function rooflineAfterTime({ g, probe, result, counts, direction, params, probePlan }) {
   const container = $("time-roofline");
   const before = status.textContent;
   try {
     status.textContent = _("Measuring your GPU's copy bandwidth and arithmetic rate (2 s at most)…");
-    const reply = await client.request("probe_plan", {}, { limits: probe.limits });
-    if (!reply.ok) throw new Error(reply.errors[0].message);
-    const probes = await g.measureProbes(reply.result, JSON.stringify(probe.adapterInfo || {}));
+    if (!probePlan.ok) throw new Error(probePlan.errors[0].message);
+    const probes = await g.measureProbes(probePlan.result, JSON.stringify(probe.adapterInfo || {}));
     let data = null;
     try {
       data = await measuredTable();

@@ -100,9 +100,20 @@ function stopIfCancelled() {
   if (controller && controller.signal.aborted) throw { kind: "cancelled", message: _("Time cancelled.") };
 }
 
-/** The result of a worker reply during Time; stops (as cancelled) if Cancel was pressed meanwhile. */
-function timeResult(reply) {
+/**
+ * Ask Python for all that Time needs before the GPU runs (lab_api op "time", for the
+ * direction the form names), with this adapter's limits. Returns its result, or null
+ * once its errors are shown; a count made before a refusal is shown above it, as
+ * Count would show it. Stops (as cancelled) if Cancel was pressed meanwhile.
+ */
+export async function timePrepare(p, g, probe, renderCounts = renderCount) {
+  const reply = await client.request("time", p, { limits: probe.limits, subgroup_min_size: g.subgroupMinOf(probe) });
   stopIfCancelled();
+  const counts = reply.ok ? reply.result.counts : reply.done && reply.done.counts;
+  if (counts) {
+    renderCounts(counts);
+    markShown("count-result", p);
+  }
   return resultOf(reply, showErrors);
 }
 
@@ -125,17 +136,15 @@ export async function doTime() {
     }
     renderGpuCard(probe);
     stopIfCancelled();
-    // The emulator plans every run (planner/__init__.py): whether this size fits this GPU,
-    // each kernel's tiles, shaders and dispatches, and the limits to ask for. Time runs
-    // the lesson's kernels, plus the tuned fused kernels that fit this GPU's workgroup
-    // memory ("optional": the others come back in left_out).
-    const gpuParams = { limits: probe.limits, subgroup_min_size: g.subgroupMinOf(probe), instrumented: false };
-    const plan = timeResult(await client.request("gpu_plan", p, { ...gpuParams, optional: "timed" }));
-    if (!plan) return;
-    const counts = timeResult(await client.request("count", p));
-    if (!counts) return;
-    renderCount(counts);
-    markShown("count-result", p);
+    // One request (lab_api "time") brings all that Time needs from Python: the count;
+    // the plan of every run (planner/__init__.py: whether this size fits this GPU, each
+    // kernel's tiles, shaders and dispatches, the limits to ask for) of the lesson's
+    // kernels plus the tuned fused kernels that fit this GPU's workgroup memory
+    // ("optional": the others come back in left_out); the same runs planned at the
+    // check's N, with its inputs; and the roofline probes' plan.
+    const prep = await timePrepare(p, g, probe);
+    if (!prep) return;
+    const { plan, counts } = prep;
     const s = counts.selected;
     const n = Number(s.n);
     const d = Number(s.d);
@@ -151,17 +160,14 @@ export async function doTime() {
     );
     const leftOut = plan.left_out.map((k) => ({ name: k.kernel, need: k.need }));
     // Check before timing: every kernel's output at a small ragged size goes
-    // back to Python and through the float64 checker, so a wrong kernel can
-    // never report a speed-up unnoticed. One device for the checks and the timing.
+    // back to Python (one request for them all, lab_api "time_checks") and through
+    // the float64 checker, so a wrong kernel can never report a speed-up unnoticed.
+    // One device for the checks and the timing.
     await g.openDevice(plan);
-    const checkN = Math.min(n, 300);
-    const checkPlan = timeResult(
-      await client.request("gpu_plan", { ...p, n: String(checkN) }, { ...gpuParams, kernels }),
-    );
-    if (!checkPlan) return;
-    const checks = {};
-    const data = timeResult(await client.request("inputs", { ...p, n: String(checkN) }));
-    if (!data) return;
+    const checkN = prep.check_n;
+    const data = prep.inputs;
+    const inputs = { Q: Float32Array.from(data.Q), K: Float32Array.from(data.K), V: Float32Array.from(data.V) };
+    const outputs = {};
     for (const [i, kernel] of kernels.entries()) {
       status.textContent = _("Checking on your GPU before timing: kernel {i} of {k} ({kernel}), N = {n}…", {
         i: String(i + 1),
@@ -169,21 +175,16 @@ export async function doTime() {
         kernel,
         n: fmt(checkN),
       });
-      const run = await g.runAttention({
-        plan: checkPlan,
-        kernel,
-        Q: Float32Array.from(data.Q),
-        K: Float32Array.from(data.K),
-        V: Float32Array.from(data.V),
-      });
+      const run = await g.runAttention({ plan: prep.check_plan, kernel, ...inputs });
       stopIfCancelled();
-      const rep = await client.request(
-        "check_output",
-        { ...p, kernel, n: String(checkN) },
-        { outputs: Array.from(run.O) },
-      );
-      stopIfCancelled();
-      checks[kernel] = rep.ok ? rep.result : { passed: false, max_abs_error: NaN, error: rep.errors[0].message };
+      outputs[kernel] = Array.from(run.O);
+    }
+    const rep = await client.request("time_checks", p, { outputs });
+    stopIfCancelled();
+    const checks = {};
+    for (const kernel of kernels) {
+      const one = rep.ok ? rep.result[kernel] : { errors: rep.errors };
+      checks[kernel] = one.errors ? { passed: false, max_abs_error: NaN, error: one.errors[0].message } : one;
     }
     const result = await g.timeKernels({
       plan,
@@ -204,7 +205,7 @@ export async function doTime() {
     markShown("time-result", p);
     await (
       await import("./roofline.js")
-    ).rooflineAfterTime({ g, probe, result, counts, direction: "forward", params: p });
+    ).rooflineAfterTime({ g, probe, result, counts, direction: "forward", params: p, probePlan: prep.probe_plan });
   } catch (err) {
     if (err && err.kind === "cancelled") {
       status.textContent = _("Time cancelled. Earlier results are kept.");
