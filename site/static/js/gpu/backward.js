@@ -1,7 +1,7 @@
 // The WGSL backward kernels (kernels_wgsl/bwd_*.wgsl) on the visitor's GPU: every pass
 // the manifest's "wgsl" list gives, in order, over one head, as Python's plan lays them
 // out (planner/__init__.py: tiles, shaders, dispatches, buffers). The native host runs the
-// same plan (cannery_host/wgsl.py Runner.run_backward), so the bytes the counters read
+// same plan (cannery_host/wgpu_runner.py Runner.run_backward), so the bytes the counters read
 // back are the emulator's.
 //
 // Buffers: Q, K, V, O, dO (N·d float32 each), L (N, the forward's logsumexp), D (N),
@@ -42,7 +42,7 @@ export async function runBackward({ plan, kernel, instrumented = false, data }) 
   }
 }
 
-/** A stand-in logsumexp for timing: ln(keys row i sees) + 1/2 (cannery_host/wgsl.py timing_lse). */
+/** A stand-in logsumexp for timing: ln(keys row i sees) + 1/2 (cannery_host/wgpu_runner.py timing_lse). */
 function timingL(n, causal) {
   return Float32Array.from({ length: n }, (_, i) => Math.log(causal ? i + 1 : n) + 0.5);
 }

@@ -4,7 +4,7 @@
 // dispatch and buffer bytes at 2 bytes an element). They need the WebGPU feature the
 // plan names (shader-f16); device.js asks for it where the adapter has it. Nothing here
 // decides what a row's numbers mean: the page sends the bits to Python
-// (emulator/float16.py), which classifies the rows and compares them with its mirror.
+// (emulator/float16_mirrors.py), which classifies the rows and compares them with its mirror.
 import { _ } from "../i18n.js";
 import { asGpuError, fail } from "./errors.js";
 import { loadManifest } from "./files.js";

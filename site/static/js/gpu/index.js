@@ -1,6 +1,6 @@
 // The lesson's WGSL kernels on the visitor's GPU, through WebGPU: the one entry the
 // lab and the tests import. Every run follows a plan Python made (planner/__init__.py,
-// the worker's "gpu_plan" op), the plan the native host (cannery_host/wgsl.py) runs
+// the worker's "gpu_plan" op), the plan the native host (cannery_host/wgpu_runner.py) runs
 // too, so the bytes the lab counts are the bytes these kernels ask for.
 //
 //   errors.js     GpuError and the one failure path (kinds listed there)

@@ -1,8 +1,8 @@
-// Check in chunks of rows (issue 13 §4): progress while it runs, a partial
+// Check in chunks of rows: progress while it runs, a partial
 // result if the learner cancels, and the rows shared among several workers.
 // Every rule stays in Python: "check_plan" says how many rows a check visits,
 // "check_part" checks rows [lo, hi) of that plan, "check_merge" turns partial
-// reports into the report "check" gives (lab_api/__init__.py, emulator/check.py).
+// reports into the report "check" gives (lab_api/__init__.py, emulator/accuracy.py).
 //
 // After each chunk, the worker that checked it also merges every part received
 // so far (a few milliseconds), so a merged report is always in hand: Cancel can

@@ -1,4 +1,4 @@
-// Check: a kernel's float32 answer against exact float64 (emulator/check.py).
+// Check: a kernel's float32 answer against exact float64 (emulator/accuracy.py).
 import { CheckRunner } from "./check-runner.js";
 import { EmulatorClient } from "../emulator-client.js";
 import { _ } from "../i18n.js";
@@ -13,7 +13,7 @@ import { quickErrors } from "./rules.js";
 
 // Check runs in chunks of rows, shared with extra workers on a big check.
 const checks = new CheckRunner({ client, makeClient: () => new EmulatorClient() });
-const PROGRESS_AFTER_MS = 1000; // issue 33 §3: progress shows once a check runs past 1 s
+const PROGRESS_AFTER_MS = 1000; // progress shows once a check runs past 1 s, not for a quick one
 
 // Reaching for Check (a pointer over it, or focus on it) starts the extra workers'
 // Python once the lab's own has started, so a long check shares its rows at once.
@@ -78,7 +78,7 @@ function headline(r, verdict) {
   return fillHtml(_("{verdict}: largest error {error}, {times} times under the bound."), values);
 }
 
-// What the two rules check, said honestly for this result (both come from emulator/check.py).
+// What the two rules check, said honestly for this result (both come from emulator/accuracy.py).
 function rulesNote(r, share) {
   const text = [
     _(
@@ -146,7 +146,7 @@ export function renderCheck(r) {
         })}</p>`
       : "";
   // Each error on a human scale too: float32 ulps at the output's largest magnitude,
-  // and a share of the output's range (both from emulator/check.py).
+  // and a share of the output's range (both from emulator/accuracy.py).
   const humanWords = (e) =>
     _("{ulps} float32 ulps; {share} of the output's range", {
       ulps: rate(e / r.output_ulp), // grouped from 100 up (136,405), two figures below

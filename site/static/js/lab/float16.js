@@ -1,6 +1,6 @@
-// The float16 card (issue 25 §3): the two float16 fused kernels (with the max subtraction
+// The float16 card: the two float16 fused kernels (with the max subtraction
 // and without it) on the model's held-out sentences, on this GPU where WebGPU offers
-// shader-f16, and always through their CPU mirror in Python (emulator/float16.py), which
+// shader-f16, and always through their CPU mirror in Python (emulator/float16_mirrors.py), which
 // also holds the GPU's rows to its own. main.js imports this module on the first press of
 // the card's button, and only then is facts/held_out_f16.json fetched.
 import { _, ngettext } from "../i18n.js";

@@ -65,7 +65,7 @@ $("f16-button").addEventListener("click", async () => {
   }
 });
 openFromLink();
-// Start Python as soon as the learner shows intent (issue 33 §3): the lab's form
+// Start Python as soon as the learner shows intent, so the first Count answers at once: the lab's form
 // scrolled into view, a pointer over the lab, or focus in it; never at page load,
 // so a page whose learner never comes near the lab stays light. Python is then
 // ready (a few seconds) before the first press, and Count answers at once.

@@ -1,4 +1,4 @@
-// The roofline of the visitor's GPU under Time (issue 25 item 1), and the H200's measured
+// The roofline of the visitor's GPU under Time, and the H200's measured
 // figures for a visitor whose browser cannot time the kernels, or times them on a CPU
 // (item 4). Loaded only when Time is pressed (time.js imports it then).
 //

@@ -15,7 +15,7 @@ import { parseNumber } from "../parse-number.js";
 const fmt = (x) => num(x, 0);
 
 // The learner's text for a message: control and format marks removed, trimmed, at most
-// 20 characters (emulator/numbers.py _shown; parse-number.js does the same).
+// 20 characters (emulator/parse_number.py _shown; parse-number.js does the same).
 function shown(text) {
   const kept = Array.from(text)
     .filter((ch) => !/[\p{Cc}\p{Cf}]/u.test(ch))
