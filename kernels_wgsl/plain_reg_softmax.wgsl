@@ -15,11 +15,12 @@
 //
 // One read: each invocation takes the max m_i of its visible elements and l_i = sum exp(x - m_i),
 // keeping exp(x - m_i) in its registers; the pairs are merged over the workgroup by a tree in
-// workgroup memory (log2 WG steps, a barrier each; no subgroups) with the online-softmax rule
-// m = max(m_a, m_b), l = l_a exp(m_a - m) + l_b exp(m_b - m) (FlashAttention §3.1); then one
-// write, P = exp(x - m_i) * exp(m_i - m) / l. The row's length is the visited block of the
-// scores pass: kend = N for full attention; for causal kend = min(N, ceil(b / B_c) * B_c),
-// b one past the last row of the row's query tile (B_r, B_c: the kernel's tiles, overrides).
+// workgroup memory (four pairs a step, log4 WG steps, a barrier each; no subgroups) with the
+// online-softmax rule m = max(m_a, m_b, ...), l = l_a exp(m_a - m) + l_b exp(m_b - m) + ...
+// (FlashAttention §3.1); then one write, P = exp(x - m_i) * exp(m_i - m) / l. The row's
+// length is the visited block of the scores pass: kend = N for full attention; for causal
+// kend = min(N, ceil(b / B_c) * B_c), b one past the last row of the row's query tile (B_r,
+// B_c: the kernel's tiles, overrides).
 //
 // Global memory traffic, float32 (4 bytes an element), per row:
 //   reads  S: kend * 4 bytes
@@ -90,13 +91,16 @@ fn exp4(x: vec4<f32>, j4: u32, last: u32, m: f32) -> vec4<f32> {
   return select(vec4<f32>(0.0), exp(x - vec4<f32>(m)), keys4(j4) <= vec4<u32>(last));
 }
 
-// Merge two (m, l) pairs: the max, and the sums rescaled to it.
-fn merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-  let m = max(a.x, b.x);
-  var l = 0.0;
-  if (a.x > NEG_BIG) { l += a.y * exp(a.x - m); }
-  if (b.x > NEG_BIG) { l += b.y * exp(b.x - m); }
-  return vec2<f32>(m, l);
+// One (m, l) pair's sum rescaled to the max m (0 for a pair that saw no visible key).
+fn rescaled(a: vec2<f32>, m: f32) -> f32 {
+  return select(0.0, a.y * exp(a.x - m), a.x > NEG_BIG);
+}
+
+// Merge four (m, l) pairs (b, c, e of a step of two: (NEG_BIG, 0)): the max, and the sums
+// rescaled to it.
+fn merge(a: vec2<f32>, b: vec2<f32>, c: vec2<f32>, e: vec2<f32>) -> vec2<f32> {
+  let m = max(max(a.x, b.x), max(c.x, e.x));
+  return vec2<f32>(m, rescaled(a, m) + rescaled(b, m) + rescaled(c, m) + rescaled(e, m));
 }
 
 @compute @workgroup_size(WG)
@@ -137,12 +141,26 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var total = dot(x0, one) + dot(x1, one) + dot(x2, one) + dot(x3, one);
   total += dot(x4, one) + dot(x5, one) + dot(x6, one) + dot(x7, one);
 
-  // The row's (m, l): a tree over the workgroup, log2 WG steps.
+  // The row's (m, l): a tree over the workgroup, four pairs merged a step (two where WG is not
+  // a power of four, at the first step): log4 WG steps, a barrier each.
   red[li] = vec2<f32>(mx, total);
   workgroupBarrier();
-  for (var w = WG / 2u; w > 0u; w = w / 2u) {
-    if (li < w) { red[li] = merge(red[li], red[li + w]); }
+  let none = vec2<f32>(NEG_BIG, 0.0);
+  var w = WG;
+  while (w > 1u) {
+    let four = (w & 0x55555555u) != 0u;  // w is a power of four
+    let step = select(w / 2u, w / 4u, four);
+    if (li < step) {
+      var c = none;
+      var e = none;
+      if (four) {
+        c = red[li + 2u * step];
+        e = red[li + 3u * step];
+      }
+      red[li] = merge(red[li], red[li + step], c, e);
+    }
     workgroupBarrier();
+    w = step;
   }
   let row_ml = red[0];
   let f = select(0.0, exp(mx - row_ml.x), mx > NEG_BIG) / row_ml.y;
