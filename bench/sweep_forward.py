@@ -58,6 +58,9 @@ CONFIGS = [
     (PLAIN_REG, 128, (32, 32), {}, False, "scores"),
     (PLAIN_REG, 16, None, {}, False, "scores"),
     (PLAIN_REG, 16, None, {}, False, "pv"),
+    (PLAIN_REG, 16, None, {"pv": {"TM": 4}}, False, "pv"),
+    (PLAIN_REG, 16, (128, 64), {}, False, "scores"),
+    (PLAIN_REG, 16, (128, 64), {}, False, "pv"),
 ]
 
 
