@@ -93,17 +93,12 @@ def traffic_bytes(kernel, n, d, causal, heads):
 
 
 def pass_bytes(kernel, pass_name, n, d, causal, heads):
-    """Bytes one pass of ``kernel`` moves, from the emulator's tiling and plain's schedule
-    (emulator/traffic.py): scores reads Q r d and K kv d and writes S r kv; softmax reads
-    S and writes P, r kv each; P V reads P r kv and V kv d and writes O r d."""
-    from emulator.tiling import BYTES, make_tiling
-    t = make_tiling(kernel, n, d, causal)
-    elems = 0
-    for i in range(t.query_tiles):
-        start, stop = t.query_tile_rows(i)
-        r, kv = stop - start, t.keys_visited(stop)
-        elems += {"scores": r * d + kv * d + r * kv, "softmax": 2 * r * kv, "pv": r * kv + kv * d + r * d}[pass_name]
-    return elems * BYTES * heads
+    """Bytes one pass of ``kernel`` moves: the emulator's walk of that pass's manifest
+    formulas at the kernel's tiles (emulator.traffic.count's per_pass), one head times heads.
+    For plain's passes: scores reads Q r d and K kv d and writes S r kv; softmax reads S and
+    writes P, r kv each; P V reads P r kv and V kv d and writes O r d."""
+    from emulator.traffic import count
+    return count(kernel, n, d, causal).per_pass[pass_name] * heads
 
 
 def pass_flop(pass_name, n, d, heads, causal):
