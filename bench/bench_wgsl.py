@@ -24,7 +24,11 @@ count for the kernel's tiles (or the pass's share of it), one head times heads; 
 SDPA, the least any kernel must move: Q, K, V read and O written once (4 N d floats).
 Arithmetic intensity = FLOP / bytes. ``--ceilings`` measures the card's copy bandwidth
 (a device-to-device copy through PyTorch, bytes read plus written) and PyTorch's float32
-matrix product (TF32 off), the two roofs of ``--roofline``.
+matrix product (TF32 off), the two roofs of ``--roofline``, and the WGSL roofline probes
+(bench.bench_roofline's copy and FMA kernels) on the same device. For each multi-pass
+forward kernel besides the lesson's plain (plain-reg), the summary then holds its softmax
+pass against both copy bandwidths and its scores and P V passes against fused-reg's and the
+fastest fused kernel's GFLOP/s.
 
 Timing: see cannery_host.wgpu_runner.Runner.time (warm-up, samples of >= 10 ms of GPU work,
 >= 5 samples where the budget allows, median; timestamp queries when available).
@@ -89,17 +93,12 @@ def traffic_bytes(kernel, n, d, causal, heads):
 
 
 def pass_bytes(kernel, pass_name, n, d, causal, heads):
-    """Bytes one pass of ``kernel`` moves, from the emulator's tiling and plain's schedule
-    (emulator/traffic.py): scores reads Q r d and K kv d and writes S r kv; softmax reads
-    S and writes P, r kv each; P V reads P r kv and V kv d and writes O r d."""
-    from emulator.tiling import BYTES, make_tiling
-    t = make_tiling(kernel, n, d, causal)
-    elems = 0
-    for i in range(t.query_tiles):
-        start, stop = t.query_tile_rows(i)
-        r, kv = stop - start, t.keys_visited(stop)
-        elems += {"scores": r * d + kv * d + r * kv, "softmax": 2 * r * kv, "pv": r * kv + kv * d + r * d}[pass_name]
-    return elems * BYTES * heads
+    """Bytes one pass of ``kernel`` moves: the emulator's walk of that pass's manifest
+    formulas at the kernel's tiles (emulator.traffic.count's per_pass), one head times heads.
+    For plain's passes: scores reads Q r d and K kv d and writes S r kv; softmax reads S and
+    writes P, r kv each; P V reads P r kv and V kv d and writes O r d."""
+    from emulator.traffic import count
+    return count(kernel, n, d, causal).per_pass[pass_name] * heads
 
 
 def pass_flop(pass_name, n, d, heads, causal):
@@ -158,6 +157,18 @@ def measure_ceilings():
     return {"copy_gbps": 2 * 2**31 / (copy_ms * 1e6), "copy_ms": copy_ms, "copy_bytes": 2 * 2**31,
             "sgemm_gflops": 2.0 * m**3 / (mm_ms * 1e6), "sgemm_ms": mm_ms,
             "sm_count": props.multi_processor_count, "device": torch.cuda.get_device_name()}
+
+
+def measure_probes():
+    """The roofline probes of the lab's Time card on this device (bench.bench_roofline's
+    measurement, at WebGPU's default limits): {"copy_gbps" (bytes read plus written by
+    probes/copy.wgsl), "fma_gflops"}; {"error": ...} where they cannot run."""
+    from cannery_host.probes import measure
+    try:
+        got = measure(Runner(limits="default"))
+    except (KernelError, RuntimeError) as e:
+        return {"error": repr(e)}
+    return {"copy_gbps": got["copy"]["bytes_per_second"] / 1e9, "fma_gflops": got["fma"]["flop_per_second"] / 1e9}
 
 
 def time_torch(n, d, heads, causal, min_sample_ms=10.0, samples=5):
@@ -232,6 +243,8 @@ def main(argv=None):
     if a.ceilings:
         results["ceilings"] = measure_ceilings()
         print(json.dumps({"ceilings": results["ceilings"]}), flush=True)
+        results["probes"] = measure_probes()
+        print(json.dumps({"probes": results["probes"]}), flush=True)
     if not a.no_torch:
         for heads in a.heads:
             for n in a.n:
@@ -408,7 +421,56 @@ def summary(results) -> str:
         c5 = (", ".join(f"{passes[p]['gflops'] / fu['gflops']:.2f}" for p in ("scores", "pv") if p in passes)
               if fu and passes else "—")
         out.append(f"| {heads} | {n:,} | {d} | {'causal' if causal else 'full'} | {c1} | {c2} | {c3} | {c4} | {c5} |")
-    return "\n".join(out[1:]) + "\n" + fallback_table(results)
+    return "\n".join(out[1:]) + "\n" + passes_table(results, got, kernels, keys, ceil) + fallback_table(results)
+
+
+# The fused kernel a plain kernel's matrix passes are held to (issue 33: "the same register tiling").
+REG = "fused-reg"
+
+
+def passes_table(results, got, kernels, keys, ceil) -> str:
+    """Each multi-pass forward kernel but the lesson's plain (which the table above holds),
+    where its passes were timed: its softmax pass's GB/s against the copy bandwidth (PyTorch's,
+    and the WGSL copy probe's where the run has it: ``probe_copy_gbps``), its scores and P V
+    passes' GFLOP/s against fused-reg's and the fastest fused kernel's, and the time of the
+    whole kernel against the lesson's plain and the fastest fused. "" if none ran."""
+    probe = (results.get("probes") or {}).get("copy_gbps")
+    multi = [k for k in kernels if k != LESSON[0] and len(MANIFEST["kernels"][k]["wgsl"]) > 1
+             and MANIFEST["kernels"][k].get("direction", "forward") == "forward"]
+    lines = []
+    for n, d, heads, causal in keys:
+        for k in multi:
+            r = got.get((k, n, d, heads, causal))
+            if not r or not r.get("passes"):
+                continue
+            passes = {pr["pass"]: pr for pr in r["passes"]}
+            reg = got.get((REG, n, d, heads, causal))
+            fused_rows = [got[(f, n, d, heads, causal)] for f in kernels
+                          if f.startswith("fused") and f != "fused-no-rescale" and (f, n, d, heads, causal) in got]
+            best = min(fused_rows, key=lambda x: x["medianMs"]) if fused_rows else None
+            pl = got.get((LESSON[0], n, d, heads, causal))
+            sm = passes.get("softmax")
+
+            def share(ref, key="gflops", x=None):
+                return f"{x[key] / ref:.2f}" if x and ref else "—"
+
+            c_copy = f"{100 * sm['gbps'] / ceil['copy_gbps']:.0f}%" if sm and ceil.get("copy_gbps") else "—"
+            c_probe = f"{100 * sm['gbps'] / probe:.0f}%" if sm and probe else "—"
+            c_reg = ", ".join(share(reg["gflops"] if reg else None, x=passes.get(p)) for p in ("scores", "pv"))
+            c_best = "—"
+            if best:
+                c_best = ", ".join(share(best["gflops"], x=passes.get(p)) for p in ("scores", "pv"))
+                c_best += f" ({best['kernel']})"
+            c_plain = f"{pl['medianMs'] / r['medianMs']:.2f}×" if pl else "—"
+            c_fused = f"{r['medianMs'] / best['medianMs']:.2f}× ({best['kernel']})" if best else "—"
+            lines.append(f"| {k} | {heads} | {n:,} | {d} | {'causal' if causal else 'full'} | {c_copy} | {c_probe} | "
+                         f"{c_reg} | {c_best} | {c_plain} | {c_fused} |")
+    if not lines:
+        return ""
+    return "\n".join(["", "| kernel | heads | N | d | mask | softmax pass ÷ copy (PyTorch) | softmax pass ÷ copy "
+                       f"(WGSL probe) | scores, P V passes ÷ {REG} (GFLOP/s) | scores, P V passes ÷ fastest fused "
+                       "(GFLOP/s) | lesson's plain ÷ it (time) | it ÷ fastest fused (time) |",
+                       "|---|---:|---:|---:|---|---:|---:|---|---|---:|---|", *lines]) + "\n"
 
 
 def roofline_svg(results, heads=None, n=None) -> str:

@@ -2,7 +2,7 @@
 declares, beside PyTorch SDPA float32, to choose them.
 
     python -m bench.sweep_forward --n 4096 --heads 32 --d 16 64 128 [--budget-s 240]
-        [--json bench/results/wgsl-forward-sweep.json]
+        [--only plain-reg] [--json bench/results/wgsl-forward-sweep.json]
 
 Each configuration is patched into the in-memory manifest (the file is not changed): for one
 kernel, its tiles B_r x B_c at d (with the workgroup memory its shader then declares), and/or
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.bench_wgsl import time_torch
+from bench.bench_wgsl import pass_bytes, pass_flop, time_torch
 from cannery_host import wgpu_runner as host
 from emulator.tiling import MANIFEST
 
-REG, FAST, PLAIN = "fused-reg", "fused-fast", "plain"
+REG, FAST, PLAIN, PLAIN_REG = "fused-reg", "fused-fast", "plain", "plain-reg"
 
 # (kernel, d, tiles (B_r, B_c) or None, {pass name: constants}, memory variant, pass timed alone or None)
 CONFIGS = [
@@ -41,6 +41,26 @@ CONFIGS = [
     (REG, 64, (128, 16), {"fused": {"SHARE": True, "QPAD": 1, "KPAD": 0, "KSWZ": 7, "PPAD": 0}}, False, None),
     (REG, 16, (128, 16), {"fused": {"SHARE": True}}, False, None),
     (FAST, 64, None, {}, False, None),
+    # The register-tiled plain (issue 33, item 2): each pass alone at the manifest's tiles, then
+    # the softmax's invocations a row (WG 128 holds rows of 4,096 keys at most; 512 needs the
+    # adapter's maximum invocations), padded tiles instead of the bank swizzles, other tiles.
+    (PLAIN_REG, 64, None, {}, False, "scores"),
+    (PLAIN_REG, 64, None, {}, False, "softmax"),
+    (PLAIN_REG, 64, None, {}, False, "pv"),
+    (PLAIN_REG, 64, None, {"softmax": {"WG": 128}}, False, "softmax"),
+    (PLAIN_REG, 64, None, {"softmax": {"WG": 512}}, False, "softmax"),
+    (PLAIN_REG, 64, None, {"scores": {"KSWZ": 0, "QPAD": 1, "KPAD": 1}}, False, "scores"),
+    (PLAIN_REG, 64, None, {"pv": {"PSWZ": 0, "PPAD": 1}}, False, "pv"),
+    (PLAIN_REG, 64, (64, 32), {}, False, "scores"),
+    (PLAIN_REG, 64, (64, 32), {}, False, "pv"),
+    (PLAIN_REG, 128, None, {}, False, "scores"),
+    (PLAIN_REG, 128, None, {}, False, "pv"),
+    (PLAIN_REG, 128, (32, 32), {}, False, "scores"),
+    (PLAIN_REG, 16, None, {}, False, "scores"),
+    (PLAIN_REG, 16, None, {}, False, "pv"),
+    (PLAIN_REG, 16, None, {"pv": {"TM": 4}}, False, "pv"),
+    (PLAIN_REG, 16, (128, 64), {}, False, "scores"),
+    (PLAIN_REG, 16, (128, 64), {}, False, "pv"),
 ]
 
 
@@ -97,6 +117,7 @@ def main(argv=None) -> None:
     ap.add_argument("--limits", default="max", choices=["default", "max"])
     ap.add_argument("--budget-s", type=float, default=240.0)
     ap.add_argument("--json", type=Path, default=Path("bench/results/wgsl-forward-sweep.json"))
+    ap.add_argument("--only", nargs="+", help="run only the configurations of these kernels")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     runner = host.Runner(limits=a.limits)
@@ -112,7 +133,7 @@ def main(argv=None) -> None:
             out["torch"].append(t)
             print(json.dumps({"sdpa_fp32": d, "medianMs": t["medianMs"], "samples": t["samples"]}), flush=True)
     for kernel, d, tiles, constants, memory, pass_name in CONFIGS:
-        if d not in a.d:
+        if d not in a.d or (a.only and kernel not in a.only):
             continue
         row = {"kernel": kernel, "d": d, "tiles": tiles, "constants": constants, "memory": memory,
                "pass": pass_name or "all"}
@@ -135,7 +156,11 @@ def main(argv=None) -> None:
                     passes = (next(i for i, s in enumerate(specs) if s["pass"] == pass_name),)
                 r = runner.time(kernel, a.n, d, a.heads, False, passes=passes, max_config_ms=3000.0)
                 row.update({k: r[k] for k in ("medianMs", "samples", "reps", "method")})
-                row["gflops"] = host.gflops(a.n, d, a.heads, False) / (row["medianMs"] * 1e6)
+                if pass_name is None:
+                    row["gflops"] = host.gflops(a.n, d, a.heads, False) / (row["medianMs"] * 1e6)
+                else:  # the pass's own FLOP and bytes (bench.bench_wgsl's convention)
+                    row["gflops"] = pass_flop(pass_name, a.n, d, a.heads, False) / (row["medianMs"] * 1e6)
+                    row["gbps"] = pass_bytes(kernel, pass_name, a.n, d, False, a.heads) / (row["medianMs"] * 1e6)
         except host.KernelError as e:
             row["refused"] = str(e)
         finally:
@@ -143,21 +168,22 @@ def main(argv=None) -> None:
             runner._pipelines.clear()
         out["rows"].append(row)
         brief = {k: row[k] for k in ("kernel", "d", "tiles", "constants", "memory", "pass", "shaders", "rel_error",
-                                     "medianMs", "gflops", "skipped", "refused") if k in row}
+                                     "medianMs", "gflops", "gbps", "skipped", "refused") if k in row}
         print(json.dumps(brief), flush=True)
     out["elapsed_s"] = time.perf_counter() - t0
     a.json.parent.mkdir(parents=True, exist_ok=True)
     a.json.write_text(json.dumps(out, indent=1))
     sdpa = {t["d"]: t["medianMs"] for t in out["torch"]}
-    print("| kernel | d | tiles | constants | memory | pass | ms | GFLOP/s | ÷ SDPA speed |")
+    print("| kernel | d | tiles | constants | memory | pass | ms | GFLOP/s | GB/s | ÷ SDPA speed |")
     for r in out["rows"]:
         if "medianMs" in r:
             share = f"{sdpa[r['d']] / r['medianMs']:.2f}" if r["d"] in sdpa and r["pass"] == "all" else ""
+            gb = f"{r['gbps']:.0f}" if "gbps" in r else ""
             print(f"| {r['kernel']} | {r['d']} | {r['tiles']} | {r['constants']} | {r['memory']} | {r['pass']} | "
-                  f"{r['medianMs']:.3f} | {r['gflops']:.0f} | {share} |")
+                  f"{r['medianMs']:.3f} | {r['gflops']:.0f} | {gb} | {share} |")
         else:
             print(f"| {r['kernel']} | {r['d']} | {r['tiles']} | {r['constants']} | {r['memory']} | {r['pass']} | "
-                  f"{r.get('skipped') or r.get('refused', '')[:60]} | | |")
+                  f"{r.get('skipped') or r.get('refused', '')[:60]} | | | |")
     print(f"# wrote {a.json} ({out['elapsed_s']:.0f} s)")
 
 

@@ -74,6 +74,31 @@ def test_the_doc_holds_the_summary_of_the_register_tiled_forward_run():
     for t in results["torch"]:  # every sample of SDPA is in the doc
         assert ", ".join(f"{x:.3f}" for x in t["samples"]) in doc
 
+def test_the_summary_holds_a_second_plain_kernels_passes_to_the_copy_bandwidth_and_fused_reg(tmp_path):
+    """A multi-pass forward kernel besides the lesson's plain (plain-reg) gets a row per size:
+    its softmax pass against both copy bandwidths, its scores and P V passes against fused-reg's
+    and the fastest fused kernel's GFLOP/s. Fed the saved H200 run with plain's own rows also
+    filed as plain-reg, and the WGSL copy probe of the same session, the row must give the
+    figures docs/BENCHMARKS.md quotes for plain at d = 64: 59% of the probe's 3,915 GB/s,
+    55% of PyTorch's copy, 0.34 and 0.51 of fused-reg, 2.75x the fastest fused kernel."""
+    results = json.loads((ROOT / "bench/results/wgsl-forward-h200.json").read_text())
+    probe = json.loads((ROOT / "bench/results/wgsl-forward-h200-roofline.json").read_text())
+    results["probes"] = {"copy_gbps": probe["bytes_per_second"] / 1e9}
+    twins = [dict(r, kernel="plain-reg") for r in results["rows"] if r["kernel"] == "plain"]
+    results["rows"] += twins
+    saved = tmp_path / "run.json"
+    saved.write_text(json.dumps(results))
+    out = plain_checkout(["-m", "bench.bench_wgsl", "--summary", str(saved)])
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| plain-reg | 32 | 4,096 |")]
+    assert len(rows) == 3  # d = 16, 64, 128
+    assert ("| plain-reg | 32 | 4,096 | 64 | full | 55% | 59% | 0.34, 0.51 | 0.34, 0.51 (fused-reg) | 1.00× | "
+            "2.75× (fused-reg) |") in rows
+    # the saved run alone has no second plain kernel, so its summary (the doc's) has no such table
+    plain = plain_checkout(["-m", "bench.bench_wgsl", "--summary", "bench/results/wgsl-forward-h200.json"])
+    assert "softmax pass ÷ copy (WGSL probe)" not in plain.stdout
+
+
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 # `python -m bench.x`, `python3 -m bench.x`, `.venv/bin/python -m bench.x`, in code or prose
 MODULE_COMMAND = re.compile(r"(?<![\w/.-])(?:\.venv/bin/)?python3? -m (bench\.\w+)")

@@ -194,6 +194,31 @@ def test_fused_without_rescale_in_chromium_fails_the_check(gpu_page, kernel, n, 
     assert report["max_abs_error"] > 100 * report["bound"]
 
 
+PLAIN_REG = [(77, 16, True), (100, 32, False), (65, 64, True), (100, 64, False)]
+
+
+@pytest.mark.parametrize("n,d,causal", [pytest.param(n, d, c, id=f"{n=}-{d=}-causal={c}") for n, d, c in PLAIN_REG])
+def test_the_register_tiled_plain_in_chromium_moves_the_counted_bytes_and_passes_float64(gpu_page, n, d, causal):
+    """plain-reg's three shaders through Tint and the page's loader: the instrumented counts
+    equal the manifest walk's at its tiles, and O passes the float64 check with plain's rules;
+    skipped where this adapter has less workgroup memory than its tiles declare at d."""
+    from emulator.tiling import make_tiling
+
+    need = make_tiling("plain-reg", n, d).workgroup_bytes
+    if need > gpu_page.probe["limits"]["maxComputeWorkgroupStorageSize"]:
+        pytest.skip(f"plain-reg at d = {d} declares {need:,} B; this adapter offers "
+                    f"{gpu_page.probe['limits']['maxComputeWorkgroupStorageSize']:,} B")
+    (q, k, v), O, r = _run(gpu_page, "plain-reg", n, d, causal, instrumented=True, seed=2)
+    assert r["shaders"] == ["plain_reg_scores.wgsl", "plain_reg_softmax.wgsl", "plain_reg_pv.wgsl"], r["shaders"]
+    expected = count("plain-reg", n, d, causal)
+    assert _counted(r, "read", expected.reads) == expected.reads
+    assert _counted(r, "write", expected.writes) == expected.writes
+    assert all(math.isfinite(x) for row in O for x in row)
+    report = check_output(O, q, k, v, causal, kernel="plain-reg")
+    assert report["passed"], report
+    assert report["rows_checked"] == n
+
+
 def test_inputs_that_do_not_match_the_plan_come_back_as_a_typed_error_not_zeros(gpu_page):
     """The plan sizes every buffer (N = 4, d = 16: 64 floats); d = 48 is Python's to refuse."""
     with pytest.raises(planner.InputError, match="Head dimension d must be one of 16, 32, 64, 128; 48 is not."):

@@ -406,3 +406,53 @@ def test_every_option_of_the_register_tiled_body_passes_and_counts_the_same(
     report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel="fused")
     assert report["passed"], report
     assert report["rows_checked"] == n
+
+
+# The register-tiled plain (manifest "plain-reg", kernels_wgsl/plain_reg_*.wgsl), at every d:
+# ragged and whole-vec4 N (the softmax and P V passes read vec4s only where N and kend are
+# multiples of 4), a row past 1,024 keys (the softmax's second register), full and causal.
+PLAIN_REG = [(1, 16, False), (65, 16, True), (100, 16, False), (1100, 16, False), (1104, 16, True),
+             (77, 32, True), (128, 32, False), (65, 64, True), (77, 64, False), (256, 64, True),
+             (130, 128, False), (65, 128, True), (192, 128, False)]
+
+
+@pytest.mark.parametrize("n,d,causal", [pytest.param(n, d, c, id=f"{n=}-{d=}-causal={c}") for n, d, c in PLAIN_REG])
+def test_the_register_tiled_plain_passes_float64_and_moves_plains_bytes_at_its_tiles(
+        runner_max, monkeypatch, n, d, causal):
+    """Its three passes: the float64 check of O (plain's mirror's rules), and the instrumented
+    count of every tensor equal to the manifest walk's at the kernel's tiles, which are plain's
+    formulas: Q read once, K and V once per query tile over the visited keys, S written and
+    read and P written and read r x kend per query tile, O written once. Where this adapter
+    offers less workgroup memory than the manifest's tiles declare at d (lavapipe: 32,768 B
+    against 49,152 B at d = 128), the same shaders run at 32 x 32 tiles, and the count is the
+    walk's at those."""
+    import copy
+
+    from emulator.tiling import make_tiling
+
+    kernel = "plain-reg"
+    tiles = make_tiling(kernel, n, d, causal)
+    if tiles.workgroup_bytes > runner_max.max_wg_bytes:
+        entry = copy.deepcopy(MANIFEST["kernels"][kernel])
+        entry["tiling"]["block_rows"][str(d)] = entry["tiling"]["block_cols"][str(d)] = 32
+        entry["workgroup_bytes"][str(d)] = runner_max.max_wg_bytes
+        monkeypatch.setitem(MANIFEST["kernels"], kernel, entry)
+        tiles = make_tiling(kernel, n, d, causal)
+    assert runner_max.shaders(kernel, d) == ["plain_reg_scores.wgsl", "plain_reg_softmax.wgsl", "plain_reg_pv.wgsl"]
+    (q, k, v), O, counts = _run(runner_max, kernel, n, d, causal, seed=13, instrumented=True)
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    br = tiles.block_rows
+    spans = [(i, min(n, i + br)) for i in range(0, n, br)]
+    kends = [tiles.keys_visited(stop) for _start, stop in spans]
+    table = sum((stop - start) * kv for (start, stop), kv in zip(spans, kends, strict=True)) * 4
+    assert counts["S"]["write"] == counts["S"]["read"] == counts["P"]["write"] == counts["P"]["read"] == table
+    assert counts["K"]["read"] == counts["V"]["read"] == sum(kends) * d * 4
+    assert counts["Q"]["read"] == counts["O"]["write"] == n * d * 4
+    if not causal:
+        assert table == n * n * 4
+    assert np.isfinite(O).all()
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel=kernel, rows=list(range(n)))
+    assert report["passed"], report
+    assert report["rows_checked"] == n
