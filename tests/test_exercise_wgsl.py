@@ -493,19 +493,26 @@ def test_harden_with_a_fixed_shift_loses_the_row_near_minus_200_to_zeros(device)
         "every weight exp(s − shift) vanished to 0" in far["message"]
 
 
+# The WGSL steps share one contract (the same solution.wgsl), so each other correct shader
+# in tests/exercise_answers/wgsl-kernel/ is run against every step's cases and checks.
+WGSL_STEPS = [st["id"] for st in content.load("wgsl-kernel")["steps"] if st.get("kind") == "wgsl"]
+
+
 def _answers():
-    return sorted(p.relative_to(ANSWERS).as_posix() for p in ANSWERS.glob("*/*.wgsl"))
+    return [f"{step}/{p.name}" for step in WGSL_STEPS for p in sorted(ANSWERS.glob("*.wgsl"))]
 
 
 def test_there_are_other_correct_shaders_for_every_step():
-    assert {rel.split("/")[0] for rel in _answers()} == {"scratch", "harden"}
+    solutions = {content.read(content.step("wgsl-kernel", step), "solution.wgsl") for step in WGSL_STEPS}
+    assert len(solutions) == 1, "the steps' solutions differ: give each step its own other answers"
+    assert WGSL_STEPS and sorted(ANSWERS.glob("*.wgsl"))
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("rel", _answers())
 def test_another_correct_shader_passes_every_case_and_every_static_check(device, rel):
-    step = rel.split("/")[0]
-    source = (ANSWERS / rel).read_text()
+    step, name = rel.split("/")
+    source = (ANSWERS / name).read_text()
     assert wgsl_judge.static_problems(source, wgsl_judge.step_entry(step)["static"]) == []
     for verdict in _verdicts(device, f"{step}/solution.wgsl", source):
         assert verdict["passed"], verdict["message"]

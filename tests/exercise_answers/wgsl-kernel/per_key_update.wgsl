@@ -1,4 +1,4 @@
-// The fused forward pass, one query tile per workgroup (exercise 4, another correct shader: the
+// The fused forward pass, one query tile per workgroup (exercise 4, both steps: another correct shader, the
 // online softmax updated one key at a time instead of once per key tile).
 //
 // One invocation per query row (workgroup size B_r). The query tile sits in workgroup
