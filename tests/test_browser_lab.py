@@ -355,6 +355,9 @@ def assert_spreads_and_winner(page, kernels):
     for k, (low, high) in spreads.items():
         median = float(page.inner_text(f"#time-{k}-ms").split()[0])
         assert 0 < low <= median <= high, (k, low, median, high)
+    # Ranges that touch at the shown precision could fall either way: the words are not read then.
+    if any(spreads[a][1] == spreads[b][0] for a in kernels for b in kernels if a != b):
+        return
     best = min(kernels, key=lambda k: float(page.inner_text(f"#time-{k}-ms").split()[0]))
     clear = all(spreads[best][1] < spreads[k][0] for k in kernels if k != best)
     said = page.inner_text("#lab-status")

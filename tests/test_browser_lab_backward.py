@@ -339,10 +339,15 @@ def test_time_backward_checks_then_times_on_the_gpu(browser, server_url, artifac
     low_p, high_p = (float(x) for x in page.inner_text("#time-plain-backward-spread").replace(" ms", "").split("–"))
     low_f, high_f = (float(x) for x in page.inner_text("#time-fused-backward-spread").replace(" ms", "").split("–"))
     apart = high_f < low_p or high_p < low_f
-    assert ("within the noise" in page.inner_text("#lab-status")) is not apart
-    # The words on this adapter follow what it measured: a clear win is said as one.
-    assert ("won here all the same" in why) is (high_f < low_p)
-    assert ("did not win" in why) is not (high_f < low_p)
+    # The words on this adapter follow what it measured, one of three outcomes: a clear win,
+    # a clear loss, or overlapping ranges, where neither is named (tests/test_js_time_stats.py
+    # holds each outcome's words on fixed samples; here the run decides which one applies).
+    # (Ranges that touch at the shown precision could fall either way, so they are left out.)
+    if high_f != low_p and high_p != low_f:
+        assert ("won here all the same" in why) is (high_f < low_p)
+        assert ("did not win" in why) is (high_p < low_f)
+        assert ("ranges overlap" in why) is not apart
+        assert ("within the noise" in page.inner_text("#lab-status")) is not apart
     for width in (1280, 390):
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width
