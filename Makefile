@@ -2,7 +2,7 @@
 #   make serve   build the site and serve it on http://127.0.0.1:8000
 #   make test    run every test
 # Both install what they need first: a virtual environment (.venv), the npm
-# packages (node_modules) and Debian's Chromium plus a Vulkan driver for the
+# packages (node_modules) and Debian's headless Chromium plus a Vulkan driver for the
 # browser tests. Installs are skipped when already done.
 
 PYTHON ?= python3
@@ -26,9 +26,9 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 system-packages:
-	@if [ ! -x /usr/bin/chromium ] || ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then \
+	@if [ ! -x /usr/bin/chromium-headless-shell ] || ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium mesa-vulkan-drivers libvulkan1 fonts-dejavu-core; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium-headless-shell mesa-vulkan-drivers libvulkan1 fonts-dejavu-core; \
 	fi
 
 build: setup

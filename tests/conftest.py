@@ -1,8 +1,9 @@
 """Shared fixtures: a built site, a local server, and Debian's Chromium.
 
-Browser tests drive /usr/bin/chromium through Playwright for Python with
-SwiftShader WebGPU (Vulkan on the CPU), so WebGPU paths run without a GPU; the
-flags live in cannery_host.browser (set CANNERY_CHROMIUM for another binary).
+Browser tests drive Debian's Chromium (cannery_host.browser.CHROMIUM: its headless
+shell where installed) through Playwright for Python with SwiftShader WebGPU (Vulkan
+on the CPU), so WebGPU paths run without a GPU; the flags live in cannery_host.browser
+(set CANNERY_CHROMIUM for another binary).
 The repository root is on sys.path through pyproject's pytest ``pythonpath``.
 """
 from __future__ import annotations
@@ -82,7 +83,7 @@ def subpath_url(built_site) -> str:
 def browser():
     """One headless Chromium for the session; skips if Chromium is missing."""
     if not chromium_found():
-        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium-headless-shell)")
     from playwright.sync_api import sync_playwright
     with sync_playwright() as pw:
         b = launch(pw)
