@@ -204,11 +204,22 @@ FAST_COUNTED = [(77, 16, True), (300, 16, False), (77, 32, False), (300, 32, Tru
 # streams ten chunks of 31 rows past each key tile at d = 32. The reference is pure Python.
 FAST_CHECKED = [(77, 16, False), (77, 16, True), (77, 32, True), (77, 64, False), (77, 64, True),
                 (77, 128, True), (300, 32, True)]
-SUBGROUPS = pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
+def _subgroup_variants(kernel, d):
+    """[True, False] (with and without subgroups) where a pass of the kernel has a subgroup
+    shader at this d (manifest "with_subgroups" "file_by_d"); else [False]: the same shaders
+    would run either way, so the case runs once."""
+    lanes = any(str(d) in (spec.get("with_subgroups") or {}).get("file_by_d", {})
+                for spec in MANIFEST["kernels"][kernel]["wgsl"])
+    return [True, False] if lanes else [False]
+
+
+def _sub_id(subgroups):
+    return "with-subgroups" if subgroups else "without-subgroups"
 
 
 def _tuned_cases(configs):
-    return [pytest.param(kern, n, d, c, id=f"{kern}-{n=}-{d=}-causal={c}") for kern in TUNED for n, d, c in configs]
+    return [pytest.param(kern, n, d, c, sub, id=f"{kern}-{n=}-{d=}-causal={c}-{_sub_id(sub)}")
+            for kern in TUNED for n, d, c in configs for sub in _subgroup_variants(kern, d)]
 
 
 def _device(runner, runner_no_subgroups, subgroups, kernel, d):
@@ -225,8 +236,7 @@ def _device(runner, runner_no_subgroups, subgroups, kernel, d):
     return r
 
 
-@SUBGROUPS
-@pytest.mark.parametrize("kernel,n,d,causal", _tuned_cases(FAST_COUNTED))
+@pytest.mark.parametrize("kernel,n,d,causal,subgroups", _tuned_cases(FAST_COUNTED))
 def test_the_tuned_backward_counts_what_the_manifest_declares(runner, runner_no_subgroups, kernel, n, d, causal,
                                                                 subgroups):
     r = _device(runner, runner_no_subgroups, subgroups, kernel, d)
@@ -248,8 +258,7 @@ def test_the_tuned_backward_counts_what_the_manifest_declares(runner, runner_no_
         assert g.shape == (n, d) and np.isfinite(g).all()
 
 
-@SUBGROUPS
-@pytest.mark.parametrize("kernel,n,d,causal", _tuned_cases(FAST_CHECKED))
+@pytest.mark.parametrize("kernel,n,d,causal,subgroups", _tuned_cases(FAST_CHECKED))
 def test_the_tuned_backward_passes_the_float64_check(runner, runner_no_subgroups, kernel, n, d, causal, subgroups):
     from cannery_host.wgpu_runner import check_backward
 
@@ -392,12 +401,12 @@ def _lesson_device(lesson_runners, subgroups, kernel, d, m):
 
 
 def _m_cases(kernels, configs):
-    return [pytest.param(kern, m, n, d, c, id=f"{kern}-M={m}-{n=}-{d=}-causal={c}")
-            for kern in kernels for m, n, d, c in configs]
+    """Each kernel at each (M, N, d, causal), with and without subgroups as _subgroup_variants says."""
+    return [pytest.param(kern, m, n, d, c, sub, id=f"{kern}-M={m}-{n=}-{d=}-causal={c}-{_sub_id(sub)}")
+            for kern in kernels for m, n, d, c in configs for sub in _subgroup_variants(kern, d)]
 
 
-@SUBGROUPS
-@pytest.mark.parametrize("kernel,m,n,d,causal", _m_cases(LESSON, LESSON_M))
+@pytest.mark.parametrize("kernel,m,n,d,causal,subgroups", _m_cases(LESSON, LESSON_M))
 def test_the_lesson_kernels_count_the_lesson_bytes_at_every_m(lesson_runners, kernel, m, n, d, causal, subgroups):
     r = _lesson_device(lesson_runners, subgroups, kernel, d, m)
     _, grads, counts = _run(r, kernel, n, d, causal, seed=3, instrumented=True, workgroup_bytes=m)
@@ -408,8 +417,7 @@ def test_the_lesson_kernels_count_the_lesson_bytes_at_every_m(lesson_runners, ke
         assert g.shape == (n, d) and np.isfinite(g).all()
 
 
-@SUBGROUPS
-@pytest.mark.parametrize("kernel,m,n,d,causal", _m_cases(LESSON_CHECKED, LESSON_M_CHECKED))
+@pytest.mark.parametrize("kernel,m,n,d,causal,subgroups", _m_cases(LESSON_CHECKED, LESSON_M_CHECKED))
 def test_the_lesson_kernels_pass_the_float64_check_at_other_m(lesson_runners, kernel, m, n, d, causal, subgroups):
     from cannery_host.wgpu_runner import check_backward
 
