@@ -129,13 +129,23 @@ def wrong_answer(step_entry: dict, name: str) -> str:
     if whole == patch:
         raise ContentError(f"wrong/{name}: expected the file or wrong/{name}{PATCH}, "
                            f"found {'both' if whole else 'neither'} in {step_entry['dir']}")
-    with open(path + PATCH if patch else path, encoding="utf-8") as f:
-        text = f.read()
     if not patch:
-        return text
-    solution = _solution_of(step_entry, name)
-    with open(os.path.join(step_entry["dir"], solution), encoding="utf-8") as f:
-        return _applied(text, f.read(), solution, f"wrong/{name}{PATCH}")
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    solution = os.path.join(step_entry["dir"], _solution_of(step_entry, name))
+    return patched(path + PATCH, solution, f"wrong/{name}{PATCH}")
+
+
+def patched(patch_path: str, solution_path: str, where: str) -> str:
+    """The text of ``solution_path`` with the patch at ``patch_path`` applied by ``git
+    apply``: a unified diff headed with the solution's file name, as :func:`patch_of`
+    writes it. How a wrong answer stored as a patch is read, and an other correct answer
+    that is the solution with a few lines changed (tests/exercise_answers/). ``where``
+    names the patch in errors. Raises ContentError as :func:`wrong_answer` does."""
+    with open(patch_path, encoding="utf-8") as f:
+        patch = f.read()
+    with open(solution_path, encoding="utf-8") as f:
+        return _applied(patch, f.read(), os.path.basename(solution_path), where)
 
 
 def patch_of(step_entry: dict, name: str, source: str) -> str:

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import pytest
+import wgsl_answers
 
 from emulator.tiling import MANIFEST
 from exercises import content, wgsl_judge
@@ -373,9 +374,6 @@ def test_the_harden_starter_with_only_its_static_faults_fixed_still_fails_ragged
 
 # ---- inf and NaN in O; rows whose scores lie far apart ----------------------------
 
-ANSWERS = ROOT / "tests" / "exercise_answers" / "wgsl-kernel"
-
-
 def _solution_o(step, index):
     """(case, float64 O) of a step's case: the exact reference, as a correct GPU would give it."""
     from emulator.attention import reference
@@ -494,25 +492,26 @@ def test_harden_with_a_fixed_shift_loses_the_row_near_minus_200_to_zeros(device)
 
 
 # The WGSL steps share one contract (the same solution.wgsl), so each other correct shader
-# in tests/exercise_answers/wgsl-kernel/ is run against every step's cases and checks.
+# in tests/exercise_answers/wgsl-kernel/ (a patch against it: tests/wgsl_answers.py) is run
+# against every step's cases and checks.
 WGSL_STEPS = [st["id"] for st in content.load("wgsl-kernel")["steps"] if st.get("kind") == "wgsl"]
 
 
 def _answers():
-    return [f"{step}/{p.name}" for step in WGSL_STEPS for p in sorted(ANSWERS.glob("*.wgsl"))]
+    return [f"{step}/{name}" for step in WGSL_STEPS for name in wgsl_answers.names()]
 
 
 def test_there_are_other_correct_shaders_for_every_step():
     solutions = {content.read(content.step("wgsl-kernel", step), "solution.wgsl") for step in WGSL_STEPS}
     assert len(solutions) == 1, "the steps' solutions differ: give each step its own other answers"
-    assert WGSL_STEPS and sorted(ANSWERS.glob("*.wgsl"))
+    assert WGSL_STEPS and wgsl_answers.names()
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("rel", _answers())
 def test_another_correct_shader_passes_every_case_and_every_static_check(device, rel):
     step, name = rel.split("/")
-    source = (ANSWERS / name).read_text()
+    source = wgsl_answers.source(name)
     assert wgsl_judge.static_problems(source, wgsl_judge.step_entry(step)["static"]) == []
     for verdict in _verdicts(device, f"{step}/solution.wgsl", source):
         assert verdict["passed"], verdict["message"]

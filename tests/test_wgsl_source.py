@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 
 import pytest
+import wgsl_answers
 
 from exercises import content
 from planner.shaders import instrument, read_source
@@ -41,7 +42,8 @@ def wgsl_files() -> list[Path]:
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]  # hidden: scratch copies
         if Path(folder) == PARTS:
             continue  # checked inside the kernels that include them (tests/test_wgsl_include.py: all are)
-        # an exercise's wrong shader stored as a patch (wrong/NAME.wgsl.patch) counts as wrong/NAME.wgsl
+        # a shader stored as a patch (wrong/NAME.wgsl.patch, an exercise's wrong one; or another
+        # correct one, in tests/exercise_answers/wgsl-kernel/) counts as NAME.wgsl
         out.extend(Path(folder) / f.removesuffix(content.PATCH) for f in files
                    if f.removesuffix(content.PATCH).endswith(".wgsl"))
     return sorted(out)
@@ -50,11 +52,14 @@ def wgsl_files() -> list[Path]:
 def compiled_text(path: Path) -> str:
     """The text a host compiles: a kernel of kernels_wgsl/ with its parts joined; any other
     file (an exercise's, which the learner edits whole in the page) as it is, a wrong
-    shader as exercises.content gives it (whole, or its patch applied to the solution)."""
+    shader as exercises.content gives it and another correct one as tests/wgsl_answers.py
+    does (whole, or its patch applied to the solution)."""
     if path.parent == KERNELS:
         return read_source(path.name)
     if path.parent.name == "wrong":
         return content.wrong_answer({"dir": str(path.parent.parent)}, path.name)
+    if path.parent == wgsl_answers.FOLDER:
+        return wgsl_answers.source(path.name)
     return path.read_text()
 
 
