@@ -360,6 +360,15 @@ class Runner:
         bufs["params"] = self._params(n, causal, plan)
         return bufs
 
+    def _run_once(self, kernel, n, d, causal, plan, bufs, instrumented):
+        """Clear the outputs, then run every pass of the kernel once, in one submission."""
+        enc = self.device.create_command_encoder()
+        self._clear(enc, bufs)
+        cpass = enc.begin_compute_pass()
+        self._encode(cpass, kernel, n, d, causal, plan, bufs, instrumented)
+        cpass.end()
+        self.device.queue.submit([enc.finish()])
+
     def _clear(self, enc, bufs):
         outputs = ("D", "dQ", "dK", "dV", "S", "P", "dP", "dS", "counters") if "dQ" in bufs else (
             "O", "S", "P", "counters")
@@ -386,12 +395,7 @@ class Runner:
         heads, n, d = Q.shape
         plan = self.plan(kernel, n, d, heads, workgroup_bytes, causal, instrumented)
         bufs = self._make_buffers(kernel, n, d, heads, causal, plan, Q, K, V, instrumented)
-        enc = self.device.create_command_encoder()
-        self._clear(enc, bufs)
-        cpass = enc.begin_compute_pass()
-        self._encode(cpass, kernel, n, d, causal, plan, bufs, instrumented)
-        cpass.end()
-        self.device.queue.submit([enc.finish()])
+        self._run_once(kernel, n, d, causal, plan, bufs, instrumented)
         dtype = np.dtype(dtype_of(kernel))
         raw = self.device.queue.read_buffer(bufs["O"])[:heads * n * d * dtype.itemsize]
         O = np.frombuffer(raw, dtype).reshape(heads, n, d).astype(np.float32)
@@ -426,12 +430,7 @@ class Runner:
         grads = {"O": arrs[3], "dO": arrs[4], "L": L}
         bufs = self._make_buffers(kernel, n, d, heads, causal, plan, *arrs[:3], instrumented=instrumented,
                                   grads=grads)
-        enc = self.device.create_command_encoder()
-        self._clear(enc, bufs)
-        cpass = enc.begin_compute_pass()
-        self._encode(cpass, kernel, n, d, causal, plan, bufs, instrumented)
-        cpass.end()
-        self.device.queue.submit([enc.finish()])
+        self._run_once(kernel, n, d, causal, plan, bufs, instrumented)
         out = []
         for name in ("dQ", "dK", "dV"):
             a = np.frombuffer(self.device.queue.read_buffer(bufs[name]), np.float32).reshape(heads, n, d).copy()
