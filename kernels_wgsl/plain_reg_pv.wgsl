@@ -160,14 +160,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     let key1 = (t + 1u) * BC;
     let more = t + 1u < tiles;
     // The next tile's P (x{i}) and V (y{i}) into registers now; stored after the arithmetic.
-    var x0 = vec4<f32>(0.0);
-    var x1 = vec4<f32>(0.0);
-    var x2 = vec4<f32>(0.0);
-    var x3 = vec4<f32>(0.0);
-    var x4 = vec4<f32>(0.0);
-    var x5 = vec4<f32>(0.0);
-    var x6 = vec4<f32>(0.0);
-    var x7 = vec4<f32>(0.0);
+    // #include "parts/next_regs.wgsl"
     var y0 = vec4<f32>(0.0);
     var y1 = vec4<f32>(0.0);
     var y2 = vec4<f32>(0.0);

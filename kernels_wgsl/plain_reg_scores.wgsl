@@ -139,14 +139,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     let key1 = key0 + BC;
     let more = t + 1u < tiles;
     // The next K tile's vec4s li + i THREADS into registers now; stored after the arithmetic.
-    var x0 = vec4<f32>(0.0);
-    var x1 = vec4<f32>(0.0);
-    var x2 = vec4<f32>(0.0);
-    var x3 = vec4<f32>(0.0);
-    var x4 = vec4<f32>(0.0);
-    var x5 = vec4<f32>(0.0);
-    var x6 = vec4<f32>(0.0);
-    var x7 = vec4<f32>(0.0);
+    // #include "parts/next_regs.wgsl"
     if (PREFETCH && more) {
       x0 = fetch(li, key1, kend, me.base4);
       if (LPT > 1u) { x1 = fetch(li + THREADS, key1, kend, me.base4); }
