@@ -66,6 +66,14 @@ def page(browser, server_url, tmp_path_factory):
     ctx.close()
 
 
+def open_class(page, url):
+    """Open the class page and wait until its script has bound the file input
+    (class-page.js sets window.cannery.classTable.ready last): files chosen before that
+    fire a change event nobody hears."""
+    page.goto(url)
+    page.wait_for_function("() => Boolean(window.cannery && (window.cannery.classTable || {}).ready)")
+
+
 def rows(page):
     """Each row's cells, by their first line (an exercise's cell lists its steps below its count)."""
     return [[cell.strip().split("\n")[0] for cell in row.locator("th, td").all_inner_texts()]
@@ -73,7 +81,7 @@ def rows(page):
 
 
 def test_three_exported_files_give_three_rows_and_the_bad_one_is_named(page, server_url, artifacts):
-    page.goto(server_url + "module/class/index.html")
+    open_class(page, server_url + "module/class/index.html")
     expect(page.locator("#class-status")).to_have_text("No files yet.")
     page.set_input_files("#class-files", page.files)
     expect(page.locator("#class-table tbody tr")).to_have_count(3)
@@ -102,7 +110,7 @@ def test_three_exported_files_give_three_rows_and_the_bad_one_is_named(page, ser
 def test_in_portuguese_and_on_a_phone(page, server_url, artifacts):
     page.set_viewport_size({"width": 390, "height": 900})
     try:
-        page.goto(server_url + "pt-BR/module/class/index.html")
+        open_class(page, server_url + "pt-BR/module/class/index.html")
         page.set_input_files("#class-files", page.files)
         expect(page.locator("#class-status")).to_have_text("3 alunos na tabela. 1 arquivo não pôde ser lido:")
         expect(page.locator("#class-problems")).to_contain_text("version deveria ser um número inteiro")
@@ -126,7 +134,7 @@ def write(folder, name, data):
 
 
 def fresh(page, server_url):
-    page.goto(server_url + "module/class/index.html")
+    open_class(page, server_url + "module/class/index.html")
     expect(page.locator("#class-status")).to_have_text("No files yet.")
 
 
