@@ -10,7 +10,10 @@ Current sources (docs/BENCHMARKS.md):
   limits with subgroups, what a page gets; each plain row's passes timed alone;
 * backward: ``bench/results/wgsl-backward-h200-final.json`` (``bench.bench_wgsl_backward``);
 * roofline: ``bench/results/roofline-h200.json`` (``bench.bench_roofline``), absent until
-  it has been measured; then the table says so (``"roofline": null``).
+  it has been measured; then the table says so (``"roofline": null``);
+* the fair plain baseline: ``bench/results/wgsl-plain-reg-h200.json`` (``bench.bench_wgsl``
+  with ``plain-reg``, plain's passes and bytes at fused-reg's register tiling, timed at the
+  device's largest limits since it needs more than WebGPU's default workgroup memory).
 
 Each entry carries its file, its date (the file's own ``date`` or ``started`` field, else
 the date of the commit that added it, from git log), the device and the command that
@@ -30,6 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 FORWARD = "h200-final.json"
 BACKWARD = "wgsl-backward-h200-final.json"
+FAIR_PLAIN = "wgsl-plain-reg-h200.json"
+FAIR_KERNEL = "plain-reg"
 ROOFLINE = "roofline-h200.json"
 OUTPUT_FLAGS = ("--json", "--md", "--roofline")
 
@@ -128,10 +133,11 @@ def _load(path: Path):
 
 def table(results: Path = RESULTS) -> dict:
     """{"forward": {source..., "sizes": [...]}, "backward": {...}, "roofline": {source...,
-    "bytes_per_second", "flop_per_second", "ridge_flop_per_byte"} or None, "conventions":
+    "bytes_per_second", "flop_per_second", "ridge_flop_per_byte"} or None, "fair_plain":
+    {source..., "kernel", "sizes": fair_plain(...)} or None, "conventions":
     {"softmax_flop_per_score": FLOP a score of plain's softmax pass counts, as bench_wgsl
     counts it}}; a direction whose file is missing is None. ``results``: the folder."""
-    out: dict = {"forward": None, "backward": None, "roofline": None,
+    out: dict = {"forward": None, "backward": None, "roofline": None, "fair_plain": None,
                  "conventions": {"softmax_flop_per_score": SOFTMAX_FLOP_PER_SCORE}}
     fwd = _load(results / FORWARD)
     if fwd:
@@ -145,7 +151,33 @@ def table(results: Path = RESULTS) -> dict:
     roof = _load(results / ROOFLINE)
     if roof:
         out["roofline"] = {**_source(roof, results / ROOFLINE), **arithmetic_roof(roof, fwd)}
+    fair = _load(results / FAIR_PLAIN)
+    out["fair_plain"] = {**_source(fair, results / FAIR_PLAIN), "kernel": FAIR_KERNEL,
+                         "sizes": fair_plain(fair["rows"])} if fair else None
     return out
+
+
+def fair_plain(rows: list) -> list:
+    """Per size of one bench_wgsl run that timed plain-reg: [{"n", "d", "causal", "heads",
+    "plain_reg_ms", "fused": {"kernel", "medianMs", "limits"} (the fastest fused kernel of
+    the run at that size, at any limits), "plain_ms" (the lesson's plain at the default
+    limits, None where not timed)}], sorted by (n, d, causal, heads); times in ms for all
+    heads. A size where plain-reg or every fused kernel went untimed is left out."""
+    sizes: dict = {}
+    for r in rows:
+        if r.get("medianMs") is None or r.get("direction", "forward") != "forward":
+            continue
+        key = (r["n"], r["d"], bool(r["causal"]), r["heads"])
+        size = sizes.setdefault(key, {"plain_reg_ms": None, "fused": None, "plain_ms": None})
+        if r["kernel"] == FAIR_KERNEL:
+            size["plain_reg_ms"] = _sig(r["medianMs"])
+        elif r["kernel"] == "plain" and r.get("limits") == "default":
+            size["plain_ms"] = _sig(r["medianMs"])
+        elif r["kernel"].startswith("fused") and (size["fused"] is None
+                                                  or r["medianMs"] < size["fused"]["medianMs"]):
+            size["fused"] = {"kernel": r["kernel"], "medianMs": _sig(r["medianMs"]), "limits": r.get("limits")}
+    return [{"n": n, "d": d, "causal": c, "heads": h, **v} for (n, d, c, h), v in sorted(sizes.items())
+            if v["plain_reg_ms"] and v["fused"]]
 
 
 def arithmetic_roof(roof: dict, fwd: dict | None) -> dict:

@@ -202,6 +202,20 @@ def test_without_webgpu_time_shows_the_h200_figures_labelled(browser, server_url
         assert cells == [k["kernel"] for k in reference_size["kernels"]]
         first = page.locator("#h200-table tbody tr").first.inner_text()
         assert rate(reference_size["kernels"][0]["medianMs"]) in first
+        # the forward card sets a plain baseline as well made as the fused kernels beside the
+        # lesson's (course/measured.py fair_plain): at d = 64, plain-reg against fused-reg
+        fair = page.locator("#h200-fair")
+        if backward:
+            assert fair.count() == 0
+        else:
+            f = next(x for x in measured.table()["fair_plain"]["sizes"] if x["d"] == 64 and not x["causal"])
+            said = fair.inner_text()
+            assert "plain-reg keeps plain's three passes" in said and "N = 4,096, d = 64" in said, said
+            assert f"{f['plain_reg_ms']:.2f} ms" in said, said
+            assert f"at any limits, {f['fused']['kernel']}, took" in said, said
+            assert "1.43× as fast" in said and f"{f['plain_ms'] / f['fused']['medianMs']:.2f}× as fast" in said, said
+            assert measured.FAIR_PLAIN in said, said
+            assert "timed at the device's largest limits" in said, said
         assert page.console_errors == []
     finally:
         ctx.close()

@@ -165,6 +165,30 @@ def test_the_h200_table_lists_each_distinct_run_once_as_the_visitors_time_does()
     assert folded > 0
 
 
+def test_the_fair_plain_baseline_is_read_from_its_run_with_the_fastest_fused_of_that_run():
+    """The Time card's H200 figures set the lesson's plain beside plain-reg (plain's bytes at
+    fused-reg's register tiling): per size, plain-reg's median and the fastest fused kernel
+    of the same run at any limits, read from the run's rows (docs/BENCHMARKS.md, "A plain
+    baseline as well made as the fused one": 2.83×, 1.43×, 1.01× at d = 16, 64, 128)."""
+    raw = json.loads((measured.RESULTS / measured.FAIR_PLAIN).read_text(encoding="utf-8"))
+    fair = measured.table()["fair_plain"]
+    assert fair["file"] == f"bench/results/{measured.FAIR_PLAIN}" and fair["kernel"] == "plain-reg"
+    assert fair["device"] == "NVIDIA H200" and fair["date"] == "2026-12-02" and "plain-reg" in fair["command"]
+    timed = [r for r in raw["rows"] if r.get("medianMs") is not None]
+    assert [(f["n"], f["d"], f["causal"]) for f in fair["sizes"]] == [(4096, 16, False), (4096, 64, False),
+                                                                      (4096, 128, False)]
+    for f in fair["sizes"]:
+        here = [r for r in timed if (r["n"], r["d"], r["causal"], r["heads"]) == (f["n"], f["d"], f["causal"], 32)]
+        fastest = min((r for r in here if r["kernel"].startswith("fused")), key=lambda r: r["medianMs"])
+        assert f["fused"]["kernel"] == fastest["kernel"]
+        assert f["fused"]["medianMs"] == pytest.approx(fastest["medianMs"], rel=1e-5)
+        reg = next(r for r in here if r["kernel"] == "plain-reg")
+        assert f["plain_reg_ms"] == pytest.approx(reg["medianMs"], rel=1e-5)
+    ratios = [round(f["plain_reg_ms"] / f["fused"]["medianMs"], 2) for f in fair["sizes"]]
+    assert ratios == [2.83, 1.43, 1.01]
+    assert measured.fair_plain([r for r in raw["rows"] if r["kernel"] != "plain-reg"]) == []
+
+
 @pytest.mark.gpu
 def test_the_backward_bench_holds_passes_to_the_roofline_copy_probe_and_no_other():
     """The backward bench once reported its own WGSL copy kernel's 1,725 GB/s beside the

@@ -11,7 +11,7 @@
 import { NARROW, el } from "../bars.js";
 import { _, pgettext } from "../i18n.js";
 import { $, status } from "./form.js";
-import { fmt, rate, size, times } from "./format.js";
+import { fmt, msText, rate, size, times } from "./format.js";
 import { fillHtml, html, setHtml } from "./html.js";
 import { placeLabels } from "./roofline-labels.js";
 
@@ -348,6 +348,32 @@ function h200Words(source) {
 }
 
 /**
+ * What a plain baseline as well made as the fused kernels (course/measured.py fair_plain:
+ * plain-reg, timed in one run beside every fused kernel) says at the shown size's d and
+ * mask, at its nearest N: HTML, or "" where that run has no such size.
+ */
+function fairPlainWords(fair, s) {
+  const same = ((fair && fair.sizes) || []).filter((f) => f.d === s.d && f.causal === s.causal);
+  if (!same.length) return "";
+  const f = same.reduce((a, b) => (Math.abs(Math.log2(b.n / s.n)) < Math.abs(Math.log2(a.n / s.n)) ? b : a));
+  const words = _(
+    "Against a plain baseline as well made as the fused kernels, fusing buys less. {kernel} keeps plain's three passes and the bytes they move, with fused-reg's register blocks and vec4 loads. On the same card at N = {n}, d = {d}, it took {plain_reg_ms} ms; the fastest fused kernel of that run at any limits, {fused}, took {fused_ms} ms, {ratio} as fast, where against the lesson's plain ({plain_ms} ms, written to be read) it is {lesson_ratio} as fast. The smaller ratio is the fairer measure of what fusing saves on this GPU. {kernel} needs more workgroup memory than WebGPU grants by default, so it was timed at the device's largest limits, and Time does not run it.",
+    {
+      kernel: fair.kernel,
+      n: fmt(f.n),
+      d: String(f.d),
+      plain_reg_ms: msText(f.plain_reg_ms),
+      fused: f.fused.kernel,
+      fused_ms: msText(f.fused.medianMs),
+      ratio: times(f.plain_reg_ms / f.fused.medianMs),
+      plain_ms: f.plain_ms ? msText(f.plain_ms) : "–",
+      lesson_ratio: f.plain_ms ? times(f.plain_ms / f.fused.medianMs) : "–",
+    },
+  );
+  return html`${words} ${h200Words(fair)}.`;
+}
+
+/**
  * The H200's measured figures at the measured size nearest p's (the form's), into
  * `container`, labelled as measured on an NVIDIA H200. why: "no-webgpu" or "software".
  */
@@ -443,6 +469,7 @@ export async function renderMeasured(container, p, why, software = null) {
       as,
     });
   const same = (s.same || []).map((x) => html`<li id="h200-${x.kernel}-same">${sameWords(x)}</li>`);
+  const fair = direction === "forward" ? fairPlainWords(data.fair_plain, s) : "";
   setHtml(
     container,
     html`<section class="h200-figures" aria-labelledby="h200-title"><h4 id="h200-title">${w.title}</h4>
@@ -452,6 +479,7 @@ export async function renderMeasured(container, p, why, software = null) {
       <tbody>${rows}</tbody></table></div>
     ${same.length ? html`<ul class="note" id="h200-same">${same}</ul>` : ""}
     <p class="note" id="h200-source">${h200Words(source)}.</p>
+    ${fair ? html`<p id="h200-fair">${fair}</p>` : ""}
     <p class="note" id="h200-roofline">${w.roofline}</p></section>`,
   );
   container.hidden = false;
