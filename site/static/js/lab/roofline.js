@@ -354,8 +354,8 @@ function h200Words(source) {
  */
 function fairPlainWords(fair, s) {
   const same = ((fair && fair.sizes) || []).filter((f) => f.d === s.d && f.causal === s.causal);
-  if (!same.length) return "";
-  const f = same.reduce((a, b) => (Math.abs(Math.log2(b.n / s.n)) < Math.abs(Math.log2(a.n / s.n)) ? b : a));
+  const f = nearestSize(same, s);
+  if (!f) return "";
   const words = _(
     "Against a plain baseline as well made as the fused kernels, fusing buys less. {kernel} keeps plain's three passes and the bytes they move, with fused-reg's register blocks and vec4 loads. On the same card at N = {n}, d = {d}, it took {plain_reg_ms} ms; the fastest fused kernel of that run at any limits, {fused}, took {fused_ms} ms, {ratio} as fast, where against the lesson's plain ({plain_ms} ms, written to be read) it is {lesson_ratio} as fast. The smaller ratio is the fairer measure of what fusing saves on this GPU. {kernel} needs more workgroup memory than WebGPU grants by default, so it was timed at the device's largest limits, and Time does not run it.",
     {
