@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import wgsl_answers
+import wrong_expected
 
 from emulator.tiling import MANIFEST
 from exercises import content, wgsl_judge
@@ -80,14 +81,30 @@ def test_the_project_fused_kernel_passes_the_static_checks_too():
         assert check(FUSED) == []
 
 
-@pytest.mark.parametrize("name,check,says", [
-    ("barrier_in_branch.wgsl", "uniform_barriers", "workgroupBarrier() is inside a branch"),
-    ("early_return.wgsl", "uniform_barriers", "return under a per-invocation condition"),
-    ("infinity_bitcast.wgsl", "no_infinity", "bitcast of 0xff800000"),
-])
-def test_each_wrong_harden_shader_fails_its_intended_static_check(name, check, says):
-    problems = wgsl_judge.STATIC_CHECKS[check](_src(f"harden/wrong/{name}"))
-    assert any(says in p for p in problems), problems
+# What each typical wrong shader is expected to do, from its step's wrong/expected.toml
+# (tests/wrong_expected.py, WGSL_KEYS): {"STEP/wrong/NAME": its entry}.
+WGSL_STEPS = [st["id"] for st in content.load("wgsl-kernel")["steps"] if st.get("kind") == "wgsl"]
+EXPECTED = {f"{step}/wrong/{name}": e for step in WGSL_STEPS
+            for name, e in wrong_expected.load(content.step("wgsl-kernel", step))[1].items()}
+STATIC = sorted(rel for rel, e in EXPECTED.items() if "static" in e)
+RUN = sorted(rel for rel, e in EXPECTED.items() if "static" not in e)
+
+
+@pytest.mark.parametrize("step", WGSL_STEPS)
+def test_every_wrong_shader_has_its_expectation_beside_it(step):
+    entry = content.step("wgsl-kernel", step)
+    mine = {rel.split("/")[-1]: e for rel, e in EXPECTED.items() if rel.startswith(f"{step}/")}
+    assert sorted(mine) == sorted(content.wrong_answers(entry, ".wgsl")), wrong_expected.path(entry)
+    for name, e in mine.items():
+        assert set(e) <= wrong_expected.WGSL_KEYS and e.get("says"), (name, e)
+        assert e.get("static", entry["static"][0]) in entry["static"], (name, e)
+
+
+@pytest.mark.parametrize("rel", STATIC)
+def test_each_wrong_shader_with_a_source_fault_fails_its_intended_static_check(rel):
+    e = EXPECTED[rel]
+    problems = wgsl_judge.STATIC_CHECKS[e["static"]](_src(rel))
+    assert any(e["says"] in p for p in problems), problems
 
 
 def test_reading_k_straight_from_global_memory_is_refused_at_its_line():
@@ -284,20 +301,13 @@ def test_the_reference_solution_passes_every_case_with_the_emulators_byte_count(
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("rel,says", [
-    ("scratch/wrong/wrong_rescale.wgsl", "beyond the bound"),
-    ("scratch/wrong/no_rescale.wgsl", "beyond the bound"),
-    ("scratch/wrong/l_not_rescaled.wgsl", "beyond the bound"),
-    ("harden/wrong/causal_ignored.wgsl", "beyond the bound"),
-    ("harden/wrong/unguarded_loads.wgsl", "the counters saw"),
-    ("scratch/wrong/no_max_at_all.wgsl", "holds NaN: the row's largest score is "),
-    ("scratch/wrong/fixed_shift_35.wgsl", "row 0, column 0 (query tile 0) holds NaN: the row's largest score is 202.0"),
-    ("scratch/wrong/fixed_shift_45.wgsl", "row 0, column 0 (query tile 0) holds NaN: the row's largest score is 202.0"),
-    ("scratch/wrong/fixed_shift_200.wgsl", "row 0 (query tile 0) came out as zeros, as if it saw no key"),
-    # causal by masking every tile: right O, but the key tiles past the diagonal are loaded
-    ("harden/wrong/causal_masks_every_tile.wgsl", "(K read 25,600 B, the walk 20,992 B)"),
-])
-def test_each_wrong_shader_fails_some_case_with_a_message_naming_a_row_or_the_bytes(device, rel, says):
+@pytest.mark.parametrize("rel", RUN)
+def test_each_wrong_shader_passes_the_source_checks_and_fails_a_case_saying_what_went_wrong(device, rel):
+    # The page checks the source first: a shader its expectation lets through must pass the
+    # step's static checks, then fail a case, the first failure's message with the entry's words.
+    says = EXPECTED[rel]["says"]
+    step = rel.split("/")[0]
+    assert wgsl_judge.static_problems(_src(rel), wgsl_judge.step_entry(step)["static"]) == []
     failed = [x for x in _verdicts(device, rel) if not x["passed"]]
     assert failed, f"{rel} passed every case"
     assert says in failed[0]["message"], failed[0]["message"]
@@ -306,39 +316,29 @@ def test_each_wrong_shader_fails_some_case_with_a_message_naming_a_row_or_the_by
         assert f"row {report['first_failing_row']} (query tile {report['first_failing_tile']})" in failed[0]["message"]
 
 
-# Every typical wrong shader of every step, read from the step's wrong/ folder (whole or as a patch).
-WRONG_SHADERS = [f"{st['id']}/wrong/{name}" for st in content.load("wgsl-kernel")["steps"]
-                 for name in content.wrong_answers(st, ".wgsl")]
-
-
 @pytest.mark.gpu
-@pytest.mark.parametrize("rel", WRONG_SHADERS)
-def test_every_wrong_shader_is_refused_by_a_static_check_or_fails_a_case(device, rel):
-    step = rel.split("/")[0]
-    refused = wgsl_judge.static_problems(_src(rel), wgsl_judge.step_entry(step)["static"])  # first, as the page
-    assert refused or not all(v["passed"] for v in _verdicts(device, rel)), f"{rel} passed every check and case"
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("rel", ["scratch/wrong/no_max_at_all.wgsl", "scratch/wrong/row_max_from_global_memory.wgsl"])
+@pytest.mark.parametrize("rel", sorted(rel for rel, e in EXPECTED.items() if e.get("skill_less")))
 def test_the_skill_less_shaders_get_o_and_the_bytes_right_where_scores_are_small(device, rel):
     # What the instruments are for: on lavapipe these shaders match float64 and the
     # counters on every case of scores about 1. The case with Q x 30 (exp past f32's
-    # 88.7 without the max) catches the first; the counted_loads check the second.
+    # 88.7 without the max) catches one that never subtracts a max; a source check
+    # catches one that reads K around the counters.
+    e, step = EXPECTED[rel], rel.split("/")[0]
+    cases = wgsl_judge.step_entry(step)["cases"]
     verdicts = _verdicts(device, rel)
-    scales = [wgsl_judge.case_inputs(c)[3] for c in wgsl_judge.step_entry("scratch")["cases"]]
-    small = [v for v, s, c in zip(verdicts, scales, wgsl_judge.step_entry("scratch")["cases"], strict=True)
-             if s == 1.0 and not wgsl_judge.case_offsets(c)]
+    scales = [wgsl_judge.case_inputs(c)[3] for c in cases]
+    plain = [(v, s) for v, s, c in zip(verdicts, scales, cases, strict=True) if not wgsl_judge.case_offsets(c)]
+    small = [v for v, s in plain if s == 1.0]
     assert small and all(v["passed"] and v["counted_bytes"] == v["expected_bytes"] for v in small)
-    [large] = [v for v, s, c in zip(verdicts, scales, wgsl_judge.step_entry("scratch")["cases"], strict=True)
-               if s != 1.0 and not wgsl_judge.case_offsets(c)]
-    if "no_max" in rel:
+    [large] = [v for v, s in plain if s != 1.0]
+    if "static" in e:
+        assert large["passed"]  # right numbers: only the source check sees the reads
+        problems = wgsl_judge.static_problems(_src(rel), wgsl_judge.step_entry(step)["static"])
+        assert any(e["says"] in p for p in problems), problems
+    else:
         assert not large["passed"]
         assert large["message"].startswith("N = 128, d = 64, full, Q × 30, largest score ")
-        assert "holds NaN" in large["message"] or "holds inf" in large["message"]
-    else:
-        assert large["passed"]  # right numbers: only the source check sees the reads
-        assert wgsl_judge.static_problems(_src(rel), wgsl_judge.step_entry("scratch")["static"])
+        assert e["says"] in large["message"]
 
 
 @pytest.mark.gpu
@@ -467,11 +467,12 @@ def test_each_step_has_rows_near_plus_and_minus_200_that_no_fixed_shift_serves(s
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("rel", ["scratch/wrong/fixed_shift_35.wgsl", "scratch/wrong/fixed_shift_45.wgsl"])
+@pytest.mark.parametrize("rel", sorted(rel for rel, e in EXPECTED.items() if e.get("only_far")))
 def test_a_fixed_shift_passes_every_case_but_the_rows_far_apart(device, rel):
-    # What the new case is for: 35 and 45 keep exp finite on every other case, Q x 30 included.
+    # What the case of rows far apart is for: 35 and 45 keep exp finite on every other case,
+    # Q x 30 included.
     verdicts = _verdicts(device, rel)
-    cases = wgsl_judge.step_entry("scratch")["cases"]
+    cases = wgsl_judge.step_entry(rel.split("/")[0])["cases"]
     for verdict, case in zip(verdicts, cases, strict=True):
         assert verdict["passed"] == (not wgsl_judge.case_offsets(case)), (case, verdict["message"])
 
@@ -494,7 +495,6 @@ def test_harden_with_a_fixed_shift_loses_the_row_near_minus_200_to_zeros(device)
 # The WGSL steps share one contract (the same solution.wgsl), so each other correct shader
 # in tests/exercise_answers/wgsl-kernel/ (a patch against it: tests/wgsl_answers.py) is run
 # against every step's cases and checks.
-WGSL_STEPS = [st["id"] for st in content.load("wgsl-kernel")["steps"] if st.get("kind") == "wgsl"]
 
 
 def _answers():

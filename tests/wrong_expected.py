@@ -13,6 +13,9 @@ from pathlib import Path
 FILE = "expected.toml"
 #: The keys an answer's entry may hold.
 KEYS = {"fails", "says", "skill_less", "refused", "page"}
+#: The keys a wrong shader's entry may hold (exercise 4's WGSL steps; the file's header says
+#: what each means).
+WGSL_KEYS = {"static", "says", "skill_less", "only_far"}
 
 
 def path(step_entry: dict) -> Path:
