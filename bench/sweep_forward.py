@@ -41,7 +41,7 @@ CONFIGS = [
     (REG, 64, (128, 16), {"fused": {"SHARE": True, "QPAD": 1, "KPAD": 0, "KSWZ": 7, "PPAD": 0}}, False, None),
     (REG, 16, (128, 16), {"fused": {"SHARE": True}}, False, None),
     (FAST, 64, None, {}, False, None),
-    # The register-tiled plain (issue 33, item 2): each pass alone at the manifest's tiles, then
+    # The register-tiled plain, the fair baseline: each pass alone at the manifest's tiles, then
     # the softmax's invocations a row (WG 128 holds rows of 4,096 keys at most; 512 needs the
     # adapter's maximum invocations), padded tiles instead of the bank swizzles, other tiles.
     (PLAIN_REG, 64, None, {}, False, "scores"),
