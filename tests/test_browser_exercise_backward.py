@@ -75,10 +75,15 @@ def test_a_wrong_answer_fails_in_the_page_the_tests_it_fails_in_python_saying_wh
     failing = section.locator(".test-result.fail")
     expect(failing).to_have_count(len(failed))
     for i, r in enumerate(failed):
-        expect(failing.nth(i)).to_contain_text(r["title"])
-        expect(failing.nth(i).locator(".result-values")).to_contain_text(r["input"])
-    if "your code held " not in failed[0]["message"]:  # bytes held are the page's Python's own
-        expect(failing.first.locator(".result-message")).to_have_text(failed[0]["message"])
+        row = failing.nth(i)
+        expect(row).to_contain_text(r["title"])
+        expect(row.locator(".result-values")).to_contain_text(r["input"])
+        if "your code held " in r["message"]:  # the bytes held are the page's Python's own
+            expect(row.locator(".result-message")).to_contain_text(f"{r['input']}: your code held ")
+            expect(row.locator(".result-values")).to_contain_text("memory held: ")
+        else:
+            expect(row.locator(".result-message")).to_have_text(r["message"])
+            expect(row.locator(".result-values")).to_contain_text(r["expected"])
     expect(failing.filter(has_text=exp["page"])).to_have_count(1)
     expect(section.locator(".step-state")).to_have_text("not passed yet")
 
