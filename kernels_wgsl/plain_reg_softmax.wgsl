@@ -6,11 +6,15 @@
 // compute P = softmax(S), write P to HBM". Safe softmax: the row max is subtracted before exp.
 //
 // Tiling: one workgroup of WG invocations per query row (grid "rows"). Invocation li holds
-// the row's vec4s li + t WG, t < 8, in the named registers x{t}: 32 WG elements, so rows of
-// up to 8,192 keys at WG = 256 (manifest "softmax_max_row"). Where N and kend are multiples of
-// 4 (a test uniform over the workgroup), the tables are read and written as vec4s: each
-// invocation's loads are all issued before any arithmetic, and neighbouring invocations touch
-// neighbouring vec4s (every access coalesced). Otherwise the same elements one float at a
+// the row's vec4s li + t WG, t < 16, in the named registers x{t}: 64 WG elements, so rows of
+// up to 8,192 keys at WG = 128 (manifest "softmax_max_row"). On an H200 at N = 4,096, d = 64
+// (docs/BENCHMARKS.md, "A plain baseline as well made as the fused one"), 256 invocations with 8
+// registers moved S and P at 2,514 GB/s; 128 with 16, 2,701 GB/s. 64 with 16 (rows of 4,096
+// keys at most, every register filled) reached 4,101 GB/s: the pass is fastest where all of an
+// invocation's registers hold keys, which would need WG chosen from N.
+// Where N and kend are multiples of 4 (a test uniform over the workgroup), the tables are read
+// and written as vec4s: each invocation's loads are all issued before any arithmetic, and
+// neighbouring invocations touch neighbouring vec4s (every access coalesced). Otherwise the same elements one float at a
 // time, through a component of the table viewed as array<vec4<f32>>.
 //
 // One read: each invocation takes the max m_i of its visible elements and l_i = sum exp(x - m_i),
@@ -34,7 +38,7 @@
 
 override BR: u32 = 64u;   // B_r of the scores pass
 override BC: u32 = 64u;   // B_c of the scores pass
-override WG: u32 = 256u;  // invocations per row: a power of two, rows of up to 32 WG keys
+override WG: u32 = 128u;  // invocations per row: a power of two, rows of up to 64 WG keys
 
 // #include "parts/header.wgsl"
 // #include "parts/walk.wgsl"
@@ -123,12 +127,24 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   var x5 = load4(off, li + 5u * WG, kend, whole);
   var x6 = load4(off, li + 6u * WG, kend, whole);
   var x7 = load4(off, li + 7u * WG, kend, whole);
+  var x8 = load4(off, li + 8u * WG, kend, whole);
+  var x9 = load4(off, li + 9u * WG, kend, whole);
+  var x10 = load4(off, li + 10u * WG, kend, whole);
+  var x11 = load4(off, li + 11u * WG, kend, whole);
+  var x12 = load4(off, li + 12u * WG, kend, whole);
+  var x13 = load4(off, li + 13u * WG, kend, whole);
+  var x14 = load4(off, li + 14u * WG, kend, whole);
+  var x15 = load4(off, li + 15u * WG, kend, whole);
 
   // This invocation's max over its visible keys, then exp(x - m_i) in place and their sum.
   var mx = max(vmax4(x0, li, last), vmax4(x1, li + WG, last));
   mx = max(mx, max(vmax4(x2, li + 2u * WG, last), vmax4(x3, li + 3u * WG, last)));
   mx = max(mx, max(vmax4(x4, li + 4u * WG, last), vmax4(x5, li + 5u * WG, last)));
   mx = max(mx, max(vmax4(x6, li + 6u * WG, last), vmax4(x7, li + 7u * WG, last)));
+  mx = max(mx, max(vmax4(x8, li + 8u * WG, last), vmax4(x9, li + 9u * WG, last)));
+  mx = max(mx, max(vmax4(x10, li + 10u * WG, last), vmax4(x11, li + 11u * WG, last)));
+  mx = max(mx, max(vmax4(x12, li + 12u * WG, last), vmax4(x13, li + 13u * WG, last)));
+  mx = max(mx, max(vmax4(x14, li + 14u * WG, last), vmax4(x15, li + 15u * WG, last)));
   x0 = exp4(x0, li, last, mx);
   x1 = exp4(x1, li + WG, last, mx);
   x2 = exp4(x2, li + 2u * WG, last, mx);
@@ -137,9 +153,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   x5 = exp4(x5, li + 5u * WG, last, mx);
   x6 = exp4(x6, li + 6u * WG, last, mx);
   x7 = exp4(x7, li + 7u * WG, last, mx);
+  x8 = exp4(x8, li + 8u * WG, last, mx);
+  x9 = exp4(x9, li + 9u * WG, last, mx);
+  x10 = exp4(x10, li + 10u * WG, last, mx);
+  x11 = exp4(x11, li + 11u * WG, last, mx);
+  x12 = exp4(x12, li + 12u * WG, last, mx);
+  x13 = exp4(x13, li + 13u * WG, last, mx);
+  x14 = exp4(x14, li + 14u * WG, last, mx);
+  x15 = exp4(x15, li + 15u * WG, last, mx);
   let one = vec4<f32>(1.0);
   var total = dot(x0, one) + dot(x1, one) + dot(x2, one) + dot(x3, one);
   total += dot(x4, one) + dot(x5, one) + dot(x6, one) + dot(x7, one);
+  total += dot(x8, one) + dot(x9, one) + dot(x10, one) + dot(x11, one);
+  total += dot(x12, one) + dot(x13, one) + dot(x14, one) + dot(x15, one);
 
   // The row's (m, l): a tree over the workgroup, four pairs merged a step (two where WG is not
   // a power of four, at the first step): log4 WG steps, a barrier each.
@@ -174,4 +200,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
   store4(off, li + 5u * WG, kend, whole, x5 * f);
   store4(off, li + 6u * WG, kend, whole, x6 * f);
   store4(off, li + 7u * WG, kend, whole, x7 * f);
+  store4(off, li + 8u * WG, kend, whole, x8 * f);
+  store4(off, li + 9u * WG, kend, whole, x9 * f);
+  store4(off, li + 10u * WG, kend, whole, x10 * f);
+  store4(off, li + 11u * WG, kend, whole, x11 * f);
+  store4(off, li + 12u * WG, kend, whole, x12 * f);
+  store4(off, li + 13u * WG, kend, whole, x13 * f);
+  store4(off, li + 14u * WG, kend, whole, x14 * f);
+  store4(off, li + 15u * WG, kend, whole, x15 * f);
 }

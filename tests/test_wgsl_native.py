@@ -410,15 +410,20 @@ def test_every_option_of_the_register_tiled_body_passes_and_counts_the_same(
 
 # The register-tiled plain (manifest "plain-reg", kernels_wgsl/plain_reg_*.wgsl), at every d:
 # ragged and whole-vec4 N (the softmax and P V passes read vec4s only where N and kend are
-# multiples of 4), a row past 1,024 keys (the softmax's second register), full and causal.
-PLAIN_REG = [(1, 16, False), (65, 16, True), (100, 16, False), (1100, 16, False), (1104, 16, True),
-             (77, 32, True), (128, 32, False), (65, 64, True), (77, 64, False), (256, 64, True),
-             (130, 128, False), (65, 128, True), (192, 128, False)]
+# multiples of 4), a row past 512 keys (the softmax's second register at its 128 invocations a
+# row), full and causal. The softmax holds a row in 16 registers of WG vec4s each: with WG = 8
+# (the last two cases) its last register holds keys from 480 up, so every register is checked
+# at a small N; the manifest's WG = 128 fills the last one from 7,680 keys.
+PLAIN_REG = [(1, 16, False, None), (65, 16, True, None), (100, 16, False, None), (1100, 16, False, None),
+             (1104, 16, True, None), (77, 32, True, None), (128, 32, False, None), (65, 64, True, None),
+             (77, 64, False, None), (256, 64, True, None), (130, 128, False, None), (65, 128, True, None),
+             (192, 128, False, None), (509, 16, False, 8), (512, 16, True, 8)]
 
 
-@pytest.mark.parametrize("n,d,causal", [pytest.param(n, d, c, id=f"{n=}-{d=}-causal={c}") for n, d, c in PLAIN_REG])
+@pytest.mark.parametrize("n,d,causal,wg", [
+    pytest.param(n, d, c, wg, id=f"{n=}-{d=}-causal={c}" + (f"-WG={wg}" if wg else "")) for n, d, c, wg in PLAIN_REG])
 def test_the_register_tiled_plain_passes_float64_and_moves_plains_bytes_at_its_tiles(
-        runner_max, monkeypatch, n, d, causal):
+        runner_max, monkeypatch, n, d, causal, wg):
     """Its three passes: the float64 check of O (plain's mirror's rules), and the instrumented
     count of every tensor equal to the manifest walk's at the kernel's tiles, which are plain's
     formulas: Q read once, K and V once per query tile over the visited keys, S written and
@@ -438,6 +443,12 @@ def test_the_register_tiled_plain_passes_float64_and_moves_plains_bytes_at_its_t
         entry["workgroup_bytes"][str(d)] = runner_max.max_wg_bytes
         monkeypatch.setitem(MANIFEST["kernels"], kernel, entry)
         tiles = make_tiling(kernel, n, d, causal)
+    if wg:
+        entry = copy.deepcopy(MANIFEST["kernels"][kernel])
+        softmax = next(spec for spec in entry["wgsl"] if spec["pass"] == "softmax")
+        assert n <= 64 * wg < 64 * softmax["constants"]["WG"]
+        softmax["constants"]["WG"] = wg
+        monkeypatch.setitem(MANIFEST["kernels"], kernel, entry)
     assert runner_max.shaders(kernel, d) == ["plain_reg_scores.wgsl", "plain_reg_softmax.wgsl", "plain_reg_pv.wgsl"]
     (q, k, v), O, counts = _run(runner_max, kernel, n, d, causal, seed=13, instrumented=True)
     expected = count(kernel, n, d, causal)
