@@ -7,15 +7,16 @@
 //
 // Tiling: one workgroup of WG invocations per query row (grid "rows"). Invocation li holds
 // the row's vec4s li + t WG, t < 16, in the named registers x{t}: 64 WG elements, so rows of
-// up to 8,192 keys at WG = 128 (manifest "softmax_max_row"). On an H200 at N = 4,096, d = 64
-// (docs/BENCHMARKS.md, "A plain baseline as well made as the fused one"), 256 invocations with 8
-// registers moved S and P at 2,514 GB/s; 128 with 16, 2,701 GB/s. 64 with 16 (rows of 4,096
-// keys at most, every register filled) reached 4,101 GB/s: the pass is fastest where all of an
-// invocation's registers hold keys, which would need WG chosen from N.
+// up to 8,192 keys at WG = 128 (manifest "softmax_max_row"). The manifest gives WG = 64 up to
+// N = 4,096 and 128 past it ("constants_by_n"): the pass is fastest where all of an
+// invocation's registers hold keys. On an H200 at N = 4,096, d = 64 (docs/BENCHMARKS.md, "A plain
+// baseline as well made as the fused one") it moved S and P at 4,087 GB/s with 64 invocations,
+// 2,704 with 128 and 1,072 with 256 (16 registers each; 256 with 8 registers: 2,514).
 // Where N and kend are multiples of 4 (a test uniform over the workgroup), the tables are read
 // and written as vec4s: each invocation's loads are all issued before any arithmetic, and
-// neighbouring invocations touch neighbouring vec4s (every access coalesced). Otherwise the same elements one float at a
-// time, through a component of the table viewed as array<vec4<f32>>.
+// neighbouring invocations touch neighbouring vec4s (every access coalesced). Otherwise the
+// same elements one float at a time, through a component of the table viewed as
+// array<vec4<f32>>.
 //
 // One read: each invocation takes the max m_i of its visible elements and l_i = sum exp(x - m_i),
 // keeping exp(x - m_i) in its registers; the pairs are merged over the workgroup by a tree in

@@ -170,8 +170,8 @@ _FIGURES: dict = {}
 
 def _shader_figures(spec: dict, tiling, subgroup_min: int, instrumented: bool) -> tuple:
     """(file, constants, workgroup size, workgroup bytes, storage buffers) of one pass's
-    shader: they depend on the shader and its constants, never on N, so each is
-    evaluated once per process (a plan's searches ask for the same shaders again)."""
+    shader: they depend on the shader and its constants alone, so each is evaluated once
+    per process for each (file, constants) (a plan's searches ask for the same shaders again)."""
     file, constants = _shaders.pass_variant(spec, tiling.d, tiling, subgroup_min)
     constants = {k: int(v) for k, v in constants.items()}
     key = (file, bool(instrumented), tuple(sorted(constants.items())))

@@ -17,8 +17,8 @@ planner turns into a plan:
 * workgroups dispatched per dimension (maxComputeWorkgroupsPerDimension).
 
 The override constants of a pass (:func:`pass_variant`): the names in
-"overrides" take D, BR, BC from the tiling; "constants" and "constants_by_d"
-add fixed values; a "with_subgroups" variant replaces file and constants on
+"overrides" take D, BR, BC from the tiling; "constants", "constants_by_n" and
+"constants_by_d" add fixed values; a "with_subgroups" variant replaces file and constants on
 devices whose subgroups are large enough. The plan carries them to the native
 host and the page, which compile exactly what it names.
 """
@@ -126,11 +126,16 @@ def shader_file(spec: dict, d: int) -> str:
 
 def override_constants(spec: dict, d: int, tiling: Tiling) -> dict:
     """Override constants for one pass: those it lists in "overrides" (D, BR, BC from
-    the tiling), then its "constants" (booleans as 0/1), then "constants_by_d"."""
+    the tiling), then its "constants" (booleans as 0/1), then "constants_by_n" (the entry
+    with the smallest key N' >= N: constants for problems of at most N' keys, such as fewer
+    invocations a row where a short row would leave registers empty), then "constants_by_d"."""
     values = {"D": d, "BR": tiling.block_rows, "BC": tiling.block_cols}
     out = {name: values[name] for name in spec.get("overrides", [])}
     for name, val in spec.get("constants", {}).items():
         out[name] = int(val) if isinstance(val, bool) else val
+    fits = sorted(int(most) for most in spec.get("constants_by_n", {}) if tiling.n <= int(most))
+    if fits:
+        out.update(spec["constants_by_n"][str(fits[0])])
     out.update(spec.get("constants_by_d", {}).get(str(d), {}))
     return out
 

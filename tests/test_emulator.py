@@ -282,6 +282,22 @@ def test_n_20000_on_1_gib_buffers_is_told_the_n_the_softmax_row_allows():
     assert not planner.fits(dict(p, n=8193), big, ["fused", "plain"], instrumented=False)
 
 
+def test_a_pass_takes_the_constants_of_the_smallest_n_that_holds_its_problem():
+    """planner/shaders.py override_constants: plain-reg's softmax (kernels_wgsl/
+    plain_reg_softmax.wgsl) holds a row in 16 registers of WG vec4s, 64 WG keys; the manifest
+    gives it 64 invocations up to 4,096 keys ("constants_by_n") and 128 past them, so at every
+    N up to softmax_max_row its registers hold the row, and are all filled at N = 4,096."""
+    spec = next(s for s in MANIFEST_KERNELS["plain-reg"]["wgsl"] if s["pass"] == "softmax")
+    assert spec["constants_by_n"] == {"4096": {"WG": 64}} and spec["constants"] == {"WG": 128}
+    wg = {n: planner.kernel_plan("plain-reg", n, 64)["passes"][1]["constants"]["WG"]
+          for n in (1, 4095, 4096, 4097, planner.SOFTMAX_MAX_ROW)}
+    assert wg == {1: 64, 4095: 64, 4096: 64, 4097: 128, planner.SOFTMAX_MAX_ROW: 128}
+    assert all(n <= 64 * w for n, w in wg.items()) and 64 * wg[4096] == 4096
+    assert 64 * wg[planner.SOFTMAX_MAX_ROW] == planner.SOFTMAX_MAX_ROW
+    # constants_by_d, where a pass gives it, is applied last (the sweeps patch it)
+    assert planner.kernel_plan("plain-reg", 4096, 64)["passes"][0]["constants"]["KSWZ"] == 7
+
+
 def test_a_plan_names_each_pass_shader_dispatch_and_buffer():
     """plain at N = 300, d = 32, M = 16,384: B_r = 64, B_c = 32 (the lesson rule); its
     scores and pv passes dispatch ceil(300/64) = 5 query tiles, softmax one workgroup a

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import planner
 from emulator.accuracy import check, check_output
 from emulator.inputs import random_qkv
 from emulator.tiling import MANIFEST, dtype_of
@@ -410,10 +411,11 @@ def test_every_option_of_the_register_tiled_body_passes_and_counts_the_same(
 
 # The register-tiled plain (manifest "plain-reg", kernels_wgsl/plain_reg_*.wgsl), at every d:
 # ragged and whole-vec4 N (the softmax and P V passes read vec4s only where N and kend are
-# multiples of 4), a row past 512 keys (the softmax's second register at its 128 invocations a
-# row), full and causal. The softmax holds a row in 16 registers of WG vec4s each: with WG = 8
-# (the last two cases) its last register holds keys from 480 up, so every register is checked
-# at a small N; the manifest's WG = 128 fills the last one from 7,680 keys.
+# multiples of 4), a row past 1,024 keys (the softmax's fifth register at the 64 invocations a
+# row the manifest gives rows of up to 4,096 keys), full and causal. The softmax holds a row in
+# 16 registers of WG vec4s each: with WG = 8 (the last two cases) its last register holds keys
+# from 480 up, so every register is checked at a small N; the manifest's WG fills the last one
+# from 3,840 keys (64) or 7,680 (128).
 PLAIN_REG = [(1, 16, False, None), (65, 16, True, None), (100, 16, False, None), (1100, 16, False, None),
              (1104, 16, True, None), (77, 32, True, None), (128, 32, False, None), (65, 64, True, None),
              (77, 64, False, None), (256, 64, True, None), (130, 128, False, None), (65, 128, True, None),
@@ -443,12 +445,13 @@ def test_the_register_tiled_plain_passes_float64_and_moves_plains_bytes_at_its_t
         entry["workgroup_bytes"][str(d)] = runner_max.max_wg_bytes
         monkeypatch.setitem(MANIFEST["kernels"], kernel, entry)
         tiles = make_tiling(kernel, n, d, causal)
-    if wg:
+    if wg:  # constants_by_d wins over constants and constants_by_n (planner/shaders.py)
         entry = copy.deepcopy(MANIFEST["kernels"][kernel])
         softmax = next(spec for spec in entry["wgsl"] if spec["pass"] == "softmax")
-        assert n <= 64 * wg < 64 * softmax["constants"]["WG"]
-        softmax["constants"]["WG"] = wg
+        softmax.setdefault("constants_by_d", {})[str(d)] = {"WG": wg}
         monkeypatch.setitem(MANIFEST["kernels"], kernel, entry)
+        assert planner.kernel_plan(kernel, n, d, causal)["passes"][1]["constants"]["WG"] == wg
+        assert n <= 64 * wg
     assert runner_max.shaders(kernel, d) == ["plain_reg_scores.wgsl", "plain_reg_softmax.wgsl", "plain_reg_pv.wgsl"]
     (q, k, v), O, counts = _run(runner_max, kernel, n, d, causal, seed=13, instrumented=True)
     expected = count(kernel, n, d, causal)
