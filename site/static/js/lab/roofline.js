@@ -370,7 +370,15 @@ function fairPlainWords(fair, s) {
       lesson_ratio: f.plain_ms ? times(f.plain_ms / f.fused.medianMs) : "–",
     },
   );
-  return html`${words} ${h200Words(fair)}.`;
+  // where plain-reg beat every fused kernel (d = 128 on the H200), say why on the same screen
+  let beaten = "";
+  if (f.plain_reg_ms < f.fused.medianMs) {
+    beaten = _(
+      "Here {kernel} was faster than every fused kernel: at this d both run near the arithmetic roof, so the bytes that fusing saves no longer set the pace.",
+      { kernel: fair.kernel },
+    );
+  }
+  return beaten ? html`${words} ${beaten} ${h200Words(fair)}.` : html`${words} ${h200Words(fair)}.`;
 }
 
 /**
