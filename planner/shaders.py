@@ -18,8 +18,8 @@ planner turns into a plan:
 
 The override constants of a pass (:func:`pass_variant`): the names in
 "overrides" take D, BR, BC from the tiling; "constants", "constants_by_n" and
-"constants_by_d" add fixed values; a "with_subgroups" variant replaces file and constants on
-devices whose subgroups are large enough. The plan carries them to the native
+"constants_by_d" add fixed values; a "with_subgroups" variant replaces file and
+constants on devices whose subgroups are large enough. The plan carries them to the native
 host and the page, which compile exactly what it names.
 """
 from __future__ import annotations
@@ -133,9 +133,9 @@ def override_constants(spec: dict, d: int, tiling: Tiling) -> dict:
     out = {name: values[name] for name in spec.get("overrides", [])}
     for name, val in spec.get("constants", {}).items():
         out[name] = int(val) if isinstance(val, bool) else val
-    fits = sorted(int(most) for most in spec.get("constants_by_n", {}) if tiling.n <= int(most))
+    fits = [int(most) for most in spec.get("constants_by_n", {}) if tiling.n <= int(most)]
     if fits:
-        out.update(spec["constants_by_n"][str(fits[0])])
+        out.update(spec["constants_by_n"][str(min(fits))])
     out.update(spec.get("constants_by_d", {}).get(str(d), {}))
     return out
 

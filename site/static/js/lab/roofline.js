@@ -371,14 +371,15 @@ function fairPlainWords(fair, s) {
     },
   );
   // where plain-reg beat every fused kernel (d = 128 on the H200), say why on the same screen
-  let beaten = "";
-  if (f.plain_reg_ms < f.fused.medianMs) {
-    beaten = _(
-      "Here {kernel} was faster than every fused kernel: at this d both run near the arithmetic roof, so the bytes that fusing saves no longer set the pace.",
-      { kernel: fair.kernel },
-    );
-  }
-  return beaten ? html`${words} ${beaten} ${h200Words(fair)}.` : html`${words} ${h200Words(fair)}.`;
+  const why =
+    f.plain_reg_ms < f.fused.medianMs
+      ? " " +
+        _(
+          "Here {kernel} was faster than every fused kernel: at this d both run near the arithmetic roof, so the bytes that fusing saves no longer set the pace.",
+          { kernel: fair.kernel },
+        )
+      : "";
+  return html`${words}${why} ${h200Words(fair)}.`;
 }
 
 /**
