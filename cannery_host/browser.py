@@ -33,3 +33,11 @@ def launch(playwright, **kwargs):
     """A headless Chromium Browser from a running ``sync_playwright()``, with the
     WebGPU flags above; ``kwargs`` go to ``chromium.launch``."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, **kwargs)
+
+
+def launch_profile(playwright, user_data_dir, **kwargs):
+    """A headless Chromium BrowserContext kept in the profile folder ``user_data_dir``
+    (its HTTP cache and V8's code cache persist, unlike a fresh context's), with the same
+    binary and flags as ``launch``; ``kwargs`` go to ``chromium.launch_persistent_context``."""
+    return playwright.chromium.launch_persistent_context(
+        str(user_data_dir), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, **kwargs)

@@ -14,11 +14,8 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture()
-def page(context, server_url):
-    page = context.new_page()
-    page.console_errors = []
-    page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: page.console_errors.append(f"pageerror: {e}"))
+def page(page, server_url):
+    """conftest's page (the shared profile) at the lab."""
     page.goto(server_url + "#lab")
     return page
 

@@ -20,7 +20,7 @@ import pytest
 import wrong_expected
 from playwright.sync_api import expect
 from test_browser_a11y import AXE, TAGS
-from test_browser_hardening import WATCH
+from test_browser_hardening import WATCH, watch_offsite
 
 from exercises import content, runner
 
@@ -47,23 +47,22 @@ def _wrong(step, name):
     return content.wrong_answers(content.step(SLUG, step))[name]
 
 
-def open_page(browser, url, *, bypass_csp=False, viewport=(1280, 900)):
-    ctx = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, bypass_csp=bypass_csp,
-                              accept_downloads=True)
-    page = ctx.new_page()
+def open_page(browser, url, *, bypass_csp=False, viewport=(1280, 900), shared=True):
+    """An exercise page that records console errors, CSP violations and requests to
+    another origin (test_browser_hardening.watch_offsite). ``shared``: in the worker's
+    shared profile (conftest.SharedProfile), for a page that lives one test; a module's
+    page, or one with ``bypass_csp``, gets a context of its own. Returns (context, page)."""
+    if shared and not bypass_csp:
+        ctx = browser.profile.lease(url)
+        page = ctx.new_page(viewport)
+    else:
+        ctx = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, bypass_csp=bypass_csp,
+                                  accept_downloads=True)
+        page = ctx.new_page()
     page.console_errors = []
     page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.console_errors.append(f"pageerror: {e}"))
-    page.offsite = []
-    origin = re.match(r"https?://[^/]+", url).group(0)
-
-    def guard(route):
-        if route.request.url.startswith((origin + "/", "data:", "blob:")):
-            route.continue_()
-        else:
-            page.offsite.append(route.request.url)
-            route.abort()
-    ctx.route("**/*", guard)
+    watch_offsite(page, url, None if shared and not bypass_csp else ctx)
     page.add_init_script(WATCH)
     page.goto(url)
     return ctx, page
@@ -88,7 +87,7 @@ def check(page, step):
 
 @pytest.fixture(scope="module")
 def exercise(browser, server_url):
-    ctx, page = open_page(browser, server_url + EXERCISE)
+    ctx, page = open_page(browser, server_url + EXERCISE, shared=False)  # kept for the module
     expect(page.locator("#step-scratch .cm-editor")).to_be_visible()
     yield page
     ctx.close()

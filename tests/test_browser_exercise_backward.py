@@ -41,7 +41,7 @@ def _wrong(step, name):
 
 @pytest.fixture(scope="module")
 def exercise(browser, server_url):
-    ctx, page = open_page(browser, server_url + EXERCISE)
+    ctx, page = open_page(browser, server_url + EXERCISE, shared=False)  # kept for the module
     expect(page.locator("#step-harden .cm-editor")).to_be_visible()
     yield page
     ctx.close()

@@ -38,7 +38,7 @@ CASES = {c["bug"]: c for c in tomllib.loads(
 
 @pytest.fixture(scope="module")
 def breakit_page(browser, server_url):
-    ctx, page = open_page(browser, server_url + BREAK)
+    ctx, page = open_page(browser, server_url + BREAK, shared=False)  # kept for the module
     expect(page.locator("#step-predict fieldset.bug")).to_have_count(5)
     yield page
     ctx.close()

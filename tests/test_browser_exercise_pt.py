@@ -23,7 +23,7 @@ PASSED = re.compile(r"^Todos os \d+ testes passaram\. Etapa concluída\.$")
 
 @pytest.fixture(scope="module", params=[(1280, 900), (390, 844)], ids=["1280", "390"])
 def pt_page(request, browser, server_url):
-    ctx, page = open_page(browser, server_url + PAGE, viewport=request.param)
+    ctx, page = open_page(browser, server_url + PAGE, viewport=request.param, shared=False)
     page.width = request.param[0]
     expect(page.locator("html")).to_have_attribute("lang", "pt-BR")
     expect(page.locator("#step-scratch .cm-editor")).to_be_visible()

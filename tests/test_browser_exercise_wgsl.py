@@ -35,7 +35,7 @@ def _src(step, name):
 
 @pytest.fixture(scope="module")
 def wpage(browser, server_url):
-    ctx, page = open_page(browser, server_url + PAGE)
+    ctx, page = open_page(browser, server_url + PAGE, shared=False)  # kept for the module
     has = page.evaluate("async () => Boolean(navigator.gpu && await navigator.gpu.requestAdapter())")
     if not has:
         ctx.close()

@@ -35,25 +35,46 @@ try {
 """
 
 
-def open_page(browser, url, *, init=None, route_origin=True):
+def watch_offsite(page, url, ctx=None):
+    """Record on ``page.offsite`` every request to an origin other than ``url``'s. With
+    ``ctx`` (a context of the test's own), each one is routed and aborted; without, the page
+    is in the shared profile, where a route would turn the HTTP cache off for every test
+    after it, so the requests are only listened to (the CSP refuses them first either way)."""
+    page.offsite = []
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+
+    def offsite(u):
+        return not (u.startswith(origin + "/") or u.startswith(("data:", "blob:")))
+    if ctx is None:
+        page.on("request", lambda req: page.offsite.append(req.url) if offsite(req.url) else None)
+        return
+
+    def guard(route):
+        if offsite(route.request.url):
+            page.offsite.append(route.request.url)
+            route.abort()
+        else:
+            route.continue_()
+    ctx.route("**/*", guard)
+
+
+def open_page(browser, url, *, init=None, route_origin=True, shared=True):
     """A page under the real CSP that records console errors, CSP violations,
-    long tasks, and every request to another origin (each one aborted)."""
-    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
-    page = ctx.new_page()
+    long tasks, and every request to another origin (watch_offsite). ``shared``: in the
+    worker's shared profile (conftest.SharedProfile), for a page that lives one test;
+    ``shared=False`` gives it a context of its own, where requests elsewhere are aborted.
+    Returns (context, page); closing the context closes the page."""
+    if shared:
+        ctx = browser.profile.lease(url)
+        page = ctx.new_page()
+    else:
+        ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+        page = ctx.new_page()
     page.console_errors = []
     page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: page.console_errors.append(f"pageerror: {e}"))
-    page.offsite = []
-    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
     if route_origin:
-        def guard(route):
-            req = route.request
-            if req.url.startswith(origin + "/") or req.url.startswith(("data:", "blob:")):
-                route.continue_()
-            else:
-                page.offsite.append(req.url)
-                route.abort()
-        ctx.route("**/*", guard)
+        watch_offsite(page, url, None if shared else ctx)
     page.add_init_script(WATCH)
     if init:
         page.add_init_script(init)
@@ -110,7 +131,7 @@ def time_plan(page, **over):
 
 @pytest.fixture(scope="module")
 def lab(browser, server_url):
-    ctx, page = open_page(browser, server_url)
+    ctx, page = open_page(browser, server_url, shared=False)  # kept for the module
     press(page, "#count-button", n=1024, d=16, kernel="fused")
     page.wait_for_selector("#count-total")
     press(page, "#check-button", n=100, d=16)
@@ -206,7 +227,7 @@ def test_a_worker_that_dies_mid_request_shows_a_message_and_the_lab_recovers(lab
 # Private: no other origin, no CSP violation, SRI enforced.
 
 def test_the_whole_journey_makes_no_request_to_another_origin_and_breaks_no_csp_rule(browser, server_url, artifacts):
-    ctx, page = open_page(browser, server_url)
+    ctx, page = open_page(browser, server_url, shared=False)  # every request elsewhere aborted
     try:
         # the film (whatever the player draws), then the question if it opens
         if page.locator(".film-play").count():

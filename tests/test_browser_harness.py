@@ -36,7 +36,7 @@ TOTAL = len(runner.load_tests(content.step(SLUG, STEP)))
 
 @pytest.fixture(scope="module")
 def page(browser, server_url):
-    ctx, pg = open_page(browser, server_url + EXERCISE)
+    ctx, pg = open_page(browser, server_url + EXERCISE, shared=False)  # kept for the module
     expect(pg.locator(f"#step-{STEP} .cm-editor")).to_be_visible()
     yield pg
     ctx.close()

@@ -23,7 +23,7 @@ KEPT = {"version": 1, "steps": {"online-softmax/predict": {"passed": True, "answ
 
 @pytest.fixture(scope="module")
 def page(browser, server_url):
-    ctx, pg = open_page(browser, server_url + "module/index.html")
+    ctx, pg = open_page(browser, server_url + "module/index.html", shared=False)  # kept for the module
     expect(pg.locator("#progress-line")).to_be_visible()
     yield pg
     ctx.close()
