@@ -9,8 +9,10 @@ The repository root is on sys.path through pyproject's pytest ``pythonpath``.
 from __future__ import annotations
 
 import fcntl
+import os
 import threading
 import traceback
+import warnings
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -84,6 +86,10 @@ def subpath_url(built_site) -> str:
 SITE_STORAGE = "cookies,file_systems,indexeddb,local_storage,cache_storage,service_workers,websql"
 
 
+def _current_test() -> str:
+    return os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+
+
 class SharedProfile:
     """One persistent Chromium profile per pytest worker, for pages that need no context
     options of their own (no route, no bypass_csp, no is_mobile).
@@ -91,34 +97,58 @@ class SharedProfile:
     A fresh incognito context starts with an empty HTTP cache, so each Pyodide start there
     compiles the 9.6 MB wasm again; in this profile V8 keeps the compiled code in the HTTP
     cache, which brings a page's Pyodide start and first Count from 7.4-8.2 to 3.9-4.9 CPU-s
-    on a quiet 2-core machine. Storage is not shared: a lease clears the origin's storage
-    (SITE_STORAGE, through CDP ``Storage.clearDataForOrigin``) when it opens and when it
-    closes, and only one lease is open at a time, so a page kept for a module (which must
-    use a context of its own) can never lose its storage to another test's page.
+    on a quiet 2-core machine. Storage is not shared: a lease clears the storage
+    (SITE_STORAGE, through CDP ``Storage.clearDataForOrigin``) of every origin the profile's
+    pages have been to, when it opens and when it closes. Only one lease is open at a time:
+    a second one in the same test raises, and one left open by an earlier test (whose setup
+    failed before its ``try``) is closed with a warning naming that test, so that one
+    failure does not fail every later test. A page kept for a module must therefore use a
+    context of its own.
+
+    Served from the cache, a response still makes a request (the server says ``no-cache``,
+    so it is revalidated) and ``response.body()`` is whole, but ``request.sizes()`` and
+    ``PerformanceResourceTiming.transferSize`` count no body: a test of bytes on the wire
+    needs a context of its own.
     """
 
     def __init__(self, playwright, user_data_dir: Path):
         self._pw, self._dir, self._ctx, self._lease = playwright, user_data_dir, None, None
+        self._origins: set[str] = set()
 
     def lease(self, url: str) -> SharedContext:
-        """A SharedContext for ``url``'s origin; raises RuntimeError while another is open."""
+        """A SharedContext for pages at ``url``'s origin; raises RuntimeError while this
+        test holds another."""
         if self._lease is not None:
-            raise RuntimeError("a shared page is still open: a page kept past its test (a module's "
-                               "page) needs a context of its own, not the shared profile")
+            if self._lease.owner == _current_test():
+                raise RuntimeError("a shared page is still open: a page kept past its test (a module's "
+                                   "page) needs a context of its own, not the shared profile")
+            left = self._lease.owner
+            self._lease.close()
+            warnings.warn(f"{left} left its shared page open; closed it", stacklevel=2)
         if self._ctx is None:
             self._ctx = launch_profile(self._pw, self._dir, viewport={"width": 1200, "height": 900},
                                        accept_downloads=True)
             self._cdp = self._ctx.new_cdp_session(self._ctx.pages[0])
-        self._lease = SharedContext(self, "{0.scheme}://{0.netloc}".format(urlsplit(url)))
-        self.clear(self._lease.origin)
+        self.visited(url)
+        self.clear()
+        self._lease = SharedContext(self, _current_test())
         return self._lease
 
-    def clear(self, origin: str) -> None:
-        self._cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": SITE_STORAGE})
+    def visited(self, url: str) -> None:
+        """Note ``url``'s origin (http and https only) as one whose storage leases clear."""
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https"):
+            self._origins.add(f"{parts.scheme}://{parts.netloc}")
+
+    def clear(self) -> None:
+        for origin in sorted(self._origins):
+            self._cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": SITE_STORAGE})
 
     def _release(self, lease) -> None:
-        self.clear(lease.origin)
-        self._lease = None
+        try:
+            self.clear()
+        finally:
+            self._lease = None
 
     def close(self) -> None:
         if self._ctx is not None:
@@ -128,23 +158,26 @@ class SharedProfile:
 class SharedContext:
     """The pages one test opens in the SharedProfile, with the two methods of a
     BrowserContext that tests use: ``new_page()`` and ``close()`` (which closes them and
-    clears the origin's storage)."""
+    clears the storage of every origin they went to)."""
 
-    def __init__(self, profile: SharedProfile, origin: str):
-        self.profile, self.origin, self.pages = profile, origin, []
+    def __init__(self, profile: SharedProfile, owner: str):
+        self.profile, self.owner, self.pages = profile, owner, []
 
     def new_page(self, viewport=(1200, 900)):
         page = self.profile._ctx.new_page()
-        page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
         self.pages.append(page)
+        page.on("framenavigated", lambda frame: self.profile.visited(frame.url))
+        page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
         return page
 
     def close(self) -> None:
         if self.profile._lease is not self:
             return
-        for page in self.pages:
-            page.close()
-        self.profile._release(self)
+        try:
+            for page in self.pages:
+                page.close()
+        finally:
+            self.profile._release(self)
 
 
 @pytest.fixture(scope="session")
@@ -176,7 +209,11 @@ def page(browser, server_url):
     console errors and page exceptions are collected on ``page.console_errors`` (a list
     of strings)."""
     shared = browser.profile.lease(server_url)
-    pg = shared.new_page()
+    try:
+        pg = shared.new_page()
+    except BaseException:
+        shared.close()
+        raise
     errors: list[str] = []
     pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     pg.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))

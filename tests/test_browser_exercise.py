@@ -59,12 +59,16 @@ def open_page(browser, url, *, bypass_csp=False, viewport=(1280, 900), shared=Tr
         ctx = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, bypass_csp=bypass_csp,
                                   accept_downloads=True)
         page = ctx.new_page()
-    page.console_errors = []
-    page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: page.console_errors.append(f"pageerror: {e}"))
-    watch_offsite(page, url, None if shared and not bypass_csp else ctx)
-    page.add_init_script(WATCH)
-    page.goto(url)
+    try:
+        page.console_errors = []
+        page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: page.console_errors.append(f"pageerror: {e}"))
+        watch_offsite(page, url, None if shared and not bypass_csp else ctx)
+        page.add_init_script(WATCH)
+        page.goto(url)
+    except BaseException:
+        ctx.close()   # the caller's try has not begun: give back the page (and a shared lease)
+        raise
     return ctx, page
 
 

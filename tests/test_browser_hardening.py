@@ -70,16 +70,20 @@ def open_page(browser, url, *, init=None, route_origin=True, shared=True):
     else:
         ctx = browser.new_context(viewport={"width": 1200, "height": 900})
         page = ctx.new_page()
-    page.console_errors = []
-    page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: page.console_errors.append(f"pageerror: {e}"))
-    if route_origin:
-        watch_offsite(page, url, None if shared else ctx)
-    page.add_init_script(WATCH)
-    if init:
-        page.add_init_script(init)
-    page.goto(url)
-    page.wait_for_function("() => window.cannery && window.cannery.lab")
+    try:
+        page.console_errors = []
+        page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: page.console_errors.append(f"pageerror: {e}"))
+        if route_origin:
+            watch_offsite(page, url, None if shared else ctx)
+        page.add_init_script(WATCH)
+        if init:
+            page.add_init_script(init)
+        page.goto(url)
+        page.wait_for_function("() => window.cannery && window.cannery.lab")
+    except BaseException:
+        ctx.close()   # the caller's try has not begun: give back the page (and a shared lease)
+        raise
     return ctx, page
 
 
@@ -280,7 +284,7 @@ def test_a_fetch_to_another_origin_is_refused_by_connect_src(browser, server_url
     ctx, page = open_page(browser, server_url)
     try:
         page.evaluate("() => fetch('https://example.com/x').catch(() => null)")
-        # CSP's connect-src blocks it before the network; the route catches whatever gets past
+        # CSP's connect-src blocks it before the network (watch_offsite would record it otherwise)
         page.wait_for_function("() => window.__csp.length > 0")
         assert page.evaluate("window.__csp[0].directive") == "connect-src"
     finally:

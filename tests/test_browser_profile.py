@@ -1,5 +1,6 @@
 """The shared browser profile (conftest.SharedProfile) shares compiled code, never storage:
-what one test's page stores is gone for the next, and two leases never overlap."""
+what one test's pages store, at any origin they went to, is gone for the next; two leases
+never overlap; and a lease an earlier test left open does not fail the tests after it."""
 from __future__ import annotations
 
 import pytest
@@ -18,21 +19,29 @@ FOUND = """async () => ({
   caches: await caches.keys(),
   cookie: document.cookie,
 })"""
+STORED = {"local": "left behind", "idb": ["cannery-probe"], "caches": ["cannery-probe"], "cookie": "cannery-probe=1"}
+NOTHING = {"local": None, "idb": [], "caches": [], "cookie": ""}
 
 
-def test_what_a_shared_page_stores_is_gone_for_the_next_one(browser, server_url):
+def test_what_a_shared_page_stores_is_gone_for_the_next_one_at_each_origin(browser, server_url, subpath_url):
+    # the lease names server_url's origin; its page also goes to the subpath server's (another port)
+    urls = [server_url + "module/index.html", subpath_url + "module/index.html"]
+    assert urls[0].split("/")[2] != urls[1].split("/")[2]
     first = browser.profile.lease(server_url)
-    page = first.new_page()
-    page.goto(server_url + "module/index.html")
-    page.evaluate(STORE)
-    assert page.evaluate(FOUND) == {"local": "left behind", "idb": ["cannery-probe"], "caches": ["cannery-probe"],
-                                    "cookie": "cannery-probe=1"}
-    first.close()
+    try:
+        page = first.new_page()
+        for url in urls:
+            page.goto(url)
+            page.evaluate(STORE)
+            assert page.evaluate(FOUND) == STORED
+    finally:
+        first.close()
     second = browser.profile.lease(server_url)
     try:
         page = second.new_page()
-        page.goto(server_url + "module/index.html")
-        assert page.evaluate(FOUND) == {"local": None, "idb": [], "caches": [], "cookie": ""}
+        for url in urls:
+            page.goto(url)
+            assert page.evaluate(FOUND) == NOTHING, url
     finally:
         second.close()
 
@@ -45,3 +54,20 @@ def test_a_second_lease_while_one_is_open_is_refused(browser, server_url):
     finally:
         held.close()
     browser.profile.lease(server_url).close()   # once closed, the next lease opens
+
+
+def test_a_lease_an_earlier_test_left_open_is_closed_with_a_warning_naming_it(browser, server_url):
+    left = browser.profile.lease(server_url)
+    page = left.new_page()
+    page.goto(server_url + "module/index.html")
+    page.evaluate(STORE)
+    left.owner = "tests/test_earlier.py::test_whose_setup_failed"   # as if taken in that test
+    with pytest.warns(UserWarning, match="test_whose_setup_failed left its shared page open"):
+        nxt = browser.profile.lease(server_url)
+    try:
+        assert page.is_closed()
+        fresh = nxt.new_page()
+        fresh.goto(server_url + "module/index.html")
+        assert fresh.evaluate(FOUND) == NOTHING
+    finally:
+        nxt.close()

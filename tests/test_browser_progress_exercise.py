@@ -29,7 +29,7 @@ STARTER = content.read(content.step("online-softmax", "scratch"), "starter.py")
 
 @pytest.fixture(scope="module")
 def page(browser, server_url):
-    ctx, pg = open_page(browser, server_url + EXERCISE, bypass_csp=True)
+    ctx, pg = open_page(browser, server_url + EXERCISE, bypass_csp=True, shared=False)
     expect(pg.locator("#step-scratch .cm-editor")).to_be_visible()
     yield pg
     ctx.close()
