@@ -522,35 +522,18 @@ def hold_backward(run, desc: str, n: int, d: int, block_rows: int, block_cols: i
             _shapes(n, d, block_rows, "P", True))
 
 
-def _fill_free_lists() -> None:
-    """Make and drop enough floats, tuples, lists and dicts to fill the interpreter's free
-    lists (CPython keeps up to 100 floats, 2,000 tuples of each length up to 20, 80 lists
-    and 80 dicts for reuse). From there, what the call frees is given back, not kept in a
-    free list where tracemalloc would still count it, whatever ran before."""
-    keep = [(float(i) + 0.5, [], {}) for i in range(200)]
-    keep += [tuple(range(size)) for size in range(1, 21) for _ in range(2_100)]
-    del keep
-
-
-def _measure(fn, *args, **kwargs):
-    """exercises.skill.measure, the free lists filled first (:func:`_fill_free_lists`), so
-    that the same code holds the same bytes each run."""
-    _fill_free_lists()
-    return measure(fn, *args, **kwargs)
-
-
 def measure_backward(fn, Q, K, V, O, dO, L, block_rows: int, block_cols: int, causal: bool, **kwargs):
     """Call ``fn(Q, K, V, O, dO, L, block_rows, block_cols, causal=causal, **kwargs)``
-    under exercises.skill.measure (see :func:`_measure`); its Run."""
-    return _measure(fn, Q, K, V, O, dO, L, block_rows, block_cols, causal=causal, **kwargs)
+    under exercises.skill.measure; its Run."""
+    return measure(fn, Q, K, V, O, dO, L, block_rows, block_cols, causal=causal, **kwargs)
 
 
 def measure_forward(fn, Q, K, V, block_rows: int, block_cols: int, causal: bool, **kwargs):
     """Call ``fn(Q, K, V, block_rows, block_cols, causal=causal, **kwargs)`` under
-    exercises.skill.measure (see :func:`_measure`), with Q, K and V watched to tell the
+    exercises.skill.measure, with Q, K and V watched to tell the
     loop order: (run, order), order "key" when K was read once (key tiles outer), else "query"."""
     rec = Recorder()
-    run = _measure(fn, rec.watch("Q", Q, block_rows), rec.watch("K", K, block_cols), rec.watch("V", V, block_cols),
+    run = measure(fn, rec.watch("Q", Q, block_rows), rec.watch("K", K, block_cols), rec.watch("V", V, block_cols),
                   block_rows, block_cols, causal=causal, **kwargs)
     n, d = len(Q), len(Q[0])
     key_reads = forward_orders(n, d, block_rows, block_cols, causal)["key"]["K"]

@@ -235,9 +235,29 @@ class Run:
     streams: list = field(default_factory=list)
 
 
+#: Floats CPython's free list keeps for reuse (Py_floats_MAXFREELIST, 3.11 to 3.14): at most
+#: so many of the floats a call makes come from it, untraced, once it is full.
+FREE_FLOATS = 100
+
+
+def _fill_free_lists() -> None:
+    """Make and drop enough floats, tuples, lists and dicts to fill the interpreter's free
+    lists (CPython keeps up to :data:`FREE_FLOATS` floats, 2,000 tuples of each length up
+    to 20, 80 lists and 80 dicts for reuse). From there a call starts from the same state
+    whatever ran before: what it makes first comes from full free lists, and what it frees
+    beyond them is given back. (Emptied instead, they would keep every object the call
+    frees as traced memory, so that a call's peak added up each kind's largest count at
+    different moments: a tiled pass written with many short lists failed its budget.)"""
+    keep = [(float(i) + 0.5, [], {}) for i in range(200)]
+    keep += [tuple(range(size)) for size in range(1, 21) for _ in range(2_100)]
+    del keep
+
+
 def measure(fn, *args, **kwargs) -> Run:
-    """Call ``fn(*args, **kwargs)`` under tracemalloc; a :class:`Run`. The learner's
-    exceptions pass through (call it inside ``given``)."""
+    """Call ``fn(*args, **kwargs)`` under tracemalloc, the free lists filled first
+    (:func:`_fill_free_lists`) so that the same code holds the same bytes each run;
+    a :class:`Run`. The learner's exceptions pass through (call it inside ``given``)."""
+    _fill_free_lists()
     started = not tracemalloc.is_tracing()
     if started:
         tracemalloc.start()
