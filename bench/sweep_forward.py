@@ -61,6 +61,22 @@ CONFIGS = [
     (PLAIN_REG, 16, None, {"pv": {"TM": 4}}, False, "pv"),
     (PLAIN_REG, 16, (128, 64), {}, False, "scores"),
     (PLAIN_REG, 16, (128, 64), {}, False, "pv"),
+    # d = 16, P V with four rows an invocation and the next tile still in registers (the runs
+    # above without it were 4x slower): shorter key tiles keep an invocation's share of P at
+    # 8 vec4s or fewer (PSWZ stays below B_c / 4). Then each tile's scores, and the whole kernel beside fused-reg's.
+    (REG, 16, None, {}, False, None),
+    (PLAIN_REG, 16, (128, 32), {}, False, "pv"),
+    (PLAIN_REG, 16, (64, 32), {"pv": {"TM": 4}}, False, "pv"),
+    (PLAIN_REG, 16, (64, 32), {}, False, "pv"),
+    (PLAIN_REG, 16, (128, 16), {"pv": {"PSWZ": 3}}, False, "pv"),
+    (PLAIN_REG, 16, (256, 32), {}, False, "pv"),
+    (PLAIN_REG, 16, (256, 16), {"pv": {"PSWZ": 3}}, False, "pv"),
+    (PLAIN_REG, 16, (128, 32), {}, False, "scores"),
+    (PLAIN_REG, 16, (64, 32), {}, False, "scores"),
+    (PLAIN_REG, 16, (256, 32), {}, False, "scores"),
+    (PLAIN_REG, 16, None, {}, False, None),
+    (PLAIN_REG, 16, (128, 32), {}, False, None),
+    (PLAIN_REG, 16, (64, 32), {}, False, None),
 ]
 
 
