@@ -45,6 +45,7 @@ that a measured call takes well under a second in CPython.
 """
 from __future__ import annotations
 
+import gc
 import struct
 import sys
 import tracemalloc
@@ -247,7 +248,10 @@ def _fill_free_lists() -> None:
     whatever ran before: what it makes first comes from full free lists, and what it frees
     beyond them is given back. (Emptied instead, they would keep every object the call
     frees as traced memory, so that a call's peak added up each kind's largest count at
-    different moments: a tiled pass written with many short lists failed its budget.)"""
+    different moments: a tiled pass written with many short lists failed its budget.)
+    Cyclic garbage left by earlier code is collected first, so that no collection during
+    the call gives its objects back to the lists."""
+    gc.collect()
     keep = [(float(i) + 0.5, [], {}) for i in range(200)]
     keep += [tuple(range(size)) for size in range(1, 21) for _ in range(2_100)]
     del keep
