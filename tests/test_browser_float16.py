@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from playwright.sync_api import expect
 from test_browser_a11y import AXE, TAGS
 
 from i18n import numbers
+from sitebuild.server import make_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.gpu]
 
@@ -38,12 +40,8 @@ RIGHT, BROKEN = "fused-f16", "fused-f16-no-max"
 PYTHON = 240_000  # ms: Pyodide's first start, then the mirror, on a shared CPU
 
 
-def _open(browser, url, width=1280, stand_in=False):
+def _open(browser, url, width=1280):
     ctx = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)  # for axe only
-    if stand_in:
-        body = STAND_IN % (json.dumps(_stand_in_table()), BROKEN)
-        ctx.route("**/static/js/gpu/index.js", lambda route: route.fulfill(
-            status=200, body=body, headers={"Content-Type": "text/javascript"}))
     page = ctx.new_page()
     page.seen = []
     page.console_errors = []
@@ -76,10 +74,37 @@ def card(browser, server_url):
     ctx.close()
 
 
+def _overlay(site: Path, root: Path, rel: str, body: str) -> Path:
+    """``root``: the built ``site`` through symbolic links, but for the file at ``rel``,
+    written with ``body``."""
+    src, dst = site, root
+    for part in Path(rel).parts:
+        dst.mkdir(parents=True, exist_ok=True)
+        for entry in src.iterdir():
+            if entry.name != part:
+                (dst / entry.name).symlink_to(entry)
+        src, dst = src / part, dst / part
+    dst.write_text(body, encoding="utf-8")
+    return root
+
+
 @pytest.fixture(scope="module")
-def card_pt(browser, server_url):
+def stand_in_url(built_site, tmp_path_factory):
+    """The site with the stand-in GPU below in place of static/js/gpu/index.js, served on a
+    port of its own. (A Playwright route would do it too, but a context with a route has
+    every request of the lab's Python worker intercepted, and one such start once hung.)"""
+    body = STAND_IN % (json.dumps(_stand_in_table()), BROKEN)
+    root = _overlay(built_site, tmp_path_factory.mktemp("stand-in"), "static/js/gpu/index.js", body)
+    server = make_server(root, port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def card_pt(browser, stand_in_url):
     """The pt-BR page, with the stand-in GPU below in place of gpu/index.js."""
-    ctx, page = _open(browser, server_url + "pt-BR/index.html#lab", stand_in=True)
+    ctx, page = _open(browser, stand_in_url + "pt-BR/index.html#lab")
     page.before = _run(page)
     yield page
     ctx.close()
