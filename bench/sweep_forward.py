@@ -61,9 +61,10 @@ CONFIGS = [
     (PLAIN_REG, 16, None, {"pv": {"TM": 4}}, False, "pv"),
     (PLAIN_REG, 16, (128, 64), {}, False, "scores"),
     (PLAIN_REG, 16, (128, 64), {}, False, "pv"),
-    # d = 16, P V with four rows an invocation and the next tile still in registers (the runs
-    # above without it were 4x slower): shorter key tiles keep an invocation's share of P at
-    # 8 vec4s or fewer (PSWZ stays below B_c / 4). Then each tile's scores, and the whole kernel beside fused-reg's.
+    # d = 16: tiles whose share of P an invocation loads stays at 8 vec4s or fewer, so the
+    # next tile is held in registers (the runs above without it were 4x slower), with two
+    # rows an invocation or four (TM); PSWZ stays below B_c / 4. Then each tiling's scores,
+    # and the whole kernel beside fused-reg's.
     (REG, 16, None, {}, False, None),
     (PLAIN_REG, 16, (128, 32), {}, False, "pv"),
     (PLAIN_REG, 16, (64, 32), {"pv": {"TM": 4}}, False, "pv"),
