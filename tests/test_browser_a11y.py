@@ -60,11 +60,13 @@ def run_axe(page, scheme: str) -> list:
     return result
 
 
-def assert_no_violations(page, state: str, artifacts: Path):
+def assert_no_violations(page, state: str, artifacts: Path, full_page: bool = False):
+    """axe finds nothing on the page as it stands, in each colour scheme (SCHEMES, switched
+    in place: the schemes differ only in CSS); a screenshot of each, a11y-STATE-SCHEME.png."""
     report = {}
     for scheme in SCHEMES:
         violations = run_axe(page, scheme)
-        page.screenshot(path=str(artifacts / f"a11y-{state}-{scheme}.png"))
+        page.screenshot(path=str(artifacts / f"a11y-{state}-{scheme}.png"), full_page=full_page)
         if violations:
             report[scheme] = violations
     page.emulate_media(color_scheme="light")

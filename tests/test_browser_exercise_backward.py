@@ -13,14 +13,13 @@ violation and no other origin.
 """
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 import wrong_expected
 from playwright.sync_api import expect
-from test_browser_a11y import AXE, TAGS
-from test_browser_exercise import LONG, LOOP, PASSED, check, open_page, type_code
+from test_browser_a11y import AXE, assert_no_violations
+from test_browser_exercise import LONG, LOOP, PASSED, WIDTHS, check, open_page, type_code
 
 from exercises import content, runner
 
@@ -151,37 +150,29 @@ def test_the_module_page_ticks_the_backward_objectives(exercise, server_url):
     assert page.evaluate("window.__csp") == [] and page.offsite == [] and page.console_errors == []
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_axe_finds_no_violations(scheme, browser, server_url, artifacts):
+def test_axe_finds_no_violations_in_either_colour_scheme(browser, server_url, artifacts):
     if not AXE.exists():
         pytest.skip("node_modules/axe-core missing: run `npm ci`")
     ctx, page = open_page(browser, server_url + EXERCISE, bypass_csp=True)
     try:
-        page.emulate_media(color_scheme=scheme)
         expect(page.locator("#step-scratch .cm-editor")).to_be_visible()
         type_code(page, "scratch", _wrong("scratch", "d_left_out.py"))
         check(page, "scratch")
         expect(page.locator("#step-scratch .test-result.fail").first).to_be_visible(timeout=LONG)
         page.locator("#step-harden .hint-button").click()
-        page.add_script_tag(path=str(AXE))
-        violations = page.evaluate("""async (tags) => {
-            const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
-            return r.violations.map((v) => ({id: v.id,
-                nodes: v.nodes.slice(0, 4).map((n) => n.target.join(' ') + ' ' + n.failureSummary)}));
-        }""", TAGS)
-        page.screenshot(path=str(artifacts / f"axe-{SLUG}-{scheme}.png"), full_page=True)
-        assert violations == [], json.dumps(violations, indent=1)
+        assert_no_violations(page, SLUG, artifacts, full_page=True)
     finally:
         ctx.close()
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_the_page_fits_the_screen_without_sideways_scrolling(width, browser, server_url, artifacts):
-    ctx, page = open_page(browser, server_url + EXERCISE, viewport=(width, 900))
+def test_the_page_fits_a_phone_and_a_laptop_without_sideways_scrolling(browser, server_url, artifacts):
+    ctx, page = open_page(browser, server_url + EXERCISE, viewport=(WIDTHS[0], 900))
     try:
         expect(page.locator("#step-harden .cm-editor")).to_be_visible()
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
         assert re.search(r"Module progress: 0 of \d+ steps", page.locator("#progress-line").inner_text())
-        page.screenshot(path=str(artifacts / f"module-{SLUG}-{width}.png"), full_page=True)
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, width
+            page.screenshot(path=str(artifacts / f"module-{SLUG}-{width}.png"), full_page=True)
     finally:
         ctx.close()

@@ -13,8 +13,8 @@ import re
 
 import pytest
 from playwright.sync_api import expect
-from test_browser_a11y import AXE, TAGS
-from test_browser_exercise import open_page, type_code
+from test_browser_a11y import AXE, assert_no_violations
+from test_browser_exercise import WIDTHS, open_page, type_code
 
 from emulator.traffic import count
 from exercises import content
@@ -171,23 +171,18 @@ def test_the_cpu_mirror_runs_without_webgpu(browser, server_url):
         ctx.close()
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_axe_finds_no_violations_with_results_and_messages_shown(browser, server_url, artifacts, width):
+def test_axe_finds_no_violations_with_results_and_messages_shown(browser, server_url, artifacts):
     if not AXE.exists():
         pytest.skip("node_modules/axe-core missing: run `npm ci`")
-    ctx, page = open_page(browser, server_url + PAGE, bypass_csp=True, viewport=(width, 900))
+    ctx, page = open_page(browser, server_url + PAGE, bypass_csp=True, viewport=(WIDTHS[0], 900))
     try:
         expect(page.locator("#step-harden .cm-editor")).to_be_visible()
         section = page.locator("#step-harden")
         section.locator(".mirror-button").click()
         expect(section.locator(".test-result").first).to_be_visible(timeout=LONG)
-        page.screenshot(path=str(artifacts / f"exercise-wgsl-{width}.png"), full_page=False)
-        page.add_script_tag(path=str(AXE))
-        violations = page.evaluate("""async (tags) => {
-            const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
-            return r.violations.map(v => ({id: v.id, nodes: v.nodes.map(n => n.target.join(' '))}));
-        }""", TAGS)
-        assert violations == []
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            assert_no_violations(page, f"exercise-wgsl-{width}", artifacts)
     finally:
         ctx.close()
 
