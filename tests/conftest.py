@@ -229,11 +229,16 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
-def open_lab(browser, url: str, width: int = 1280):
+def open_lab(browser, url: str, width: int = 1280, init_script: Path | None = None):
     """A fresh context and page at ``url`` (a lesson page with its lab), whose
-    console errors and page errors collect in ``page.console_errors``.
+    console errors and page errors collect in ``page.console_errors``; ``init_script``, a
+    file the context runs in every document before the page's own scripts (as
+    Playwright's ``add_init_script``, which the page's Content-Security-Policy does not
+    block: axe-core injected so, with the policy still in force).
     Returns (context, page); the caller closes the context."""
     ctx = browser.new_context(viewport={"width": width, "height": 900})
+    if init_script is not None:
+        ctx.add_init_script(path=str(init_script))
     page = ctx.new_page()
     errors = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import open_lab
 from playwright.sync_api import expect
+from test_browser_a11y import AXE, assert_no_violations
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +22,9 @@ PYTHON = 120_000  # ms: Pyodide's first start on a shared CPU
 
 @pytest.fixture(scope="module")
 def lab(browser, server_url):
-    ctx, page = open_lab(browser, server_url + "pt-BR/index.html#lab", width=1280)
+    """The Portuguese lab, with axe-core injected under the page's own policy (when installed)."""
+    ctx, page = open_lab(browser, server_url + "pt-BR/index.html#lab", width=1280,
+                         init_script=AXE if AXE.exists() else None)
     expect(page.locator("html")).to_have_attribute("lang", "pt-BR")
     yield page
     ctx.close()
@@ -193,6 +196,23 @@ def test_time_on_the_gpu_speaks_portuguese_with_decimal_commas(lab, artifacts):
     expect(lab.locator("#lab-status")).to_contain_text("Cronometragem pronta. O kernel fundido da lição move ")
     expect(lab.locator("#time-fused-spread")).to_have_text(re.compile(r"^\d+,\d+–\d+,\d+ ms$"))
     lab.locator("#time-result").screenshot(path=str(artifacts / "lab-pt-br-time.png"))
+
+
+@pytest.mark.gpu
+def test_the_roofline_in_brazilian_portuguese(lab, artifacts):
+    """The roofline that the Time above drew (Time is pressed here when this test runs alone)."""
+    if not AXE.exists():
+        pytest.skip("node_modules/axe-core missing: run `npm ci`")
+    if lab.locator("#roofline-chart").count() == 0:
+        fill(lab, n=256, d=16)
+        lab.locator("#time-button").click()
+    expect(lab.locator("#roofline-chart")).to_be_visible(timeout=300_000)
+    idle(lab)
+    expect(lab.locator("#time-roofline h4")).to_have_text("O roofline da sua GPU")
+    expect(lab.locator("#h200-title")).to_contain_text("Medido em uma NVIDIA H200, não na sua GPU")
+    assert "GB/s" in lab.locator("#roofline-desc").text_content()
+    lab.locator("#time-roofline").scroll_into_view_if_needed()
+    assert_no_violations(lab, "roofline-pt", artifacts)
 
 
 def test_backward_count_and_a_too_large_backward_check_in_portuguese(lab):

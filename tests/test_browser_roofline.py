@@ -1,7 +1,8 @@
 """The roofline under Time and the H200's measured figures, in
-Chromium: on SwiftShader (a software adapter, so the H200's figures show too), in
-Brazilian Portuguese, and without WebGPU at all (navigator.gpu deleted before any script
-runs). Also the page weight before Play: the roofline's code and data load only on Time.
+Chromium: on SwiftShader (a software adapter, so the H200's figures show too) and without
+WebGPU at all (navigator.gpu deleted before any script runs). Also the page weight before
+Play: the roofline's code and data load only on Time. The roofline in Brazilian Portuguese
+is read on the Portuguese lab's page, after its Time (tests/test_browser_lab_pt_br.py).
 
 One page per case; each presses Time once.
 """
@@ -156,25 +157,6 @@ def test_backward_time_draws_its_kernels_on_the_same_roofs(roofline_page):
 def test_the_roofline_card_has_no_axe_violations(roofline_page, artifacts):
     roofline_page.locator("#time-roofline").scroll_into_view_if_needed()
     assert_no_violations(roofline_page, "roofline", artifacts)
-
-
-@pytest.mark.gpu
-def test_the_roofline_in_brazilian_portuguese(browser, server_url, artifacts):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
-    page = ctx.new_page()
-    try:
-        page.goto(server_url + "pt-BR/#lab")
-        press_time(page, 256, 16)
-        page.locator("#roofline-chart").wait_for(timeout=300_000)
-        page.locator("#lab-form:not([aria-busy='true'])").wait_for(timeout=60_000)
-        heading = page.inner_text("#time-roofline h4")
-        assert heading == "O roofline da sua GPU"
-        assert "Medido em uma NVIDIA H200, não na sua GPU" in page.inner_text("#h200-title")
-        assert "GB/s" in page.locator("#roofline-desc").text_content()
-        page.locator("#time-roofline").scroll_into_view_if_needed()
-        assert_no_violations(page, "roofline-pt", artifacts)
-    finally:
-        ctx.close()
 
 
 @pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
