@@ -59,7 +59,10 @@ def built_site(request, tmp_path_factory) -> Path:
     return build.build(tmp_path_factory.mktemp("site") / "dist")
 
 
-def _serve(directory: Path, prefix: str = ""):
+def serve(directory: Path, prefix: str = ""):
+    """``directory`` served on 127.0.0.1 at a free port, under ``prefix``, from a daemon
+    thread (sitebuild.server, the site's own server and headers); returns the server
+    (``server_address[1]`` is its port; ``shutdown()`` stops it)."""
     server = make_server(directory, port=0, prefix=prefix)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -69,7 +72,7 @@ def _serve(directory: Path, prefix: str = ""):
 @pytest.fixture(scope="session")
 def server_url(built_site) -> str:
     """Base URL (ending in '/') of the built site served on 127.0.0.1."""
-    server = _serve(built_site)
+    server = serve(built_site)
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
 
@@ -77,7 +80,7 @@ def server_url(built_site) -> str:
 @pytest.fixture(scope="session")
 def subpath_url(built_site) -> str:
     """The same site served under /cannery/, as a static host might."""
-    server = _serve(built_site, prefix="/cannery")
+    server = serve(built_site, prefix="/cannery")
     yield f"http://127.0.0.1:{server.server_address[1]}/cannery/"
     server.shutdown()
 

@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 
 import pytest
+from conftest import serve
 from playwright.sync_api import expect
 from test_browser_a11y import AXE, TAGS
 
 from i18n import numbers
-from sitebuild.server import make_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.gpu]
 
@@ -95,8 +94,7 @@ def stand_in_url(built_site, tmp_path_factory):
     every request of the lab's Python worker intercepted, and one such start once hung.)"""
     body = STAND_IN % (json.dumps(_stand_in_table()), BROKEN)
     root = _overlay(built_site, tmp_path_factory.mktemp("stand-in"), "static/js/gpu/index.js", body)
-    server = make_server(root, port=0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(root)
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
 
