@@ -147,7 +147,7 @@ class SharedProfile:
         for origin in sorted(self._origins):
             self._cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": SITE_STORAGE})
 
-    def _release(self, lease) -> None:
+    def _release(self) -> None:
         try:
             self.clear()
         finally:
@@ -180,7 +180,7 @@ class SharedContext:
             for page in self.pages:
                 page.close()
         finally:
-            self.profile._release(self)
+            self.profile._release()
 
 
 @pytest.fixture(scope="session")
