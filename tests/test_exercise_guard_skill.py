@@ -147,10 +147,17 @@ def test_memory_held_counts_a_copy_in_plain_floats_and_not_the_result():
     assert run.held >= (n - skill.FREE_FLOATS) * skill.VALUE_BYTES
 
 
+# What another thread may allocate during a measured call: tracemalloc counts every thread,
+# and under pytest-xdist a worker's channel thread wakes to read the next tests while one
+# runs. The same copy measured 230,084 B, then 230,148 B, in one worker (2026-12-04); without
+# skill.measure filling the free lists the test below sees 97,800 B between its two calls.
+OTHER_THREADS_B = 1024
+
+
 def test_memory_held_is_the_same_whatever_the_free_lists_held_before():
     """Floats and tuples freed just before the call sit in CPython's free lists: without
     skill.measure filling them first, a copy measured 129,476 B after one test and
-    131,072 after another (CI, test above)."""
+    131,072 after another (CI, test above). Equal, but for OTHER_THREADS_B."""
     n = 4096
     copy = lambda s, b: len([(float(x),) for x in s])     # noqa: E731
     helds = []
@@ -158,7 +165,8 @@ def test_memory_held_is_the_same_whatever_the_free_lists_held_before():
         junk = [(float(i) + 0.5,) for i in range(made_before)]
         del junk
         helds.append(skill.measure(copy, skill.Stream([0.25] * n, 32), 32).held)
-    assert helds[0] == helds[1] and helds[0] >= (n - 2 * skill.FREE_FLOATS) * skill.VALUE_BYTES
+    assert abs(helds[0] - helds[1]) <= OTHER_THREADS_B
+    assert helds[0] >= (n - 2 * skill.FREE_FLOATS) * skill.VALUE_BYTES
 
 
 @pytest.mark.parametrize("block", [16, 64, 256])
