@@ -29,10 +29,30 @@ from bench.bench_wgsl import pass_bytes, pass_flop, time_torch
 from cannery_host import wgpu_runner as host
 from emulator.tiling import MANIFEST
 
-REG, FAST, PLAIN, PLAIN_REG = "fused-reg", "fused-fast", "plain", "plain-reg"
+REG, FAST, PLAIN, PLAIN_REG, ROWS = "fused-reg", "fused-fast", "plain", "plain-reg", "fused-rows"
 
 # (kernel, d, tiles (B_r, B_c) or None, {pass name: constants}, memory variant, pass timed alone or None)
 CONFIGS = [
+    # The row-tiled fused kernel (issue 33): a row of Q and O an invocation. Its manifest
+    # tiles, then other tiles, the lazy rescale off (TAU = 0: m moves whenever the max does),
+    # and more lanes a row.
+    (ROWS, 64, None, {}, False, None),
+    (ROWS, 64, None, {}, True, None),
+    (ROWS, 64, None, {"fused": {"PREFETCH": False}}, False, None),
+    (ROWS, 64, (64, 32), {}, False, None),
+    (ROWS, 64, (256, 32), {}, False, None),
+    (ROWS, 64, (256, 16), {}, False, None),
+    (ROWS, 128, None, {}, False, None),
+    (ROWS, 128, None, {}, True, None),
+    (ROWS, 128, (128, 32), {}, False, None),
+    (ROWS, 128, (64, 16), {"fused": {"TD": 4}}, False, None),
+    (ROWS, 128, (128, 16), {"fused": {"PREFETCH": False}}, False, None),
+    (ROWS, 32, None, {}, False, None),
+    (ROWS, 32, None, {"fused": {"R": 1}}, False, None),
+    (ROWS, 32, (128, 32), {}, False, None),
+    (ROWS, 32, (256, 64), {}, False, None),
+    (ROWS, 16, None, {}, False, None),
+    (ROWS, 16, (256, 64), {}, False, None),
     (REG, 64, None, {}, False, None),
     (REG, 64, None, {"fused": {"TM": 8}}, False, None),
     (REG, 64, None, {"fused": {"KSWZ": 15}}, False, None),
