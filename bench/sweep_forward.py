@@ -36,6 +36,16 @@ CONFIGS = [
     # The row-tiled fused kernel (issue 33): a row of Q and O an invocation. Its manifest
     # tiles, then other tiles, the lazy rescale off (TAU = 0: m moves whenever the max does),
     # and more lanes a row.
+    (ROWS, 128, (128, 16), {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
+    (ROWS, 128, (128, 32), {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
+    (ROWS, 128, (64, 16), {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
+    (ROWS, 128, (128, 16), {"fused": {"TD": 4, "R": 1, "LS": 8}}, False, None),
+    (ROWS, 128, (128, 16), {"fused": {"TD": 2, "R": 1, "LS": 8}}, False, None),
+    (ROWS, 128, None, {}, False, None),
+    (ROWS, 64, None, {}, False, None),
+    (ROWS, 64, None, {"fused": {"TD": 2, "R": 2, "LS": 8}}, False, None),
+    (ROWS, 64, None, {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
+    (ROWS, 64, (256, 32), {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
     (ROWS, 64, None, {}, False, None),
     (ROWS, 64, None, {}, True, None),
     (ROWS, 64, None, {"fused": {"PREFETCH": False}}, False, None),

@@ -14,22 +14,22 @@
 // of workgroup memory but at d = 128 without subgroups, chosen on an H200 with
 // bench/sweep_forward.py, docs/BENCHMARKS.md): workgroup memory holds the K and V tiles, B_c
 // rows of d floats each, and nothing else (no Q tile, no P tile).
-//   d = 16: 256 x 128, R = 2     d = 32: 256 x 64, R = 2     d = 64: 128 x 32
-//   (with subgroups: TD = 2, R = 2)     d = 128: 128 x 16, TD = 2
+//   d = 16: 256 x 128, R = 2       d = 32: 256 x 64, R = 2
+//   d = 64: 128 x 32, TD = 1 (with subgroups: TD = 2, R = 2)
+//   d = 128: 128 x 16, TD = 2 (with subgroups: TD = 4, R = 2, LS = 8)
 //
-// Inside a workgroup (free: only global memory is counted): an invocation keeps R query rows
-// (1 or 2: rows g and g + B_r / R of the tile), each row's d columns split over TD
-// neighbouring invocations ("lanes", 1 or 2). Its share of each row of Q and of O sits in
-// registers as NS = d / (16 TD) slices, a slice 16 columns as a mat4x4<f32> of named vec4s
-// (column groups lane + TD (4 s + i), as parts/slices.wgsl's). Per group of four keys it reads
-// the four keys' slices of K and of V from workgroup memory, the same addresses in every
-// invocation of a warp (a broadcast), and does 16 R vec4 multiply-adds with each slice read:
-// no P goes through workgroup memory, and with TD = 1 no partial score crosses invocations.
-// With TD = 2 the two lanes' partial scores meet in lanes_sum (this file: through workgroup
-// memory, two barriers a call; fused_rows_lanes.wgsl: one subgroupShuffleXor). A row's max
-// moves, and O and l are rescaled by 2^(m_old - m_new), only for a group of four keys whose
-// largest score passes it. The next K and V tiles are loaded into registers during this
-// tile's arithmetic (PREFETCH) and stored after it.
+// Inside a workgroup (free: only global memory is counted): an invocation keeps R query rows (1 or
+// 2: rows g and g + B_r / R of the tile), each row's d columns split over TD invocations ("lanes",
+// 1, 2 or 4), LS invocations apart (1, or 8: see LS). Its share of each row of Q and of O sits in
+// registers as NS = d / (16 TD) slices, a slice 16 columns as a mat4x4<f32> of named vec4s (column
+// groups lane + TD (4 s + i), as parts/slices.wgsl's). Per group of four keys it reads the four
+// keys' slices of K and of V from workgroup memory, the same addresses in every invocation of a
+// warp (a broadcast), and does 16 R vec4 multiply-adds with each slice read: no P goes through
+// workgroup memory, and with TD = 1 no partial score crosses invocations. With TD > 1 the lanes'
+// partial scores meet in lanes_sum (this file: through workgroup memory, two barriers a call;
+// fused_rows_lanes.wgsl: subgroupShuffleXor). A row's max moves, and O and l are rescaled by
+// 2^(m_old - m_new), only for a group of four keys whose largest score passes it. The next K and V
+// tiles are loaded into registers during this tile's arithmetic (PREFETCH) and stored after it.
 //
 // Global memory traffic, float32 (4 bytes an element), for a query tile of r valid rows
 // whose visited key tiles cover keys [0, kend):
@@ -65,9 +65,12 @@ fn lanes_sum(li: u32, x: vec4<f32>) -> vec4<f32> {
   if (TD == 1u) { return x; }
   kvm[XB + li / 4u][li % 4u] = x;
   workgroupBarrier();
-  let first = li - li % TD;
+  let first = li - ((li / LS) % TD) * LS;  // lane 0 of the row; lane j is first + j LS
   var y = vec4<f32>(0.0);
-  for (var j = first; j < first + TD; j++) { y += kvm[XB + j / 4u][j % 4u]; }
+  for (var j = 0u; j < TD; j++) {
+    let at = first + j * LS;
+    y += kvm[XB + at / 4u][at % 4u];
+  }
   workgroupBarrier();
   return y;
 }

@@ -1,14 +1,14 @@
 // fused_rows_lanes.wgsl: the row-tiled fused kernel (fused_rows.wgsl) for devices with the
-// WebGPU "subgroups" feature whose smallest subgroup holds at least TD invocations (the lanes
-// of a row: 2 at d = 64 and 128). The manifest's "with_subgroups" picks it at those d; same
-// tiles, so the same bytes and the same instrumented count.
+// WebGPU "subgroups" feature whose smallest subgroup holds the LS TD invocations that a row's
+// lanes span (2 at d = 64; 32 at d = 128, four lanes 8 apart). The manifest's "with_subgroups"
+// picks it at those d; same tiles, so the same bytes and the same instrumented count.
 //
 // It is fused_rows.wgsl's body (parts/fused_rows_body.wgsl; fused_rows.wgsl's opening comment
 // describes the kernel) with one choice made otherwise: where TD > 1, the lanes' partial
-// scores meet by subgroupShuffleXor (parts/lanes_shuffle.wgsl), with no barrier, instead of
-// through workgroup memory, so that two lanes a row cost little: at d = 64 the manifest
-// then keeps two rows an invocation in two lanes (half as many registers a row as one lane),
-// 4.82 ms against 5.66 ms for whole rows in one lane without subgroups on the H200.
+// scores meet by subgroupShuffleXor (lanes_sum below), with no barrier, instead of
+// through workgroup memory, so that lanes cost little: the manifest then keeps two rows an
+// invocation in two lanes at d = 64 (4.83 ms on the H200, against 5.66 ms for one row in one
+// lane without subgroups) and in four at d = 128 (10.12 ms, against 13.35 ms).
 //
 // The instrumented build (tests only) uncomments every "// @instrument: " line.
 
@@ -19,4 +19,11 @@ enable subgroups;
 const LANES_IN_MEMORY: bool = false;  // lanes_sum shuffles
 
 // #include "parts/fused_rows_body.wgsl"
-// #include "parts/lanes_shuffle.wgsl"
+// Sum x over the TD lanes of a row, LS invocations apart, with subgroupShuffleXor (log2 TD
+// rounds). Called in uniform control flow; the lanes sit in one subgroup of at least LS TD.
+fn lanes_sum(li: u32, x: vec4<f32>) -> vec4<f32> {
+  var y = x;
+  if (TD > 1u) { y += subgroupShuffleXor(y, LS); }
+  if (TD > 2u) { y += subgroupShuffleXor(y, 2u * LS); }
+  return y;
+}

@@ -17,7 +17,11 @@
 override D: u32 = 64u;       // head dimension d: 16, 32, 64 or 128
 override BR: u32 = 64u;      // B_r: query rows per workgroup, R rows per TD invocations
 override BC: u32 = 32u;      // B_c: keys per tile, a multiple of 4
-override TD: u32 = 1u;       // lanes a row, 1 or 2, at least d / 64 (a lane keeps at most 64 columns)
+override TD: u32 = 1u;       // lanes a row: 1, 2 or 4, at least d / 64 (64 columns a lane at most)
+// Invocations between two lanes of a row: 1 (neighbours), or 8 so that the 8 invocations a
+// vec4 read of workgroup memory serves at once all hold the same lane and read one address
+// (with TD = 4 and neighbouring lanes, two of them would read the same banks).
+override LS: u32 = 1u;
 override D4: u32 = D / 4u;   // vec4s in a row
 override NS: u32 = D4 / (4u * TD);  // slices (16 columns, 4 vec4s) a lane keeps: 1 to 4
 override R: u32 = 1u;        // query rows an invocation keeps: 1 or 2
@@ -91,7 +95,7 @@ fn store_slice(at: u32, x: mat4x4<f32>) {
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let me = work(wg, D4, BR);
-  let my = lane_of(li, TD);
+  let my = Lane((li / LS) % TD, li % LS + LS * (li / (LS * TD)));
   let row = me.first + my.group;  // this invocation's rows: row and, with R = 2, row + GR
   let row2 = row + GR;
   let kend = key_end(me.first, me.n, me.causal);
@@ -262,7 +266,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
       }
       var s = lanes_sum(li, vec4<f32>(dot(s0, one), dot(s1, one), dot(s2, one), dot(s3, one)));
       var sb = vec4<f32>(NEG_BIG);
-      if (R > 1u) { sb = lanes_sum(li, vec4<f32>(dot(t0, one), dot(t1, one), dot(t2, one), dot(t3, one))); }
+      if (R > 1u) {
+        sb = lanes_sum(li, vec4<f32>(dot(t0, one), dot(t1, one), dot(t2, one), dot(t3, one)));
+      }
       if (!inside) {
         let keys = vec4<u32>(key0 + j) + vec4<u32>(0u, 1u, 2u, 3u);
         var ok = keys < vec4<u32>(kend);
