@@ -16,6 +16,8 @@ Skipped, with the reason, where wgpu-py finds no adapter.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -204,6 +206,15 @@ def runner_no_subgroups(runner):
     return Runner(limits="default", subgroups=False)
 
 
+@pytest.fixture(scope="module")
+def runner_max_no_subgroups(runner):
+    """Without subgroups at the adapter's largest limits: fused_rows.wgsl at d = 128 sums a
+    row's lanes in 4,096 B past its 16,384 B of tiles."""
+    from cannery_host.wgpu_runner import Runner
+
+    return Runner(limits="max", subgroups=False)
+
+
 LANES = [(65, 64, True), (77, 64, False), (1, 64, False), (300, 64, True)]
 
 
@@ -362,6 +373,79 @@ def test_the_register_tiled_kernel_passes_and_counts_the_fused_bytes_with_either
     assert report["rows_checked"] == n
 
 
+ROWS = [(65, 64, True), (77, 64, False), (1, 64, False), (130, 128, True), (77, 128, False), (300, 16, True),
+        (100, 32, False)]
+
+
+@pytest.mark.parametrize("subgroups", [True, False], ids=["with-subgroups", "without-subgroups"])
+@pytest.mark.parametrize("kernel,n,d,causal", _cases(["fused-rows"], ROWS))
+def test_the_row_tiled_kernel_passes_and_counts_the_fused_bytes_with_either_shader(
+        runner, runner_max_no_subgroups, kernel, n, d, causal, subgroups):
+    """fused_rows.wgsl and fused_rows_lanes.wgsl (a row's lanes summing their partial scores
+    through workgroup memory, or with subgroupShuffleXor: two lanes at d = 64, four lanes 8
+    invocations apart at d = 128, which needs subgroups of 32): the float64 check, and the
+    instrumented count equal to the manifest walk's at the kernel's tiles, the fused formulas
+    (Q once, K and V once per query tile). At d = 16 and 32 there is one shader."""
+    from emulator.tiling import make_tiling
+
+    spec = MANIFEST["kernels"][kernel]["wgsl"][0]
+    lanes = spec["with_subgroups"]["file_by_d"].get(str(d))
+    if subgroups and lanes is None:
+        pytest.skip(f"{kernel} has one shader at d = {d}")
+    r = runner if subgroups else runner_max_no_subgroups
+    if subgroups:
+        need = spec["with_subgroups"]["min_subgroup_size_by_d"][str(d)]
+        if r.subgroup_min < need:
+            pytest.skip(f"this adapter's subgroups hold {r.subgroup_min}; d = {d} needs {need}")
+    assert r.shader(kernel, d) == (lanes if subgroups else spec["file"])
+    (q, k, v), O, counts = _run(r, kernel, n, d, causal, seed=13, instrumented=True)
+    expected = count(kernel, n, d, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    if not causal:  # K and V read once per query tile, all N keys: ceil(N / B_r) N d floats
+        tiles = make_tiling(kernel, n, d, causal)
+        assert counts["K"]["read"] == counts["V"]["read"] == -(-n // tiles.block_rows) * n * d * 4
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel="fused")
+    assert report["passed"], report
+    assert report["rows_checked"] == n
+
+
+# The options of fused_rows' body that bench/sweep_forward.py timed, on the shader any device
+# runs (lanes through workgroup memory): four lanes 8 invocations apart with two rows (the
+# manifest's choice at d = 128 with subgroups), one row, two lanes at d = 64, no prefetch.
+ROWS_OPTIONS = [
+    (128, (128, 16), {"TD": 4, "R": 2, "LS": 8}),
+    (128, (64, 16), {"TD": 2, "R": 1, "LS": 8}),
+    (64, (128, 32), {"TD": 2, "R": 2}),
+    (64, (64, 32), {"TD": 4, "R": 2, "LS": 8}),
+    (64, (128, 32), {"PREFETCH": False}),
+]
+
+
+@pytest.mark.parametrize("d,tiles,constants", ROWS_OPTIONS,
+                         ids=[f"d={d}-{t[0]}x{t[1]}-{c}" for d, t, c in ROWS_OPTIONS])
+@pytest.mark.parametrize("n,causal", [(77, False), (130, True)])
+def test_every_option_of_the_row_tiled_body_passes_and_counts_the_same(
+        runner_max_no_subgroups, monkeypatch, d, tiles, constants, n, causal):
+    entry = copy.deepcopy(MANIFEST["kernels"]["fused-rows"])
+    entry["workgroup_bytes"][str(d)] = 32768
+    entry["tiling"]["block_rows"][str(d)], entry["tiling"]["block_cols"][str(d)] = tiles
+    entry["wgsl"][0]["constants_by_d"][str(d)] = constants
+    monkeypatch.setitem(MANIFEST["kernels"], "fused-rows", entry)
+    r = runner_max_no_subgroups
+    r._pipelines.clear()
+    try:
+        assert r.shader("fused-rows", d) == "fused_rows.wgsl"
+        (q, k, v), O, counts = _run(r, "fused-rows", n, d, causal, seed=17, instrumented=True)
+    finally:
+        r._pipelines.clear()
+    expected = count("fused-rows", n, d, causal)
+    assert {t: c["read"] for t, c in counts.items()} == expected.reads
+    assert {t: c["write"] for t, c in counts.items()} == expected.writes
+    report = check_output(O.astype(np.float64).tolist(), q, k, v, causal, kernel="fused")
+    assert report["passed"], report
+
+
 # The options of fused_reg's body (parts/fused_reg_body.wgsl) that the manifest's own tiles
 # take at d = 64 and 128, at tiles small enough for any adapter's 32 KB: V in K's place
 # (SHARE), unpadded tiles with the K and V bank swizzle, 8 rows an invocation, no prefetch.
@@ -379,7 +463,6 @@ REG_OPTIONS = [
 @pytest.mark.parametrize("n,causal", [(77, False), (130, True)])
 def test_every_option_of_the_register_tiled_body_passes_and_counts_the_same(
         runner_max, monkeypatch, tiles, constants, n, causal, subgroups):
-    import copy
 
     from cannery_host.wgpu_runner import Runner
 
@@ -433,7 +516,6 @@ def test_the_register_tiled_plain_passes_float64_and_moves_plains_bytes_at_its_t
     offers less workgroup memory than the manifest's tiles declare at d (lavapipe: 32,768 B
     against 49,152 B at d = 128), the same shaders run at 32 x 32 tiles, and the count is the
     walk's at those."""
-    import copy
 
     from emulator.tiling import make_tiling
 
