@@ -20,7 +20,10 @@ const LANES_IN_MEMORY: bool = false;  // lanes_sum shuffles
 
 // #include "parts/fused_rows_body.wgsl"
 // Sum x over the TD lanes of a row, LS invocations apart, with subgroupShuffleXor (log2 TD
-// rounds). Called in uniform control flow; the lanes sit in one subgroup of at least LS TD.
+// rounds). Called in uniform control flow. The shuffles assume that the LS TD invocations a
+// row's lanes span sit in one subgroup at indices that differ only in those bits, as they do
+// when subgroups are made of consecutive local_invocation_index values (every implementation
+// we know; the spec does not promise it); the bench checks the output against float64 first.
 fn lanes_sum(li: u32, x: vec4<f32>) -> vec4<f32> {
   var y = x;
   if (TD > 1u) { y += subgroupShuffleXor(y, LS); }

@@ -4,10 +4,10 @@
 // comment describes the kernel: tiling, slices, rows, traffic, masking.
 //
 // The including file includes parts/header.wgsl first, declares const LANES_IN_MEMORY: bool
-// (whether lanes_sum needs room in workgroup memory past the tiles, TD vec4s a row), and
-// gives after this part fn lanes_sum(li: u32, x: vec4<f32>) -> vec4<f32>: x summed over the
-// TD lanes of a row (through kvm, or parts/lanes_shuffle.wgsl), called in uniform control
-// flow.
+// (whether lanes_sum needs room in workgroup memory past the tiles, one vec4 an invocation),
+// and gives after this part fn lanes_sum(li: u32, x: vec4<f32>) -> vec4<f32>: x summed over
+// the TD lanes of a row, LS invocations apart (through kvm, or with subgroupShuffleXor; not
+// parts/lanes_shuffle.wgsl, whose lanes are neighbours), called in uniform control flow.
 //
 // The K and V tiles hold slices, one mat4x4<f32> each, so that reading a slice from
 // workgroup memory takes one index (one bounds check where the implementation adds them)
@@ -95,6 +95,7 @@ fn store_slice(at: u32, x: mat4x4<f32>) {
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let me = work(wg, D4, BR);
+  // Its lane and group of lanes (header.wgsl's Lane, here with lanes LS invocations apart).
   let my = Lane((li / LS) % TD, li % LS + LS * (li / (LS * TD)));
   let row = me.first + my.group;  // this invocation's rows: row and, with R = 2, row + GR
   let row2 = row + GR;
@@ -185,8 +186,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>,
     }
     let inside = !me.causal && rows_in && key0 + BC <= kend;
     for (var j = 0u; j < BC; j += 4u) {
-      // Scores of the rows against keys key0 + j .. + 3 (s: row, t: row2): every invocation
-      // of a warp reads the same slices of K (a broadcast), each for R rows.
+      // Scores of the rows against keys key0 + j .. + 3 (s: row, t: row2): the invocations of
+      // a warp that hold the same lane read the same slices of K (a broadcast), each for R rows.
       let a = j * DS + my.lane;
       var s0 = vec4<f32>(0.0);
       var s1 = vec4<f32>(0.0);
