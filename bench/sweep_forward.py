@@ -33,9 +33,10 @@ REG, FAST, PLAIN, PLAIN_REG, ROWS = "fused-reg", "fused-fast", "plain", "plain-r
 
 # (kernel, d, tiles (B_r, B_c) or None, {pass name: constants}, memory variant, pass timed alone or None)
 CONFIGS = [
-    # The row-tiled fused kernel (issue 33): a row of Q and O an invocation. Its manifest
-    # tiles, then other tiles, the lazy rescale off (TAU = 0: m moves whenever the max does),
-    # and more lanes a row.
+    # The row-tiled fused kernel (issue 33): whole rows of Q and O an invocation, or their
+    # lanes. At d = 128 and 64: rows in lanes 8 invocations apart (LS), the manifest's
+    # constants, the shader without subgroups (memory), no prefetch, other tiles, four
+    # neighbouring lanes; then d = 32 and 16 (docs/BENCHMARKS.md, "fused-rows").
     (ROWS, 128, (128, 16), {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
     (ROWS, 128, (128, 32), {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
     (ROWS, 128, (64, 16), {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
@@ -46,13 +47,11 @@ CONFIGS = [
     (ROWS, 64, None, {"fused": {"TD": 2, "R": 2, "LS": 8}}, False, None),
     (ROWS, 64, None, {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
     (ROWS, 64, (256, 32), {"fused": {"TD": 4, "R": 2, "LS": 8}}, False, None),
-    (ROWS, 64, None, {}, False, None),
     (ROWS, 64, None, {}, True, None),
     (ROWS, 64, None, {"fused": {"PREFETCH": False}}, False, None),
     (ROWS, 64, (64, 32), {}, False, None),
     (ROWS, 64, (256, 32), {}, False, None),
     (ROWS, 64, (256, 16), {}, False, None),
-    (ROWS, 128, None, {}, False, None),
     (ROWS, 128, None, {}, True, None),
     (ROWS, 128, (128, 32), {}, False, None),
     (ROWS, 128, (64, 16), {"fused": {"TD": 4}}, False, None),
