@@ -14,8 +14,9 @@ power of two, so the sum can be done in Python's integers with no error:
   last significant bit), and Σ_j w_j·packed_j is one loop of integer
   multiply-adds in C (``reduce(add, map(mul, …))``) that forms all d column sums at
   once; each field stays below 2^(F−1) in size, so the fields never mix;
-* each field is read back and divided by 2^(S+SV) with one rounding (int / int
-  rounds to nearest, ties to even).
+* each field is read back, rounded once to a float (int to float rounds to
+  nearest, ties to even) and scaled by 2^−(S+SV), which is exact in the normal
+  range (where 2^−(S+SV) is not a normal float, int / int, as correctly rounded).
 
 So each column gets the correctly rounded float64 of the exact sum: what
 ``math.fsum`` of the products gives, to the last bit. Where that cannot be
@@ -39,7 +40,7 @@ _NORMAL_MIN = 2.0 ** -1021
 class Packed:
     """A matrix A packed for :func:`sums`: ``rows[j]`` = Σ_c A[j][c]·2^SV · 2^(F·c)."""
 
-    __slots__ = ("rows", "sv", "fields", "amax_exp", "bits", "offset", "half")
+    __slots__ = ("rows", "sv", "fields", "amax_exp", "bits", "offset", "half", "slices")
 
     def __init__(self, rows: list, sv: int, fields: int, amax_exp: int, bits: int):
         self.rows = rows
@@ -50,6 +51,9 @@ class Packed:
         self.half = 1 << (bits - 1)
         # Adding half to every field makes each one a whole number in [0, 2^F).
         self.offset = reduce(add, (self.half << (bits * c) for c in range(fields)), 0)
+        # Where each field lies in the bytes of a sum (F/8 bytes each, little-endian).
+        step = bits // 8
+        self.slices = list(map(slice, range(0, step * fields, step), range(step, step * fields + step, step)))
 
 
 def is_float32(a: list) -> bool:
@@ -104,13 +108,24 @@ def sums(weights: list, packed: Packed, bits: int) -> list | None:
     for float32 values, 53 for any float64); they meet A's first n rows.
     """
     n = len(weights)
-    if n == 0 or n > len(packed.rows) or not all(map(math.isfinite, weights)):
+    if n == 0 or n > len(packed.rows):
         return None
+    # One pass finds a NaN or an infinity: fsum then gives NaN or ±inf, or raises
+    # (inf − inf, or partial sums past the largest float); otherwise all are finite.
     try:
-        lo = min(filter(None, map(abs, weights)))
+        if not math.isfinite(math.fsum(weights)):
+            return None
+    except (OverflowError, ValueError):  # ValueError: inf − inf
+        return None
+    low, hi = min(weights), max(weights)
+    try:
+        if low >= 0.0:  # P and the exponentials: no sign to strip
+            lo = min(filter(None, weights))
+        else:
+            hi = max(hi, -low)
+            lo = min(filter(None, map(abs, weights)))
     except ValueError:  # every weight is zero
         return None
-    hi = max(map(abs, weights))
     s = bits - math.frexp(lo)[1]  # 2^s · w is a whole number for every weight
     width = s + math.frexp(hi)[1] + packed.sv + packed.amax_exp + n.bit_length() + 1
     if width >= packed.bits - 1 or s > 1000:
@@ -118,13 +133,17 @@ def sums(weights: list, packed: Packed, bits: int) -> list | None:
     ints = list(map(int, map(mul, weights, repeat(2.0 ** s))))
     # Integers only (reduce, not sum(): emulator/ never calls the built-in sum).
     total = reduce(add, map(mul, ints, packed.rows), packed.offset)
-    step = packed.bits // 8
-    raw = total.to_bytes(step * packed.fields, "little")
-    size = step * packed.fields
-    fields = map(int.from_bytes, map(raw.__getitem__, map(slice, range(0, size, step), range(step, size + step, step))),
-                 repeat("little"))
-    # int / int is correctly rounded in Python (one rounding, to the nearest float, ties to even).
-    out = list(map(truediv, map(sub, fields, repeat(packed.half)), repeat(1 << (s + packed.sv))))
+    raw = total.to_bytes(packed.bits // 8 * packed.fields, "little")
+    fields = map(sub, map(int.from_bytes, map(raw.__getitem__, packed.slices), repeat("little")), repeat(packed.half))
+    k = s + packed.sv
+    if k <= 1022:
+        # float(int) rounds once, to the nearest float (ties to even), and 2^−k is a
+        # normal float, so the product is exact wherever it is normal: the same
+        # number as int / int (checked below, where it is not normal).
+        out = list(map(mul, map(float, fields), repeat(2.0 ** -k)))
+    else:
+        # int / int is correctly rounded in Python (one rounding, to the nearest float, ties to even).
+        out = list(map(truediv, fields, repeat(1 << k)))
     if not min(map(abs, out)) >= _NORMAL_MIN:  # a zero (its sign is fsum's to give) or below normal
         return None
     return out

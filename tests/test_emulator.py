@@ -743,7 +743,10 @@ def test_exact_packed_sums_are_the_correctly_rounded_exact_sums():
     assert packed is not None
     for bits, weights in [(24, array("f", [rng.random() ** 8 for _ in range(n)]).tolist()),
                           (53, [rng.random() / 3 for _ in range(n)]),
-                          (24, array("f", [rng.uniform(-2, 2) for _ in range(n - 37)]).tolist())]:
+                          (24, array("f", [rng.uniform(-2, 2) for _ in range(n - 37)]).tolist()),
+                          # weights near 2^−940: 2^−(S+SV) is below the normal range, so the
+                          # fields are divided as integers rather than scaled as floats
+                          (53, [rng.uniform(0.5, 1.0) * 2.0 ** -940 for _ in range(n)])]:
         got = exact.sums(weights, packed, bits)
         rows = a[:len(weights)]
         want = [float(sum((Fraction(w) * Fraction(row[c]) for w, row in zip(weights, rows, strict=True)), Fraction(0)))
@@ -761,6 +764,9 @@ def test_exact_packed_sums_are_the_correctly_rounded_exact_sums():
     assert exact.pack([[float("inf"), 1.0]]) is None
     assert exact.sums([0.0] * n, packed, 24) is None  # every weight zero
     assert exact.sums([float("nan")] + [1.0] * (n - 1), packed, 24) is None
+    assert exact.sums([float("inf")] + [1.0] * (n - 1), packed, 24) is None
+    assert exact.sums([float("inf"), float("-inf")] + [1.0] * (n - 2), packed, 24) is None
+    assert exact.sums([1e308] * n, packed, 53) is None  # finite, but their sum is past the largest float
     assert exact.sums([1.0, 1.0], exact.pack([[1.0], [-1.0]]), 24) is None  # a zero sum keeps fsum's sign
     assert exact.sums([1.0] * (n + 1), packed, 24) is None  # more weights than rows
 
