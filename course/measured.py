@@ -6,8 +6,9 @@ this table, picks the measured size nearest the form's, and says where it came f
 
 Current sources (docs/BENCHMARKS.md):
 
-* forward: ``bench/results/h200-final.json`` (``bench.bench_wgsl``), rows at WebGPU's default
-  limits with subgroups, what a page gets; each plain row's passes timed alone;
+* forward: ``bench/results/h200-forward-rows-table.json`` (``bench.bench_wgsl``), rows at
+  WebGPU's default limits with subgroups, what a page gets, fused-rows among them; each
+  plain row's passes timed alone;
 * backward: ``bench/results/wgsl-backward-h200-final.json`` (``bench.bench_wgsl_backward``);
 * roofline: ``bench/results/roofline-h200.json`` (``bench.bench_roofline``), absent until
   it has been measured; then the table says so (``"roofline": null``);
@@ -31,7 +32,7 @@ from emulator.traffic import SOFTMAX_FLOP_PER_SCORE
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-FORWARD = "h200-final.json"
+FORWARD = "h200-forward-rows-table.json"
 BACKWARD = "wgsl-backward-h200-final.json"
 FAIR_PLAIN = "wgsl-plain-reg-h200.json"
 FAIR_KERNEL = "plain-reg"

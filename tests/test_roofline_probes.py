@@ -90,10 +90,11 @@ def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
     t = measured.table(tmp_path)
     assert t["roofline"] is None  # not measured here: the page says so and draws no H200 roof
     fwd, bwd = t["forward"], t["backward"]
-    assert (fwd["date"], bwd["date"]) == ("2026-12-01", "2026-12-01")  # the runs' "started" fields
+    assert (fwd["date"], bwd["date"]) == ("2026-12-04", "2026-12-01")  # the runs' "started" fields
     assert fwd["device"] == bwd["device"] == "NVIDIA H200"
     assert fwd["command"].startswith("python3 -m bench.bench_wgsl --n 1024 2048 4096 8192 ")
-    assert fwd["command"].endswith("--json bench/results/h200-final.json --md bench/results/h200-final.md")
+    assert fwd["command"].endswith("--json bench/results/h200-forward-rows-table.json "
+                                   "--md bench/results/h200-forward-rows-table.md")
     assert bwd["command"].startswith("python3 -m bench.bench_wgsl_backward ")
     assert "--json bench/results/wgsl-backward-h200-final.json" in bwd["command"]
     # Forward: the rows a page would get (default limits, subgroups), with plain's passes.
@@ -112,7 +113,7 @@ def test_the_h200_table_names_dates_and_commands_its_sources(tmp_path):
     # A result file without a date of its own takes the commit that added it.
     undated = {k: v for k, v in raw.items() if k != "started"}
     (tmp_path / measured.FORWARD).write_text(json.dumps(undated))
-    assert measured._date(undated, measured.RESULTS / measured.FORWARD) == "2026-12-01"
+    assert measured._date(undated, measured.RESULTS / measured.FORWARD) == "2026-12-04"
 
 
 def test_the_build_writes_that_table(built_site):
