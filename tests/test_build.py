@@ -287,6 +287,37 @@ def test_the_lab_forms_rules_are_the_manifests_and_the_planners_table_in_its_lan
     assert fused["by_d"]["128"]["smallest_m"] == 16384 and fused["by_d"]["64"]["smallest_m"] == 8192
 
 
+class _TimeNotes(html.parser.HTMLParser):
+    """The Time card's notes on its tuned kernels (#time-result's data-notes), as JSON."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.notes = None
+
+    def handle_starttag(self, tag, attrs):
+        if dict(attrs).get("id") == "time-result":
+            self.notes = json.loads(dict(attrs)["data-notes"])
+
+
+@pytest.mark.parametrize("code", [lang.code for lang in i18n.languages()])
+def test_the_time_card_has_a_note_for_each_timed_tuned_kernel_and_no_other(built_site, code):
+    """site/content/lab.toml [tuned], in the page's language: one sentence for every kernel
+    Time may run beside the lesson's (planner.TIMED, the manifest's "timed" forward kernels
+    beyond the lesson's), so none falls back to the generic words, and none for a kernel
+    Time never runs, which no reader would see."""
+    import planner as plan
+
+    lang = i18n.language(code)
+    parser = _TimeNotes()
+    parser.feed((built_site / lang.prefix / "index.html").read_text(encoding="utf-8"))
+    assert parser.notes is not None
+    assert set(parser.notes) == set(plan.TIMED)
+    assert all(isinstance(v, str) and v.strip() for v in parser.notes.values()), parser.notes
+    english = build.lab_content("en")["tuned"]
+    if not lang.default:
+        assert all(parser.notes[k] != english[k] for k in plan.TIMED), code
+
+
 def test_a_favicon_is_linked_so_the_browser_asks_for_no_favicon_ico(built_site):
     c = _parse(built_site / "index.html")
     icons = [v for tag, attr, v in c.refs if tag == "link" and attr == "href" and v.endswith(".svg")]
