@@ -13,6 +13,7 @@ from conftest import open_lab
 from playwright.sync_api import expect
 from test_emulator import CASES, dig
 
+import build
 import lab_api as api
 from emulator.tiling import MANIFEST
 
@@ -173,20 +174,26 @@ def test_time_checks_every_kernel_on_the_gpu_before_timing(lab, artifacts):
                           timeout=240_000)
     body = lab.inner_text("#time-body")
     assert "Checked first (N = 100)" in body
-    for kernel in ("plain", "fused"):
-        assert lab.inner_text(f"#time-{kernel}-check").startswith("passed"), kernel
     assert lab.locator("#time-check-warning").count() == 0
-    # d = 16: fused-fast and fused-fast-16k run fused.wgsl at fused's 128 x 64 tiles with the
-    # same constants (planner/__init__.py same_runs), so each distinct run is one row, timed once;
-    # fused-reg has tiles of its own and a row where the adapter has its workgroup memory.
-    offered = lab.evaluate("async () => (await (await navigator.gpu.requestAdapter()).limits)"
-                           ".maxComputeWorkgroupStorageSize")
-    rows = ["plain", "fused"] + (["fused-reg"] if offered >= MANIFEST["kernels"]["fused-reg"]["workgroup_bytes"]["16"]
-                                 else [])
+    # Each distinct run is one row, timed once (planner/__init__.py same_runs): the lesson's two,
+    # then the timed kernels the plan keeps on this adapter (the manifest's "timed", where its
+    # workgroup memory fits) less those that repeat another's run, each of which says so in a line.
+    plan = time_plan(lab, n=100, d=16)
+    rows = ["plain", "fused"] + [k for k in plan["optional"] if k not in plan["same_run"]]
     assert timed_rows(lab) == rows
-    for tuned in ("fused-fast", "fused-fast-16k"):
-        assert lab.locator(f"#time-{tuned}-ms").count() == 0
-        assert lab.inner_text(f"#time-{tuned}-same").startswith(f"{tuned} at d = 16 is the lesson kernel fused")
+    for kernel in rows:  # every shader that ran, tuned ones included, passed the float64 check first
+        assert lab.inner_text(f"#time-{kernel}-check").startswith("passed"), kernel
+    notes = build.lab_content("en")["tuned"]
+    for kernel in rows[2:]:  # a tuned row's note is its sentence in site/content/lab.toml [tuned]
+        assert notes[kernel] in lab.inner_text(f"#time-{kernel}-note"), kernel
+    for kernel, same in plan["same_run"].items():
+        assert lab.locator(f"#time-{kernel}-ms").count() == 0
+        assert lab.inner_text(f"#time-{kernel}-same").startswith(
+            f"{kernel} at d = 16 is the lesson kernel {same}" if same in ("plain", "fused")
+            else f"{kernel} at d = 16 runs the same shader at the same tiles and constants as {same}")
+    # the seed's tuned pair, pinned as its figures: at d = 16 both run fused.wgsl at fused's
+    # 128 x 64 tiles with the same constants
+    assert plan["same_run"].get("fused-fast") == plan["same_run"].get("fused-fast-16k") == "fused"
     assert_spreads_and_winner(lab, rows)
     lab.locator("#time-result").screenshot(path=str(artifacts / "lab-time.png"))
 
@@ -335,6 +342,24 @@ def sci(x: float) -> str:
 def _times(x: float) -> str:
     """A ratio as the Check card's sentences write it (check.js timesText): two significant figures, grouped."""
     return f"{round(float(f'{x:.1e}')):,}" if x >= 10 else f"{x:.1f}"
+
+
+PROBE_JS = """async () => {
+  const g = await import('./static/js/gpu/index.js');
+  const p = await g.probeGpu();
+  return {limits: p.limits, subgroupMin: g.subgroupMinOf(p)};
+}"""
+
+
+def time_plan(page, n, d, m=16384, causal=False) -> dict:
+    """The forward Time's plan on this page's adapter (lab_api "time": the lesson's kernels and
+    the timed ones that fit its workgroup memory, the build without counters), made here in
+    CPython from the adapter's limits and smallest subgroup, as the page's worker makes it."""
+    import planner
+    from emulator.tiling import parse_request
+    probe = page.evaluate(PROBE_JS)
+    p = parse_request({"kernel": "fused", "n": str(n), "d": str(d), "workgroup_bytes": str(m), "causal": causal})
+    return planner.gpu_plan(p, probe["limits"], None, probe["subgroupMin"], instrumented=False, optional="timed")
 
 
 def timed_rows(page) -> list:
