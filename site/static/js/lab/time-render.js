@@ -71,6 +71,14 @@ function checkedCell(c, head) {
     : html`<span class="verdict-fail">${head.failed}</span> (${c.error ? c.error : sci(c.max_abs_error)})`;
 }
 
+/** A shader's file name that may wrap after each underscore, so a long one ("fused_rows_lanes.wgsl")
+ * does not widen the table's first column past its card. */
+function wrappable(file) {
+  return String(file)
+    .split("_")
+    .map((part, i) => (i ? html`_<wbr>${part}` : part));
+}
+
 function timeRow(name, st, plain, check, head, workgroupBytes) {
   const { result, k, traffic } = st;
   const low = k.belowResolution ? " " + _("(below the timer's resolution)") : "";
@@ -78,7 +86,7 @@ function timeRow(name, st, plain, check, head, workgroupBytes) {
     k.method === "timestamp"
       ? _("{samples} × GPU timestamps", { samples: String(k.samples) })
       : _("{samples} × wall clock", { samples: String(k.samples) });
-  const shaders = result.shader.map((file, i) => (i ? html`<br>${file}` : file));
+  const shaders = result.shader.map((file, i) => (i ? html`<br>${wrappable(file)}` : wrappable(file)));
   const wb = Number(traffic.workgroup_bytes);
   const atM = wb === workgroupBytes ? `M = ${fmt(wb)} B` : _("{bytes} B of workgroup memory", { bytes: fmt(wb) });
   return html`<tr><th scope="row">${name}<br><span class="note">B_r = ${traffic.block_rows}, B_c = ${traffic.block_cols}, ${atM}</span><br><span class="note" id="time-${name}-shader">${shaders}</span></th>
