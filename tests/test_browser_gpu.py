@@ -9,7 +9,9 @@ What is held here:
 * the instrumented build's byte counts equal emulator.traffic.count (computed here
   in CPython) for ragged N, causal, d = 16 and 64, and each kernel;
 * O read back from the page passes the float64 checker for plain and fused and
-  fails it for fused-no-rescale; no NaN or inf in O.
+  fails it for fused-no-rescale; no NaN or inf in O;
+* every kernel the lab's Time may run (planner.TIMED) runs at every d in the shader this
+  adapter's subgroups get it, with the counted bytes and an O that passes float64.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import pytest
 import planner
 from emulator.accuracy import check_output
 from emulator.inputs import random_qkv
+from emulator.tiling import HEAD_DIMS
 from emulator.traffic import count
 
 pytestmark = [pytest.mark.browser, pytest.mark.gpu]
@@ -315,6 +318,45 @@ def test_with_subgroups_the_tuned_kernels_run_the_lanes_shader_with_the_same_byt
     assert _counted(r, "write", expected.writes) == expected.writes
     report = check_output(O, q, k, v, causal, kernel="fused")
     assert report["passed"], report
+
+
+# Every kernel the lab's Time may run beside the lesson's (planner.TIMED: the manifest's "timed"
+# forward kernels), at every d: a ragged N, causal at d = 16 and 64, full at d = 32 and 128.
+TIMED = [pytest.param(kernel, 65 if d in (16, 64) else 77, d, d in (16, 64), id=f"{kernel}-{d=}")
+         for kernel in planner.TIMED for d in HEAD_DIMS]
+
+
+@pytest.mark.parametrize("kernel,n,d,causal", TIMED)
+def test_every_timed_kernel_runs_the_shader_this_adapter_gets_with_the_counted_bytes(gpu_page, kernel, n, d, causal):
+    """Time's tuned kernels through Tint and the page's loader, each at every d, in the shader
+    its plan picks on this adapter: a pass's with_subgroups file where the adapter's smallest
+    subgroup holds the manifest's min_subgroup_size_by_d at d, its own file elsewhere
+    (SwiftShader's subgroups of 4: fused-rows runs fused_rows_lanes.wgsl at d = 64, which asks
+    for 2, and fused_rows.wgsl at d = 128, which asks for 32). The instrumented counts equal
+    the emulator's walk at the kernel's tiles and O passes the float64 check, as Time checks
+    it before timing; skipped where the adapter has less workgroup memory than the plan needs."""
+    from emulator.tiling import MANIFEST, InputError
+
+    try:
+        plan = plan_for(gpu_page, [kernel], n, d, causal, instrumented=True)
+    except InputError as exc:
+        pytest.skip(f"{kernel} at d = {d} does not fit this adapter: {exc}")
+    sub = gpu_page.probe["subgroupMin"]
+    want = []
+    for spec in MANIFEST["kernels"][kernel]["wgsl"]:
+        alt = spec.get("with_subgroups") or {}
+        lanes = str(d) in alt.get("file_by_d", {}) and sub >= alt["min_subgroup_size_by_d"][str(d)]
+        want.append(alt["file_by_d"][str(d)] if lanes else spec.get("file_by_d", {}).get(str(d), spec["file"]))
+    assert [pp["file"] for pp in plan["plans"][kernel]["passes"]] == want
+    (q, k, v), O, r = _run(gpu_page, kernel, n, d, causal, instrumented=True, seed=4)
+    assert r["shaders"] == list(dict.fromkeys(want)), r["shaders"]
+    expected = count(kernel, n, d, causal)
+    assert _counted(r, "read", expected.reads) == expected.reads
+    assert _counted(r, "write", expected.writes) == expected.writes
+    assert all(math.isfinite(x) for row in O for x in row)
+    report = check_output(O, q, k, v, causal, kernel=kernel)
+    assert report["passed"], report
+    assert report["rows_checked"] == n
 
 
 def test_without_a_lanes_shader_at_this_d_the_tuned_kernel_keeps_its_own(gpu_page):
